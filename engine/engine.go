@@ -1,0 +1,324 @@
+// Package engine owns one open memory database: the bbolt store, the Bleve
+// index kept in step with it through the store's change log, and the
+// background work that fills them (making turns durable, extracting memories
+// from them, indexing every change, rebuilding shards). It knows nothing about
+// Caddy or HTTP, so tools and tests can open a database directly.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/caddy-memory/memory/index"
+	"github.com/caddy-memory/memory/store"
+)
+
+// Defaults for Config.
+const (
+	DefaultShards      = 64
+	DefaultQueueSize   = 1024
+	DefaultLockTimeout = 5 * time.Second
+)
+
+// Observer hears about background work, for metrics. Methods are called from
+// the engine's goroutines and must not block.
+type Observer interface {
+	JobDropped()
+	JobDone(stored int)
+	JobFailed()
+}
+
+// Config configures Open.
+type Config struct {
+	// Dir holds the store file and the index directory.
+	Dir string
+	// Shards is the number of index shards for a new database; an existing
+	// one keeps the number it was created with.
+	Shards int
+	// QueueSize bounds the turns waiting in memory to be made durable; when it
+	// is full, new turns are dropped (and counted), never waited for.
+	QueueSize int
+	// LockTimeout bounds the wait for the store and index file locks.
+	LockTimeout time.Duration
+	// Logger returns the logger to use; it is called at each use because the
+	// engine outlives the configuration that opened it.
+	Logger   func() *zap.Logger
+	Observer Observer
+}
+
+// Engine is an open memory database. It is safe for concurrent use.
+type Engine struct {
+	cfg   Config
+	store *store.DB
+	index *index.Index
+
+	// Enqueue holds closeMu for reading while it sends, so Close can be sure
+	// that no job arrives after the persister's final drain.
+	closeMu sync.RWMutex
+	closing bool
+	queue   chan []byte
+	pending atomic.Int64 // jobs accepted but not yet durable
+
+	wakeProcessor chan struct{}
+	wakeIndexer   chan struct{}
+
+	drain chan struct{} // closed by Close: finish what is pending, then stop
+	abort chan struct{} // closed when Close's deadline passes: stop now
+
+	persisterDone, processorDone, indexerDone, rebuilderDone chan struct{}
+
+	// through[i] is the change sequence up to which shard i is known to be
+	// consistent (in memory; the shard's own record may lag for shards no
+	// recent change touched).
+	mu         sync.Mutex
+	through    []uint64
+	rebuilding map[int]bool
+	indexedCh  chan struct{} // closed and replaced whenever progress is made
+}
+
+// Open opens (creating if needed) the database in cfg.Dir and starts its
+// background work. Shards whose index is missing, damaged, or out of step
+// with the store are rebuilt from the store in the background; their owners'
+// searches find nothing until then.
+func Open(cfg Config) (*Engine, error) {
+	if cfg.Dir == "" {
+		return nil, errors.New("engine: no storage directory")
+	}
+	if cfg.Shards <= 0 {
+		cfg.Shards = DefaultShards
+	}
+	if cfg.QueueSize <= 0 {
+		cfg.QueueSize = DefaultQueueSize
+	}
+	if cfg.LockTimeout <= 0 {
+		cfg.LockTimeout = DefaultLockTimeout
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = zap.NewNop
+	}
+	if cfg.Observer == nil {
+		cfg.Observer = nopObserver{}
+	}
+
+	st, err := store.Open(filepath.Join(cfg.Dir, "memory.db"), cfg.LockTimeout)
+	if err != nil {
+		return nil, err
+	}
+	k, err := st.Shards(cfg.Shards)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	if k != cfg.Shards {
+		cfg.Logger().Warn("memory storage keeps the index shard count it was created with",
+			zap.Int("configured", cfg.Shards), zap.Int("used", k), zap.String("storage", cfg.Dir))
+	}
+	idx, err := index.Open(filepath.Join(cfg.Dir, "index"), k, cfg.LockTimeout)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+
+	e := &Engine{
+		cfg:           cfg,
+		store:         st,
+		index:         idx,
+		queue:         make(chan []byte, cfg.QueueSize),
+		wakeProcessor: make(chan struct{}, 1),
+		wakeIndexer:   make(chan struct{}, 1),
+		drain:         make(chan struct{}),
+		abort:         make(chan struct{}),
+		persisterDone: make(chan struct{}),
+		processorDone: make(chan struct{}),
+		indexerDone:   make(chan struct{}),
+		rebuilderDone: make(chan struct{}),
+		through:       make([]uint64, k),
+		rebuilding:    make(map[int]bool),
+		indexedCh:     make(chan struct{}),
+	}
+	rebuild, err := e.plan()
+	if err != nil {
+		idx.Close()
+		st.Close()
+		return nil, err
+	}
+	if len(rebuild) > 0 {
+		cfg.Logger().Info("rebuilding memory index shards from the store",
+			zap.Ints("shards", rebuild), zap.String("storage", cfg.Dir))
+	}
+	go e.persister()
+	go e.processor()
+	go e.indexer()
+	go e.rebuilder(rebuild)
+	e.wake(e.wakeProcessor) // turns left from the last run
+	e.wake(e.wakeIndexer)
+	return e, nil
+}
+
+// plan decides, for each shard, whether the change log can bring it up to
+// date or it must be rebuilt from the store. A lost or damaged shard was
+// recreated empty by index.Open and is handled like any shard that is behind.
+func (e *Engine) plan() ([]int, error) {
+	last := e.store.LastSeq()
+	_, oldest, err := e.store.Changes(last, 0)
+	if err != nil {
+		return nil, err
+	}
+	var rebuild []int
+	for i := range e.through {
+		applied, _ := e.index.Applied(i)
+		// The log holds every change after applied, or there is none.
+		covered := (oldest == 0 && applied == last) || (oldest != 0 && oldest <= applied+1)
+		if applied > last || !covered { // a restored older store, or a trimmed log
+			rebuild = append(rebuild, i)
+			e.rebuilding[i] = true
+			e.index.SetState(i, index.Rebuilding)
+		} else {
+			e.through[i] = applied
+		}
+	}
+	return rebuild, nil
+}
+
+// Store is the engine's store, for reads and for writes through Write.
+func (e *Engine) Store() *store.DB { return e.store }
+
+// Index is the engine's index.
+func (e *Engine) Index() *index.Index { return e.index }
+
+// OwnerID is the stored id of a raw owner value.
+func (e *Engine) OwnerID(raw string) string { return e.store.OwnerID(raw) }
+
+// Dir is the storage directory.
+func (e *Engine) Dir() string { return e.cfg.Dir }
+
+func (e *Engine) log() *zap.Logger { return e.cfg.Logger() }
+
+// Write runs fn in one store transaction and returns once it is durable; the
+// index follows shortly (see WaitIndexed).
+func (e *Engine) Write(fn func(*store.Tx) error) (seq uint64, err error) {
+	err = e.store.Update(func(tx *store.Tx) error {
+		if err := fn(tx); err != nil {
+			return err
+		}
+		seq = tx.LastSeq()
+		return nil
+	})
+	if err == nil {
+		e.wake(e.wakeIndexer)
+	}
+	return seq, err
+}
+
+// Close stops accepting turns, finishes the pending work until ctx is done,
+// and closes the index and the store. Turns already durable but not yet
+// extracted when ctx ends are extracted at the next start.
+func (e *Engine) Close(ctx context.Context) error {
+	e.closeMu.Lock()
+	if e.closing {
+		e.closeMu.Unlock()
+		return nil
+	}
+	e.closing = true
+	e.closeMu.Unlock()
+
+	close(e.drain)
+	stages := []chan struct{}{e.persisterDone, e.processorDone, e.indexerDone}
+	var timedOut bool
+	for _, done := range stages {
+		select {
+		case <-done:
+		case <-ctx.Done():
+			timedOut = true
+		}
+		if timedOut {
+			break
+		}
+	}
+	close(e.abort)
+	for _, done := range append(stages, e.rebuilderDone) {
+		<-done
+	}
+	if n := len(e.queue); n > 0 {
+		for range n {
+			e.cfg.Observer.JobDropped()
+		}
+		e.log().Warn("memory engine closed before these turns were saved", zap.Int("turns", n))
+	}
+	err := errors.Join(e.index.Close(), e.store.Close())
+	if timedOut {
+		e.log().Warn("memory engine shutdown deadline passed; pending extraction resumes at next start",
+			zap.Int("pending_jobs", e.store.PendingJobs()))
+	}
+	return err
+}
+
+func (e *Engine) wake(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// stopping reports whether Close asked background work to stop at once.
+func (e *Engine) stopping() bool {
+	select {
+	case <-e.abort:
+		return true
+	default:
+		return false
+	}
+}
+
+// Sync waits until every accepted turn is extracted and every change is
+// indexed (and no shard is being rebuilt), or ctx is done.
+func (e *Engine) Sync(ctx context.Context) error {
+	for {
+		if e.pending.Load() == 0 && e.store.PendingJobs() == 0 {
+			if err := e.WaitIndexed(ctx, e.store.LastSeq()); err != nil {
+				return err
+			}
+			if e.pending.Load() == 0 && e.store.PendingJobs() == 0 {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("memory engine did not settle: %w", ctx.Err())
+		case <-time.After(2 * time.Millisecond):
+		}
+	}
+}
+
+// WaitIndexed waits until every change up to seq is searchable.
+func (e *Engine) WaitIndexed(ctx context.Context, seq uint64) error {
+	for {
+		e.mu.Lock()
+		ok := len(e.rebuilding) == 0 && e.minThrough() >= seq
+		ch := e.indexedCh
+		e.mu.Unlock()
+		if ok {
+			return nil
+		}
+		e.wake(e.wakeIndexer)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("memory index did not catch up: %w", ctx.Err())
+		case <-ch:
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+type nopObserver struct{}
+
+func (nopObserver) JobDropped() {}
+func (nopObserver) JobDone(int) {}
+func (nopObserver) JobFailed()  {}

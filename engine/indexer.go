@@ -1,0 +1,237 @@
+package engine
+
+import (
+	"errors"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/caddy-memory/memory/index"
+	"github.com/caddy-memory/memory/store"
+)
+
+const (
+	indexBatch = 2000 // changes read per index pass
+	// The change log is trimmed once it holds this many applied entries, or
+	// every trimEvery, whichever comes first.
+	trimAt    = 50_000
+	trimEvery = 10 * time.Minute
+)
+
+// indexer follows the store's change log into the index. Every write to the
+// store, whoever makes it, reaches the index this way.
+func (e *Engine) indexer() {
+	defer close(e.indexerDone)
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	lastTrim := time.Now()
+	for {
+		select {
+		case <-e.wakeIndexer:
+		case <-tick.C:
+		case <-e.drain:
+			select {
+			case <-e.processorDone:
+			case <-e.abort:
+				return
+			}
+			e.indexPending()
+			return
+		}
+		e.indexPending()
+		if n := e.store.LastSeq() - e.oldestThrough(); n > trimAt || time.Since(lastTrim) > trimEvery {
+			e.trim()
+			lastTrim = time.Now()
+		}
+	}
+}
+
+// indexPending applies every change not yet in the index.
+func (e *Engine) indexPending() {
+	for !e.stopping() {
+		e.mu.Lock()
+		from := e.minThrough()
+		e.mu.Unlock()
+		changes, _, err := e.store.Changes(from, indexBatch)
+		if err != nil {
+			e.log().Error("reading the memory change log", zap.Error(err))
+			return
+		}
+		if len(changes) == 0 {
+			e.advance(e.store.LastSeq())
+			return
+		}
+		last := changes[len(changes)-1].Seq
+		docs, err := e.docs(changes)
+		if err != nil {
+			e.log().Error("loading changed memories for the index", zap.Error(err))
+			return
+		}
+		if err := e.index.Apply(docs, last); err != nil {
+			if !errors.Is(err, index.ErrClosed) {
+				e.log().Error("updating the memory index failed; will retry", zap.Error(err))
+			}
+			return
+		}
+		e.advance(last)
+	}
+}
+
+// docs loads the current state of the memories that changes name, skipping
+// shards that already hold them. A memory that is gone or inactive becomes a
+// delete, so replaying a change is always safe.
+func (e *Engine) docs(changes []store.Change) ([]index.Doc, error) {
+	e.mu.Lock()
+	through := append([]uint64(nil), e.through...)
+	rebuilding := make(map[int]bool, len(e.rebuilding))
+	for i := range e.rebuilding {
+		rebuilding[i] = true
+	}
+	e.mu.Unlock()
+
+	seen := make(map[uint64]bool, len(changes))
+	var docs []index.Doc
+	err := e.store.View(func(tx *store.Tx) error {
+		now := time.Now()
+		// Newest first, so each memory is indexed once, as it is now.
+		for i := len(changes) - 1; i >= 0; i-- {
+			c := changes[i]
+			shard := e.index.ShardOf(c.Owner)
+			if seen[c.ID] || rebuilding[shard] || c.Seq <= through[shard] {
+				continue
+			}
+			seen[c.ID] = true
+			m, err := tx.Get(c.Owner, c.ID)
+			switch {
+			case errors.Is(err, store.ErrNotFound):
+				docs = append(docs, index.Doc{ID: c.ID, Owner: c.Owner, Delete: true})
+			case err != nil:
+				return err
+			case !m.Active(now):
+				docs = append(docs, index.Doc{ID: c.ID, Owner: c.Owner, Delete: true})
+			default:
+				docs = append(docs, docOf(m))
+			}
+		}
+		return nil
+	})
+	return docs, err
+}
+
+func docOf(m *store.Memory) index.Doc {
+	return index.Doc{ID: m.ID, Owner: m.Owner, Session: m.Session, Kind: m.Kind, Content: m.Content}
+}
+
+// advance records that every ready shard is consistent up to seq.
+func (e *Engine) advance(seq uint64) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	moved := false
+	for i := range e.through {
+		if !e.rebuilding[i] && e.through[i] < seq {
+			e.through[i] = seq
+			moved = true
+		}
+	}
+	if moved {
+		close(e.indexedCh)
+		e.indexedCh = make(chan struct{})
+	}
+}
+
+// minThrough is the lowest position of the ready shards. Call with e.mu held.
+func (e *Engine) minThrough() uint64 {
+	first := true
+	var m uint64
+	for i, t := range e.through {
+		if e.rebuilding[i] {
+			continue
+		}
+		if first || t < m {
+			m, first = t, false
+		}
+	}
+	return m
+}
+
+// oldestThrough is the lowest position of all shards, rebuilding included:
+// the change log must keep everything after it.
+func (e *Engine) oldestThrough() uint64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.rebuilding) > 0 {
+		return 0
+	}
+	return e.minThrough()
+}
+
+// trim drops applied entries from the change log. Each shard must first
+// record the position durably, or a restart could not tell whether it
+// missed a trimmed change.
+func (e *Engine) trim() {
+	upTo := e.oldestThrough()
+	if upTo == 0 {
+		return
+	}
+	for i := 0; i < e.index.K(); i++ {
+		if applied, st := e.index.Applied(i); st == index.Ready && applied < upTo {
+			if err := e.index.MarkApplied(i, upTo); err != nil {
+				e.log().Warn("recording index progress before trimming the change log", zap.Error(err))
+				return
+			}
+		}
+	}
+	n, err := e.store.TrimChanges(upTo)
+	if err != nil {
+		e.log().Warn("trimming the memory change log", zap.Error(err))
+		return
+	}
+	if c := e.log().Check(zap.DebugLevel, "trimmed the memory change log"); c != nil {
+		c.Write(zap.Int("entries", n), zap.Uint64("up_to", upTo))
+	}
+}
+
+// rebuilder refills the given shards from the store, one at a time.
+func (e *Engine) rebuilder(shards []int) {
+	defer close(e.rebuilderDone)
+	for _, i := range shards {
+		if e.stopping() {
+			return
+		}
+		start := time.Now()
+		var seq uint64
+		var docs int
+		err := e.store.View(func(tx *store.Tx) error {
+			seq = tx.LastSeq()
+			now := time.Now()
+			return e.index.Rebuild(i, seq, func(add func(index.Doc) error) error {
+				return tx.Owners(func(owner string) error {
+					if e.index.ShardOf(owner) != i {
+						return nil
+					}
+					return tx.ForEach(owner, func(m *store.Memory) error {
+						if !m.Active(now) {
+							return nil
+						}
+						docs++
+						return add(docOf(m))
+					})
+				})
+			})
+		})
+		if err != nil {
+			e.log().Error("rebuilding a memory index shard failed; its owners get no memories until the next start",
+				zap.Int("shard", i), zap.Error(err))
+			continue
+		}
+		e.mu.Lock()
+		delete(e.rebuilding, i)
+		e.through[i] = seq
+		close(e.indexedCh)
+		e.indexedCh = make(chan struct{})
+		e.mu.Unlock()
+		e.wake(e.wakeIndexer) // replay what changed since the snapshot
+		e.log().Info("rebuilt memory index shard", zap.Int("shard", i), zap.Int("memories", docs),
+			zap.Duration("took", time.Since(start)))
+	}
+}

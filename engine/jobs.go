@@ -1,0 +1,265 @@
+package engine
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/caddy-memory/memory/extract"
+	"github.com/caddy-memory/memory/inject"
+	"github.com/caddy-memory/memory/store"
+)
+
+// Job is one proxied turn waiting to be remembered.
+type Job struct {
+	Owner   string `json:"owner"` // the stored owner id, never the raw value
+	Session string `json:"session,omitempty"`
+	// Conversation groups the turns of one conversation (see
+	// inject.Request.Conversation).
+	Conversation string `json:"conversation,omitempty"`
+	Dialect      string `json:"dialect"`
+	// User is the latest user message; NewTurn says it was new in this
+	// request (facts are taken only from new turns), Turn its position.
+	User    string `json:"user"`
+	NewTurn bool   `json:"new_turn"`
+	Turn    int    `json:"turn"`
+	// Response is the (possibly truncated) copy of the upstream response.
+	Response    []byte    `json:"response,omitempty"`
+	ContentType string    `json:"content_type,omitempty"`
+	Truncated   bool      `json:"truncated,omitempty"`
+	Ref         string    `json:"ref,omitempty"`
+	Time        time.Time `json:"time"`
+}
+
+// Limits on a transcript memory: enough of a turn to find it and recall it,
+// not a whole pasted document.
+const (
+	maxTurnUser      = 4000
+	maxTurnAssistant = 4000
+	persistBatch     = 256
+	processBatch     = 64
+)
+
+// Enqueue hands a turn to the background writer without waiting. It returns
+// false, and counts the turn as dropped, when the queue is full or the engine
+// is closing.
+func (e *Engine) Enqueue(j *Job) bool {
+	data, err := json.Marshal(j)
+	if err != nil {
+		e.cfg.Observer.JobFailed()
+		return false
+	}
+	e.closeMu.RLock()
+	defer e.closeMu.RUnlock()
+	if e.closing {
+		e.cfg.Observer.JobDropped()
+		return false
+	}
+	e.pending.Add(1)
+	select {
+	case e.queue <- data:
+		return true
+	default:
+		e.pending.Add(-1)
+		e.cfg.Observer.JobDropped()
+		return false
+	}
+}
+
+// persister makes queued turns durable, in one transaction per group: while
+// one commit waits for fsync the next group gathers, so a crash loses only
+// the turns of the commit in flight.
+func (e *Engine) persister() {
+	defer close(e.persisterDone)
+	for {
+		var first []byte
+		select {
+		case first = <-e.queue:
+		case <-e.drain:
+			// Close holds off new turns; save what is queued, then stop.
+			for len(e.queue) > 0 && !e.stopping() {
+				e.persist(e.gather(<-e.queue))
+			}
+			return
+		}
+		e.persist(e.gather(first))
+	}
+}
+
+func (e *Engine) gather(first []byte) [][]byte {
+	batch := [][]byte{first}
+	for len(batch) < persistBatch {
+		select {
+		case j := <-e.queue:
+			batch = append(batch, j)
+		default:
+			return batch
+		}
+	}
+	return batch
+}
+
+func (e *Engine) persist(batch [][]byte) {
+	err := e.store.PutJobs(batch)
+	e.pending.Add(-int64(len(batch)))
+	if err != nil {
+		for range batch {
+			e.cfg.Observer.JobDropped()
+		}
+		e.log().Error("saving turns for memory extraction failed; they are dropped",
+			zap.Int("turns", len(batch)), zap.Error(err))
+		return
+	}
+	e.wake(e.wakeProcessor)
+}
+
+// processor turns durable jobs into memories. A job is deleted in the same
+// transaction that stores its memories, so each is done exactly once.
+func (e *Engine) processor() {
+	defer close(e.processorDone)
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-e.wakeProcessor:
+		case <-tick.C:
+		case <-e.drain:
+			// The persister stops first, so what is in the store now is all.
+			select {
+			case <-e.persisterDone:
+			case <-e.abort:
+				return
+			}
+			e.processPending()
+			return
+		}
+		e.processPending()
+	}
+}
+
+func (e *Engine) processPending() {
+	for !e.stopping() {
+		jobs, err := e.store.Jobs(processBatch)
+		if err != nil {
+			e.log().Error("reading pending memory jobs", zap.Error(err))
+			return
+		}
+		if len(jobs) == 0 {
+			return
+		}
+		if !e.process(jobs) {
+			return // the store refused the write; try again on the next tick
+		}
+	}
+}
+
+func (e *Engine) process(jobs []store.Job) bool {
+	type work struct {
+		seq   uint64
+		owner string
+		puts  []store.Put
+		ok    bool
+	}
+	ws := make([]work, len(jobs))
+	for i, sj := range jobs {
+		ws[i].seq = sj.Seq
+		var j Job
+		if err := json.Unmarshal(sj.Data, &j); err != nil || j.Owner == "" {
+			e.log().Error("discarding unreadable memory job", zap.Uint64("job", sj.Seq), zap.Error(err))
+			continue
+		}
+		ws[i].owner, ws[i].puts, ws[i].ok = j.Owner, e.memoriesOf(&j), true
+	}
+	stored := make([]int, len(ws))
+	err := e.store.Update(func(tx *store.Tx) error {
+		for i, w := range ws {
+			stored[i] = 0
+			for _, p := range w.puts {
+				_, _, err := tx.Upsert(w.owner, p)
+				if errors.Is(err, store.ErrInvalid) {
+					continue // never storable; retrying would not help
+				}
+				if err != nil {
+					return err
+				}
+				stored[i]++
+			}
+			if err := tx.DeleteJob(w.seq); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		e.log().Error("storing memories failed; will retry", zap.Error(err))
+		return false
+	}
+	for i, w := range ws {
+		if w.ok {
+			e.cfg.Observer.JobDone(stored[i])
+		} else {
+			e.cfg.Observer.JobFailed()
+		}
+	}
+	e.wake(e.wakeIndexer)
+	return true
+}
+
+// memoriesOf is the extraction of one turn: the transcript of the turn (so
+// anything said can be found again) and the facts the user stated in it.
+func (e *Engine) memoriesOf(j *Job) []store.Put {
+	user := inject.Strip(j.User)
+	var a extract.Assistant
+	if len(j.Response) > 0 {
+		var err error
+		a, err = extract.Decode(j.Dialect, j.ContentType, j.Response)
+		if err != nil && !j.Truncated {
+			if c := e.log().Check(zap.DebugLevel, "could not decode the assistant turn"); c != nil {
+				c.Write(zap.String("content_type", j.ContentType), zap.Error(err))
+			}
+		}
+	}
+	ref := a.ID
+	if ref == "" {
+		ref = j.Ref
+	}
+	turnKey := "turn:" + j.Conversation + ":" + strconv.Itoa(j.Turn) + ":" + shortHash(user)
+	meta := map[string]string{}
+	if j.Conversation != "" {
+		meta["conversation"] = j.Conversation
+	}
+
+	var puts []store.Put
+	// A response that is only tool calls is not the turn's answer; the
+	// request that carries the tool results gets the answer and stores the
+	// turn under the same key.
+	if user != "" && (a.Text != "" || a.ToolCalls == 0) {
+		content := "User: " + inject.Truncate(user, maxTurnUser/4)
+		if a.Text != "" {
+			content += "\nAssistant: " + inject.Truncate(a.Text, maxTurnAssistant/4)
+		}
+		puts = append(puts, store.Put{
+			Session: j.Session, Kind: "turn", Key: turnKey, Content: content,
+			Ref: ref, Time: j.Time, Meta: meta,
+		})
+	}
+	if j.NewTurn {
+		for _, f := range extract.Facts(user) {
+			puts = append(puts, store.Put{
+				Session: j.Session, Kind: f.Kind, Key: f.Key, Content: f.Content,
+				Ref: ref, Time: j.Time, Meta: map[string]string{"turn": turnKey},
+			})
+		}
+	}
+	return puts
+}
+
+func shortHash(s string) string {
+	h := sha256.Sum256([]byte(store.Normalize(s)))
+	return hex.EncodeToString(h[:6])
+}

@@ -1,0 +1,349 @@
+// Package index owns the Bleve full-text index derived from the store: the
+// mapping and analyzers, K on-disk scorch shards chosen by a hash of the owner,
+// applying changes in batches that also record the last change sequence they
+// include, owner-filtered search, ranking, and rebuilding a shard from documents
+// the caller streams in. It never opens the store itself.
+package index
+
+import (
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/index/scorch"
+	"github.com/blevesearch/bleve/v2/mapping"
+	bolterrors "go.etcd.io/bbolt/errors"
+)
+
+// Internal keys each shard stores beside its documents, in the same batch.
+var (
+	keyApplied = []byte("applied_seq")
+	keyMapping = []byte("mapping_version")
+)
+
+// Doc is a memory as the index sees it. Delete removes the document.
+type Doc struct {
+	ID      uint64
+	Owner   string
+	Session string
+	Kind    string
+	Content string
+	Delete  bool
+}
+
+// State of a shard.
+type State int
+
+// Shard states.
+const (
+	Ready      State = iota
+	Rebuilding       // being rebuilt from the store; searches see nothing yet
+)
+
+// ErrClosed is returned after Close.
+var ErrClosed = errors.New("index closed")
+
+type shard struct {
+	mu      sync.RWMutex // guards idx, state, applied against a rebuild swap
+	idx     bleve.Index
+	state   State
+	applied uint64 // last change sequence durably in this shard
+	path    string
+}
+
+// Index is a set of K shards in one directory.
+type Index struct {
+	dir     string
+	timeout time.Duration
+	mapping mapping.IndexMapping
+	shards  []*shard
+	closed  bool
+	closeMu sync.RWMutex
+
+	fillerOnce sync.Once
+	fillers    map[string]bool // analysed forms of the query filler words
+}
+
+// Open opens, or creates, the K shards under dir. A shard that is missing, will
+// not open, or was built with another mapping is recreated empty, with nothing
+// applied; the caller refills it from its change log or with Rebuild.
+func Open(dir string, k int, lockTimeout time.Duration) (*Index, error) {
+	if k < 1 {
+		return nil, fmt.Errorf("index shards must be at least 1, got %d", k)
+	}
+	if lockTimeout <= 0 {
+		lockTimeout = time.Second
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating index directory: %w", err)
+	}
+	x := &Index{dir: dir, timeout: lockTimeout, mapping: newMapping(), shards: make([]*shard, k)}
+	for i := range x.shards {
+		s := &shard{path: filepath.Join(dir, fmt.Sprintf("shard-%03d", i))}
+		x.shards[i] = s
+		if err := x.openShard(s); err != nil {
+			x.Close()
+			return nil, err
+		}
+	}
+	return x, nil
+}
+
+// openShard opens s, recreating it empty when it is absent or unusable.
+func (x *Index) openShard(s *shard) error {
+	cfg := map[string]interface{}{"bolt_timeout": x.timeout.String()}
+	idx, err := bleve.OpenUsing(s.path, cfg)
+	if err == nil {
+		v, _ := idx.GetInternal(keyMapping)
+		if string(v) == MappingVersion {
+			a, _ := idx.GetInternal(keyApplied)
+			s.idx, s.applied, s.state = idx, decodeSeq(a), Ready
+			return nil
+		}
+		idx.Close()
+	} else if isLockTimeout(err) {
+		return fmt.Errorf("index shard %s is held by another process (usually another running Caddy on the same storage): %w", s.path, err)
+	}
+	// Missing, corrupt, or another mapping: the store is the source of truth,
+	// so start the shard again.
+	if err := os.RemoveAll(s.path); err != nil {
+		return fmt.Errorf("removing unusable index shard %s: %w", s.path, err)
+	}
+	idx, err = x.create(s.path)
+	if err != nil {
+		return err
+	}
+	s.idx, s.applied, s.state = idx, 0, Ready
+	return nil
+}
+
+func (x *Index) create(path string) (bleve.Index, error) {
+	idx, err := bleve.NewUsing(path, x.mapping, scorch.Name, scorch.Name,
+		map[string]interface{}{"bolt_timeout": x.timeout.String()})
+	if err != nil {
+		return nil, fmt.Errorf("creating index shard %s: %w", path, err)
+	}
+	if err := idx.SetInternal(keyMapping, []byte(MappingVersion)); err != nil {
+		idx.Close()
+		return nil, err
+	}
+	return idx, nil
+}
+
+// isLockTimeout recognises bbolt's lock timeout, which some bleve paths
+// return wrapped with %v rather than %w.
+func isLockTimeout(err error) bool {
+	return errors.Is(err, bolterrors.ErrTimeout) || strings.HasSuffix(err.Error(), bolterrors.ErrTimeout.Error())
+}
+
+// K is the number of shards.
+func (x *Index) K() int { return len(x.shards) }
+
+// ShardOf is the shard that holds owner's memories.
+func (x *Index) ShardOf(owner string) int {
+	h := fnv.New32a()
+	h.Write([]byte(owner))
+	return int(h.Sum32() % uint32(len(x.shards)))
+}
+
+// Applied is the last change sequence shard i holds, and its state.
+func (x *Index) Applied(i int) (uint64, State) {
+	s := x.shards[i]
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.applied, s.state
+}
+
+// SetState marks shard i as Rebuilding (searches see nothing) or Ready.
+func (x *Index) SetState(i int, st State) {
+	s := x.shards[i]
+	s.mu.Lock()
+	s.state = st
+	s.mu.Unlock()
+}
+
+// Apply indexes or deletes docs and records seq as applied in every shard it
+// touches, atomically with the documents. Docs for a rebuilding shard are
+// skipped: the rebuild reads the store after them, or replays them.
+func (x *Index) Apply(docs []Doc, seq uint64) error {
+	x.closeMu.RLock()
+	defer x.closeMu.RUnlock()
+	if x.closed {
+		return ErrClosed
+	}
+	byShard := make(map[int][]Doc)
+	for _, d := range docs {
+		i := x.ShardOf(d.Owner)
+		byShard[i] = append(byShard[i], d)
+	}
+	for i, ds := range byShard {
+		if err := x.applyShard(x.shards[i], ds, seq); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (x *Index) applyShard(s *shard, docs []Doc, seq uint64) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.state != Ready || seq <= s.applied {
+		return nil
+	}
+	b := s.idx.NewBatch()
+	for _, d := range docs {
+		if d.Delete {
+			b.Delete(docID(d.ID))
+			continue
+		}
+		if err := b.Index(docID(d.ID), fields(d)); err != nil {
+			return fmt.Errorf("indexing memory %d: %w", d.ID, err)
+		}
+	}
+	b.SetInternal(keyApplied, encodeSeq(seq))
+	if err := s.idx.Batch(b); err != nil {
+		return fmt.Errorf("writing index shard %s: %w", s.path, err)
+	}
+	s.applied = seq
+	return nil
+}
+
+// MarkApplied records seq as applied in shard i without changing documents;
+// used before the change log is trimmed, for shards no recent change touched.
+func (x *Index) MarkApplied(i int, seq uint64) error {
+	x.closeMu.RLock()
+	defer x.closeMu.RUnlock()
+	if x.closed {
+		return ErrClosed
+	}
+	return x.applyShard(x.shards[i], nil, seq)
+}
+
+// Rebuild replaces shard i with the documents feed produces, recorded as
+// applied up to seq (the store snapshot feed reads from). The shard must be
+// in the Rebuilding state; it is Ready again on success.
+func (x *Index) Rebuild(i int, seq uint64, feed func(add func(Doc) error) error) error {
+	x.closeMu.RLock()
+	defer x.closeMu.RUnlock()
+	if x.closed {
+		return ErrClosed
+	}
+	s := x.shards[i]
+	tmp := s.path + ".rebuild"
+	if err := os.RemoveAll(tmp); err != nil {
+		return err
+	}
+	idx, err := x.create(tmp)
+	if err != nil {
+		return err
+	}
+	const batchSize = 1000
+	b := idx.NewBatch()
+	flush := func(final bool) error {
+		if final {
+			b.SetInternal(keyApplied, encodeSeq(seq))
+		}
+		if b.Size() == 0 && !final {
+			return nil
+		}
+		err := idx.Batch(b)
+		b.Reset()
+		return err
+	}
+	err = feed(func(d Doc) error {
+		if d.Delete {
+			return nil
+		}
+		if err := b.Index(docID(d.ID), fields(d)); err != nil {
+			return err
+		}
+		if b.Size() >= batchSize {
+			return flush(false)
+		}
+		return nil
+	})
+	if err == nil {
+		err = flush(true)
+	}
+	if cerr := idx.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.RemoveAll(tmp)
+		return fmt.Errorf("rebuilding index shard %s: %w", s.path, err)
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.idx != nil {
+		s.idx.Close()
+		s.idx = nil
+	}
+	if err := os.RemoveAll(s.path); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, s.path); err != nil {
+		return err
+	}
+	idx, err = bleve.OpenUsing(s.path, map[string]interface{}{"bolt_timeout": x.timeout.String()})
+	if err != nil {
+		return fmt.Errorf("reopening rebuilt index shard %s: %w", s.path, err)
+	}
+	s.idx, s.applied, s.state = idx, seq, Ready
+	return nil
+}
+
+// DocCount is the number of documents in all shards.
+func (x *Index) DocCount() uint64 {
+	var n uint64
+	for _, s := range x.shards {
+		s.mu.RLock()
+		if s.idx != nil {
+			c, _ := s.idx.DocCount()
+			n += c
+		}
+		s.mu.RUnlock()
+	}
+	return n
+}
+
+// Close closes every shard. It waits for searches and batches in flight.
+func (x *Index) Close() error {
+	x.closeMu.Lock()
+	defer x.closeMu.Unlock()
+	if x.closed {
+		return nil
+	}
+	x.closed = true
+	var errs []error
+	for _, s := range x.shards {
+		if s == nil {
+			continue
+		}
+		s.mu.Lock()
+		if s.idx != nil {
+			errs = append(errs, s.idx.Close())
+			s.idx = nil
+		}
+		s.mu.Unlock()
+	}
+	return errors.Join(errs...)
+}
+
+func docID(id uint64) string { return strconv.FormatUint(id, 16) }
+
+func parseDocID(s string) (uint64, error) { return strconv.ParseUint(s, 16, 64) }
+
+func encodeSeq(seq uint64) []byte { return []byte(strconv.FormatUint(seq, 10)) }
+
+func decodeSeq(b []byte) uint64 {
+	v, _ := strconv.ParseUint(string(b), 10, 64)
+	return v
+}

@@ -1,0 +1,53 @@
+package index
+
+import (
+	"math"
+	"sort"
+	"time"
+)
+
+// Candidate is a search hit with what the store knows about it.
+type Candidate struct {
+	ID       uint64
+	Score    float64 // BM25 from Search
+	Kind     string
+	Updated  time.Time
+	Mentions int
+	Rank     float64 // set by Rank
+}
+
+// Ranking priors. They are deliberately mild: relevance decides, and the
+// priors only break near-ties in favour of what is fresh, distilled, or
+// repeated.
+const (
+	recencyBoost = 0.2                 // up to +20% for a memory from today
+	recencyHalf  = 30 * 24 * time.Hour // the boost halves every 30 days
+	factBoost    = 1.15                // a distilled fact over a raw transcript turn
+	mentionBoost = 0.05                // per restatement, up to mentionCap
+	mentionCap   = 4
+)
+
+// Rank sets each candidate's Rank from its score and priors and sorts them
+// best first.
+func Rank(cs []Candidate, now time.Time) {
+	for i := range cs {
+		c := &cs[i]
+		r := c.Score
+		if age := now.Sub(c.Updated); age >= 0 {
+			r *= 1 + recencyBoost*math.Exp2(-float64(age)/float64(recencyHalf))
+		}
+		if c.Kind != "turn" {
+			r *= factBoost
+		}
+		if m := c.Mentions - 1; m > 0 {
+			r *= 1 + mentionBoost*float64(min(m, mentionCap))
+		}
+		c.Rank = r
+	}
+	sort.SliceStable(cs, func(i, j int) bool {
+		if cs[i].Rank != cs[j].Rank {
+			return cs[i].Rank > cs[j].Rank
+		}
+		return cs[i].ID > cs[j].ID // newer first on ties
+	})
+}

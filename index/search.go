@@ -1,0 +1,132 @@
+package index
+
+import (
+	"context"
+	"sort"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/search/query"
+)
+
+// MaxQueryTerms caps the distinct terms a search uses: a pasted page of text
+// must not turn into a query over thousands of postings lists.
+const MaxQueryTerms = 16
+
+// Query is a search for one owner's memories.
+type Query struct {
+	Owner string
+	// Session, when set, restricts the search to memories of that session.
+	Session     string
+	OnlySession bool
+	Text        string
+	Size        int
+}
+
+// Hit is a matching memory and its BM25 score.
+type Hit struct {
+	ID    uint64
+	Score float64
+}
+
+// fillers are conversational words that carry no topic: "can you tell me
+// what I like to eat today" should search for "eat", not for "tell", "like"
+// and "today". They are dropped from queries only; memories keep them.
+var fillers = []string{
+	"please", "thank", "thanks", "hi", "hello", "hey", "ok", "okay", "yes", "yeah", "no",
+	"tell", "say", "said", "know", "think", "need", "help", "let", "remember",
+	"get", "got", "make", "give", "show", "explain", "describe", "write", "go", "going",
+	"good", "great", "nice", "thing", "something", "anything", "everything", "stuff",
+	"can", "could", "would", "should", "will", "also", "just", "really", "maybe", "still",
+	"now", "today", "well", "right", "sure", "much", "many", "lot", "way", "kind", "sort",
+	"question", "answer", "ask", "mean", "actually", "pretty", "quite", "bit",
+}
+
+// Terms analyses text as the index analyses memory content and returns its
+// distinct terms, without filler words, keeping the longest MaxQueryTerms
+// when there are more.
+func (x *Index) Terms(text string) []string {
+	a := x.mapping.AnalyzerNamed(contentAnalyzer)
+	if a == nil {
+		return nil
+	}
+	x.fillerOnce.Do(func() {
+		x.fillers = make(map[string]bool)
+		for _, f := range fillers {
+			for _, tok := range a.Analyze([]byte(f)) {
+				x.fillers[string(tok.Term)] = true
+			}
+		}
+	})
+	seen := make(map[string]bool)
+	var terms []string
+	for _, tok := range a.Analyze([]byte(text)) {
+		t := string(tok.Term)
+		if t == "" || seen[t] || x.fillers[t] {
+			continue
+		}
+		seen[t] = true
+		terms = append(terms, t)
+	}
+	if len(terms) > MaxQueryTerms {
+		// Longer terms are rarer and say more about the topic.
+		sort.SliceStable(terms, func(i, j int) bool { return len(terms[i]) > len(terms[j]) })
+		terms = terms[:MaxQueryTerms]
+	}
+	return terms
+}
+
+// Search returns the owner's memories that share terms with q.Text, best
+// first. Every query is a conjunction with the owner (or owner+session) term,
+// built from term queries, never from a query string, so neither the text nor
+// the caller can reach another owner's documents. A shard being rebuilt
+// answers with no hits.
+func (x *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
+	terms := x.Terms(q.Text)
+	if len(terms) == 0 || q.Owner == "" {
+		return nil, nil
+	}
+	x.closeMu.RLock()
+	defer x.closeMu.RUnlock()
+	if x.closed {
+		return nil, ErrClosed
+	}
+	s := x.shards[x.ShardOf(q.Owner)]
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.state != Ready {
+		return nil, nil
+	}
+
+	var scope *query.TermQuery
+	if q.OnlySession {
+		scope = bleve.NewTermQuery(ownerSession(q.Owner, q.Session))
+		scope.SetField("os")
+	} else {
+		scope = bleve.NewTermQuery(q.Owner)
+		scope.SetField("owner")
+	}
+	text := make([]query.Query, len(terms))
+	for i, t := range terms {
+		tq := bleve.NewTermQuery(t)
+		tq.SetField("content")
+		text[i] = tq
+	}
+	size := q.Size
+	if size <= 0 {
+		size = 10
+	}
+	req := bleve.NewSearchRequestOptions(bleve.NewConjunctionQuery(scope, bleve.NewDisjunctionQuery(text...)), size, 0, false)
+	res, err := s.idx.SearchInContext(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	hits := make([]Hit, 0, len(res.Hits))
+	for _, h := range res.Hits {
+		id, err := parseDocID(h.ID)
+		if err != nil {
+			continue
+		}
+		hits = append(hits, Hit{ID: id, Score: h.Score})
+	}
+	return hits, nil
+}

@@ -1,0 +1,131 @@
+// Package inject owns the request side of each LLM wire format: parsing a chat
+// request, finding the text to search memories with, and placing a memory
+// block in the request without disturbing anything else; and rendering that
+// block under a token budget. It does no I/O.
+package inject
+
+import (
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// The markers around every injected block. They never change, so the
+// extractor can strip a block the model quotes back, and so can anyone else
+// reading logs.
+const (
+	BlockStart = `<memory-context source="caddy-memory">`
+	BlockEnd   = `</memory-context>`
+)
+
+const preamble = "Memories from earlier conversations with this user, most relevant first. " +
+	"Use them when they help; the user's words in this conversation take precedence. " +
+	"Do not mention this block."
+
+// MaxItemTokens caps one item in the block, so a long transcript turn cannot
+// take the whole budget.
+const MaxItemTokens = 160
+
+// Item is one memory to render.
+type Item struct {
+	Text string
+	Time time.Time
+}
+
+// Render packs items, in the order given, into a block of at most maxTokens
+// (estimated) and maxItems entries. Items that do not fit are skipped, so a
+// smaller one further down may still get in. It returns the block and the
+// indexes of the items it holds; an empty block when none fit.
+func Render(items []Item, maxTokens, maxItems int) (string, []int) {
+	var b strings.Builder
+	b.WriteString(BlockStart)
+	b.WriteByte('\n')
+	b.WriteString(preamble)
+	b.WriteByte('\n')
+	used := EstimateTokens(b.String()) + EstimateTokens(BlockEnd) + 1
+	var kept []int
+	for i, it := range items {
+		if maxItems > 0 && len(kept) >= maxItems {
+			break
+		}
+		line := renderLine(it)
+		t := EstimateTokens(line)
+		if used+t > maxTokens {
+			continue
+		}
+		b.WriteString(line)
+		used += t
+		kept = append(kept, i)
+	}
+	if len(kept) == 0 {
+		return "", nil
+	}
+	b.WriteString(BlockEnd)
+	return b.String(), kept
+}
+
+func renderLine(it Item) string {
+	text := Truncate(strings.Join(strings.Fields(it.Text), " "), MaxItemTokens)
+	if it.Time.IsZero() {
+		return "- " + text + "\n"
+	}
+	return fmt.Sprintf("- [%s] %s\n", it.Time.UTC().Format("2006-01-02"), text)
+}
+
+// EstimateTokens approximates a token count without a tokenizer: about four
+// bytes of ASCII per token, and one token per non-ASCII character (a
+// conservative figure for CJK and accented text).
+func EstimateTokens(s string) int {
+	ascii, other := 0, 0
+	for _, r := range s {
+		if r < utf8.RuneSelf {
+			ascii++
+		} else {
+			other++
+		}
+	}
+	return (ascii+3)/4 + other
+}
+
+// Truncate shortens s to about maxTokens, at a word boundary, with an ellipsis.
+func Truncate(s string, maxTokens int) string {
+	if EstimateTokens(s) <= maxTokens {
+		return s
+	}
+	budget := maxTokens - 1
+	n := 0
+	cut := 0
+	for i, r := range s {
+		if r < utf8.RuneSelf {
+			n++
+		} else {
+			n += 4
+		}
+		if (n+3)/4 > budget {
+			break
+		}
+		cut = i + utf8.RuneLen(r)
+	}
+	if sp := strings.LastIndexByte(s[:cut], ' '); sp > cut/2 {
+		cut = sp
+	}
+	return strings.TrimRight(s[:cut], " ,;:") + "…"
+}
+
+// Strip removes every injected block from s: the whole span from a start
+// marker to its end marker, or to the end of s when the end is missing (a
+// quoted block cut short is still ours).
+func Strip(s string) string {
+	for {
+		i := strings.Index(s, BlockStart)
+		if i < 0 {
+			return s
+		}
+		j := strings.Index(s[i:], BlockEnd)
+		if j < 0 {
+			return strings.TrimSpace(s[:i])
+		}
+		s = s[:i] + s[i+j+len(BlockEnd):]
+	}
+}

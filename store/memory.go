@@ -1,0 +1,357 @@
+package store
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Memory is one remembered thing about an owner: an extracted fact, or a
+// transcript of one conversational turn.
+type Memory struct {
+	ID      uint64 `json:"id"`
+	Owner   string `json:"owner"`
+	Session string `json:"session,omitempty"`
+	// Kind says what the memory is: "turn" for a transcript, or the kind of
+	// fact ("identity", "preference", "habit", "decision", "note", ...).
+	Kind string `json:"kind"`
+	// Key is the stable upsert key: a newer value for the same key supersedes
+	// the older one, which moves to History.
+	Key       string            `json:"key"`
+	Content   string            `json:"content"`
+	Ref       string            `json:"ref,omitempty"`
+	Meta      map[string]string `json:"meta,omitempty"`
+	CreatedAt time.Time         `json:"created_at"`
+	UpdatedAt time.Time         `json:"updated_at"`
+	ExpiresAt *time.Time        `json:"expires_at,omitempty"`
+	DeletedAt *time.Time        `json:"deleted_at,omitempty"`
+	// Mentions counts how often the same content was stated again.
+	Mentions int       `json:"mentions"`
+	Version  int       `json:"version"`
+	Seq      uint64    `json:"seq"`
+	History  []Version `json:"history,omitempty"`
+}
+
+// Version is a superseded value of a memory.
+type Version struct {
+	Content string    `json:"content"`
+	Ref     string    `json:"ref,omitempty"`
+	Session string    `json:"session,omitempty"`
+	At      time.Time `json:"at"`
+}
+
+// MaxHistory bounds the superseded versions kept per memory, so a key that
+// changes every turn cannot grow a record without limit.
+const MaxHistory = 20
+
+// Active reports whether the memory may be retrieved at time now.
+func (m *Memory) Active(now time.Time) bool {
+	return m.DeletedAt == nil && (m.ExpiresAt == nil || now.Before(*m.ExpiresAt))
+}
+
+// Put describes a memory to create or update.
+type Put struct {
+	Session string
+	Kind    string
+	// Key is the stable upsert key. Empty derives one from the kind and the
+	// normalised content, so restating the same thing updates one memory.
+	Key       string
+	Content   string
+	Ref       string
+	Meta      map[string]string
+	Time      time.Time // when it was said; zero means now
+	ExpiresAt *time.Time
+}
+
+// Op says what an upsert did.
+type Op string
+
+// Upsert outcomes.
+const (
+	Created    Op = "created"
+	Updated    Op = "updated"
+	Superseded Op = "superseded"
+)
+
+// Tx is a transaction on the store. Write methods fail on a read-only Tx.
+type Tx struct {
+	tx  *bolt.Tx
+	now time.Time
+}
+
+// Update runs fn in one read-write transaction: all of its changes, and their
+// change-log entries, commit (and fsync) together or not at all.
+func (s *DB) Update(fn func(*Tx) error) error {
+	return s.bolt.Update(func(tx *bolt.Tx) error { return fn(&Tx{tx: tx, now: time.Now().UTC()}) })
+}
+
+// View runs fn in a read-only snapshot.
+func (s *DB) View(fn func(*Tx) error) error {
+	return s.bolt.View(func(tx *bolt.Tx) error { return fn(&Tx{tx: tx, now: time.Now().UTC()}) })
+}
+
+// DeriveKey is the key used for a Put without one.
+func DeriveKey(kind, content string) string {
+	h := sha256.Sum256([]byte(kind + "\x00" + Normalize(content)))
+	return "content:" + hex.EncodeToString(h[:12])
+}
+
+// Normalize lowercases and collapses whitespace and punctuation, so two
+// statements that differ only in case, spacing or final punctuation compare equal.
+func Normalize(s string) string {
+	var b strings.Builder
+	space := false
+	for _, r := range strings.ToLower(s) {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			if space && b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			space = false
+			b.WriteRune(r)
+			continue
+		}
+		space = true
+	}
+	return b.String()
+}
+
+// Upsert creates the memory or, when the owner already has one with the same
+// key, updates it: the same content counts as another mention; different
+// content supersedes the old value, which is kept in History.
+func (t *Tx) Upsert(owner string, p Put) (*Memory, Op, error) {
+	if owner == "" {
+		return nil, "", fmt.Errorf("%w: empty owner", ErrInvalid)
+	}
+	p.Content = strings.TrimSpace(p.Content)
+	if p.Content == "" {
+		return nil, "", fmt.Errorf("%w: empty content", ErrInvalid)
+	}
+	if p.Kind == "" {
+		p.Kind = "note"
+	}
+	if p.Key == "" {
+		p.Key = DeriveKey(p.Kind, p.Content)
+	}
+	at := p.Time.UTC()
+	if p.Time.IsZero() {
+		at = t.now
+	}
+	ob, err := t.ownerBucket(owner, true)
+	if err != nil {
+		return nil, "", err
+	}
+	mem, keys := ob.Bucket(bucketMem), ob.Bucket(bucketKeys)
+
+	var m *Memory
+	op := Created
+	if idb := keys.Get([]byte(p.Key)); idb != nil {
+		if raw := mem.Get(idb); raw != nil {
+			m = new(Memory)
+			if err := json.Unmarshal(raw, m); err != nil {
+				return nil, "", fmt.Errorf("decoding memory %d: %w", decodeU64(idb), err)
+			}
+		}
+	}
+	if m == nil {
+		id, err := t.tx.Bucket(bucketIDs).NextSequence()
+		if err != nil {
+			return nil, "", err
+		}
+		m = &Memory{ID: id, Owner: owner, Key: p.Key, CreatedAt: at, Mentions: 1}
+		if err := t.tx.Bucket(bucketIDs).Put(encodeU64(id), []byte(owner)); err != nil {
+			return nil, "", err
+		}
+		if err := keys.Put([]byte(p.Key), encodeU64(id)); err != nil {
+			return nil, "", err
+		}
+	} else {
+		switch {
+		case m.DeletedAt == nil && Normalize(m.Content) == Normalize(p.Content):
+			op = Updated
+			m.Mentions++
+		default:
+			// A changed value, or a deleted memory stated again: the old value
+			// becomes history, the new one is current.
+			op = Superseded
+			if m.DeletedAt != nil {
+				op = Created
+			}
+			m.History = append(m.History, Version{Content: m.Content, Ref: m.Ref, Session: m.Session, At: m.UpdatedAt})
+			if len(m.History) > MaxHistory {
+				m.History = m.History[len(m.History)-MaxHistory:]
+			}
+			m.Version++
+			m.DeletedAt = nil
+		}
+	}
+	m.Kind = p.Kind
+	m.Content = p.Content
+	m.Session = p.Session
+	if p.Ref != "" || op != Updated {
+		m.Ref = p.Ref
+	}
+	if p.Meta != nil {
+		m.Meta = p.Meta
+	}
+	if p.ExpiresAt != nil {
+		e := p.ExpiresAt.UTC()
+		m.ExpiresAt = &e
+	}
+	if at.After(m.UpdatedAt) || op != Updated {
+		m.UpdatedAt = at
+	}
+	if err := t.put(mem, m); err != nil {
+		return nil, "", err
+	}
+	return m, op, nil
+}
+
+// Edit applies fn to an existing memory of owner and records the change.
+func (t *Tx) Edit(owner string, id uint64, fn func(*Memory) error) (*Memory, error) {
+	ob, err := t.ownerBucket(owner, false)
+	if err != nil {
+		return nil, err
+	}
+	m, err := getMemory(ob, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := fn(m); err != nil {
+		return nil, err
+	}
+	m.ID, m.Owner = id, owner
+	return m, t.put(ob.Bucket(bucketMem), m)
+}
+
+// Delete soft-deletes a memory: it stays in the file (and in exports) but is
+// never retrieved again.
+func (t *Tx) Delete(owner string, id uint64) (*Memory, error) {
+	return t.Edit(owner, id, func(m *Memory) error {
+		if m.DeletedAt == nil {
+			now := t.now
+			m.DeletedAt = &now
+		}
+		return nil
+	})
+}
+
+// Purge removes a memory and its history for good.
+func (t *Tx) Purge(owner string, id uint64) error {
+	ob, err := t.ownerBucket(owner, false)
+	if err != nil {
+		return err
+	}
+	m, err := getMemory(ob, id)
+	if err != nil {
+		return err
+	}
+	keys := ob.Bucket(bucketKeys)
+	if v := keys.Get([]byte(m.Key)); v != nil && decodeU64(v) == id {
+		if err := keys.Delete([]byte(m.Key)); err != nil {
+			return err
+		}
+	}
+	if err := ob.Bucket(bucketMem).Delete(encodeU64(id)); err != nil {
+		return err
+	}
+	if err := t.tx.Bucket(bucketIDs).Delete(encodeU64(id)); err != nil {
+		return err
+	}
+	_, err = t.logChange(owner, id)
+	return err
+}
+
+// Get loads one memory of owner.
+func (t *Tx) Get(owner string, id uint64) (*Memory, error) {
+	ob, err := t.ownerBucket(owner, false)
+	if err != nil {
+		return nil, err
+	}
+	return getMemory(ob, id)
+}
+
+// OwnerOf returns the owner id a memory id belongs to.
+func (t *Tx) OwnerOf(id uint64) (string, error) {
+	v := t.tx.Bucket(bucketIDs).Get(encodeU64(id))
+	if v == nil {
+		return "", ErrNotFound
+	}
+	return string(v), nil
+}
+
+// ForEach calls fn for every memory of owner (deleted ones included), in id order.
+func (t *Tx) ForEach(owner string, fn func(*Memory) error) error {
+	ob, err := t.ownerBucket(owner, false)
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return ob.Bucket(bucketMem).ForEach(func(k, v []byte) error {
+		m := new(Memory)
+		if err := json.Unmarshal(v, m); err != nil {
+			return fmt.Errorf("decoding memory %d: %w", decodeU64(k), err)
+		}
+		return fn(m)
+	})
+}
+
+// Owners calls fn with every owner id that has a partition.
+func (t *Tx) Owners(fn func(owner string) error) error {
+	return t.tx.Bucket(bucketOwners).ForEachBucket(func(k []byte) error { return fn(string(k)) })
+}
+
+func (t *Tx) ownerBucket(owner string, create bool) (*bolt.Bucket, error) {
+	owners := t.tx.Bucket(bucketOwners)
+	if ob := owners.Bucket([]byte(owner)); ob != nil {
+		return ob, nil
+	}
+	if !create {
+		return nil, ErrNotFound
+	}
+	ob, err := owners.CreateBucket([]byte(owner))
+	if err != nil {
+		return nil, err
+	}
+	if _, err := ob.CreateBucket(bucketMem); err != nil {
+		return nil, err
+	}
+	if _, err := ob.CreateBucket(bucketKeys); err != nil {
+		return nil, err
+	}
+	return ob, nil
+}
+
+// put writes m with a fresh change sequence number.
+func (t *Tx) put(mem *bolt.Bucket, m *Memory) error {
+	seq, err := t.logChange(m.Owner, m.ID)
+	if err != nil {
+		return err
+	}
+	m.Seq = seq
+	raw, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	return mem.Put(encodeU64(m.ID), raw)
+}
+
+func getMemory(ob *bolt.Bucket, id uint64) (*Memory, error) {
+	raw := ob.Bucket(bucketMem).Get(encodeU64(id))
+	if raw == nil {
+		return nil, ErrNotFound
+	}
+	m := new(Memory)
+	if err := json.Unmarshal(raw, m); err != nil {
+		return nil, fmt.Errorf("decoding memory %d: %w", id, err)
+	}
+	return m, nil
+}
