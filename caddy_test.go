@@ -1,0 +1,119 @@
+package memory
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/caddyserver/caddy/v2/caddytest"
+
+	"github.com/caddy-memory/memory/engine"
+)
+
+// Every test in this package shares one in-process Caddy (caddytest); each
+// InitServer is a config reload, which is exactly the path the engine pool
+// has to survive.
+
+const caddyAddr = "http://localhost:9080"
+
+func siteConfig(storage, upstream, directives string) string {
+	return fmt.Sprintf(`{
+	admin localhost:2999
+	http_port 9080
+	https_port 9443
+	grace_period 1ns
+	skip_install_trust
+}
+http://localhost:9080 {
+	memory {
+		storage %s
+		index_shards 4
+		%s
+	}
+	reverse_proxy %s
+}
+`, storage, directives, upstream)
+}
+
+// startCaddy loads cfg and, when the test ends, loads an empty config so the
+// test's engines close before its temporary directories are removed.
+func startCaddy(t *testing.T, cfg string) *caddytest.Tester {
+	t.Helper()
+	tester := caddytest.NewTester(t).WithDefaultOverrides(caddytest.Config{TestRequestTimeout: 20 * time.Second})
+	tester.InitServer(cfg, "caddyfile")
+	if t.Failed() {
+		t.FailNow()
+	}
+	t.Cleanup(func() { unloadCaddy(t) })
+	return tester
+}
+
+func unloadCaddy(t *testing.T) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, "http://localhost:2999/load",
+		strings.NewReader(`{"admin":{"listen":"localhost:2999"}}`))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Errorf("unloading the test config: %v", err)
+		return
+	}
+	resp.Body.Close()
+}
+
+// post sends a chat request through Caddy and returns the response and its body.
+func post(t *testing.T, tester *caddytest.Tester, path, key string, body []byte) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, caddyAddr+path, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	resp, err := tester.Client.Do(req)
+	if err != nil {
+		t.Fatalf("request through Caddy: %v", err)
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("reading response: %v", err)
+	}
+	return resp, out
+}
+
+// settle waits until everything the proxy handed to the engine at storage is
+// stored and searchable.
+func settle(t *testing.T, storage string) {
+	t.Helper()
+	e := engineAt(storage)
+	if e == nil {
+		t.Fatalf("no engine open for %s", storage)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := e.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// searchFor returns the contents of what the engine finds for a raw owner.
+func searchFor(t *testing.T, e *engine.Engine, rawOwner, query string) string {
+	t.Helper()
+	res, err := e.Search(context.Background(), engine.SearchRequest{Owner: e.OwnerID(rawOwner), Query: query, Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, r := range res {
+		out = append(out, r.Memory.Content)
+	}
+	return strings.Join(out, " | ")
+}

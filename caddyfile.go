@@ -1,0 +1,139 @@
+package memory
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/dustin/go-humanize"
+)
+
+func init() {
+	httpcaddyfile.RegisterHandlerDirective("memory", parseCaddyfile)
+	// After encode: the tee sees the upstream's bytes before encode
+	// compresses them for the client. After basic_auth and forward_auth:
+	// {http.auth.user.id} can name the owner.
+	httpcaddyfile.RegisterDirectiveOrder("memory", httpcaddyfile.After, "encode")
+}
+
+func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
+	m := new(Handler)
+	err := m.UnmarshalCaddyfile(h.Dispenser)
+	return m, err
+}
+
+// UnmarshalCaddyfile sets up the handler from Caddyfile tokens. Syntax:
+//
+//	memory [<matcher>] {
+//	    storage       <directory>
+//	    owner         <placeholder template>
+//	    session       <placeholder template>
+//	    scope         owner|session
+//	    placement     cache_safe|system|user
+//	    max_tokens    <n>
+//	    max_items     <n>
+//	    min_score     <float>
+//	    max_body      <size>
+//	    max_capture   <size>
+//	    timeout       <duration>
+//	    fail          open|closed
+//	    index_shards  <n>
+//	    queue_size    <n>
+//	    drain_timeout <duration>
+//	}
+func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next() // the directive name
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	for d.NextBlock(0) {
+		sub := d.Val()
+		var arg string
+		if !d.Args(&arg) {
+			return d.ArgErr()
+		}
+		if d.NextArg() {
+			return d.Errf("%s takes one argument", sub)
+		}
+		var err error
+		switch sub {
+		case "storage":
+			h.Storage = arg
+		case "owner":
+			h.Owner = arg
+		case "session":
+			h.Session = arg
+		case "scope":
+			if arg != "owner" && arg != "session" {
+				return d.Errf("scope must be owner or session, not %q", arg)
+			}
+			h.Scope = arg
+		case "placement":
+			h.Placement = arg
+		case "max_tokens":
+			h.MaxTokens, err = positive(arg)
+		case "max_items":
+			h.MaxItems, err = positive(arg)
+		case "min_score":
+			var f float64
+			if f, err = strconv.ParseFloat(arg, 64); err != nil || f < 0 {
+				return d.Errf("min_score: %q is not a number of zero or more", arg)
+			}
+			h.MinScore = &f
+		case "max_body":
+			h.MaxBody, err = size(arg)
+		case "max_capture":
+			h.MaxCapture, err = size(arg)
+		case "timeout":
+			h.Timeout, err = duration(arg)
+		case "fail":
+			switch arg {
+			case "open":
+				h.FailClosed = false
+			case "closed":
+				h.FailClosed = true
+			default:
+				return d.Errf("fail must be open or closed, not %q", arg)
+			}
+		case "index_shards":
+			h.IndexShards, err = positive(arg)
+		case "queue_size":
+			h.QueueSize, err = positive(arg)
+		case "drain_timeout":
+			h.DrainTimeout, err = duration(arg)
+		default:
+			return d.Errf("unrecognized memory subdirective '%s'", sub)
+		}
+		if err != nil {
+			return d.Errf("%s: %v", sub, err)
+		}
+	}
+	return nil
+}
+
+func positive(s string) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("%q is not a positive whole number", s)
+	}
+	return n, nil
+}
+
+func size(s string) (int64, error) {
+	n, err := humanize.ParseBytes(s)
+	if err != nil || n == 0 {
+		return 0, fmt.Errorf("%q is not a size such as 4MiB or 512KB", s)
+	}
+	return int64(n), nil
+}
+
+func duration(s string) (caddy.Duration, error) {
+	d, err := caddy.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%q is not a duration such as 500ms or 10s", s)
+	}
+	return caddy.Duration(d), nil
+}

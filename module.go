@@ -1,0 +1,206 @@
+// Package memory is a Caddy HTTP handler, http.handlers.memory, that gives
+// LLM chat endpoints long-term memory without changing the client: it finds
+// what it remembers about the caller, places it in the request on the way to
+// the upstream, and learns from each turn after the response has gone out.
+//
+// This package is the Caddy glue: configuration, the Caddyfile directive,
+// provisioning, request orchestration, the response tee, the engine shared
+// across reloads, and metrics. The work itself lives in the store, index,
+// inject, extract and engine packages.
+package memory
+
+import (
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.uber.org/zap"
+
+	"github.com/caddy-memory/memory/engine"
+	"github.com/caddy-memory/memory/inject"
+)
+
+func init() {
+	caddy.RegisterModule(Handler{})
+}
+
+// Defaults.
+const (
+	defaultMaxTokens    = 800
+	defaultMaxItems     = 10
+	defaultMaxBody      = 4 << 20
+	defaultMaxCapture   = 2 << 20
+	defaultTimeout      = 500 * time.Millisecond
+	defaultDrainTimeout = 10 * time.Second
+)
+
+// Handler is the memory middleware. Put it in front of reverse_proxy.
+type Handler struct {
+	// Storage is the directory holding the memory database (a bbolt file and
+	// its Bleve index). Handlers with the same storage share one database.
+	// Default: "memory" in Caddy's data directory.
+	Storage string `json:"storage,omitempty"`
+
+	// Owner is a placeholder template naming whose memories a request
+	// reads and writes, e.g. "{http.request.header.X-User-Id}" or
+	// "{http.auth.user.id}". Only a keyed hash of the value is stored.
+	// Default: the bearer token of Authorization, else the x-api-key header.
+	// A request whose owner resolves empty passes through untouched.
+	Owner string `json:"owner,omitempty"`
+
+	// Session is a placeholder template naming the conversation. Default: an
+	// id derived from the conversation's first messages.
+	Session string `json:"session,omitempty"`
+
+	// Scope is what a request can recall: "owner" (everything of the owner,
+	// the default) or "session" (only the current session).
+	Scope string `json:"scope,omitempty"`
+
+	// Placement is where the memory block goes: "cache_safe" (default; a
+	// system message just before the latest user turn, keeping the prompt
+	// cache prefix intact), "system" (the leading system message) or "user"
+	// (prepended to the latest user turn).
+	Placement string `json:"placement,omitempty"`
+
+	// MaxTokens bounds the memory block (estimated tokens). Default: 800.
+	MaxTokens int `json:"max_tokens,omitempty"`
+	// MaxItems bounds the memories in the block. Default: 10.
+	MaxItems int `json:"max_items,omitempty"`
+	// MinScore is the relevance floor (BM25): memories scoring below it are
+	// not injected, and nothing is injected when none clears it. Default: 0,
+	// meaning any memory sharing a topic word with the question.
+	MinScore *float64 `json:"min_score,omitempty"`
+
+	// MaxBody is the largest request body read for rewriting; larger bodies
+	// pass through untouched. Default: 4 MiB.
+	MaxBody int64 `json:"max_body,omitempty"`
+	// MaxCapture bounds the copy of a response kept for extraction (the
+	// client always gets all of it). Default: 2 MiB.
+	MaxCapture int64 `json:"max_capture,omitempty"`
+	// Timeout bounds retrieval on the request path. Default: 500ms.
+	Timeout caddy.Duration `json:"timeout,omitempty"`
+	// FailClosed answers 503 when memory retrieval fails, instead of passing
+	// the request on without memories (the default).
+	FailClosed bool `json:"fail_closed,omitempty"`
+
+	// IndexShards is the number of index shards for a new database (fixed
+	// at creation). Default: 64.
+	IndexShards int `json:"index_shards,omitempty"`
+	// QueueSize bounds the turns waiting in memory to be saved; beyond it
+	// turns are dropped and counted, never waited for. Default: 1024.
+	QueueSize int `json:"queue_size,omitempty"`
+	// DrainTimeout bounds the wait for pending work when the database is
+	// closed (at shutdown, or when no configuration uses it any more).
+	// Default: 10s.
+	DrainTimeout caddy.Duration `json:"drain_timeout,omitempty"`
+
+	logger      *zap.Logger
+	engine      *engine.Engine
+	storagePath string // the pool key, set only once acquired
+	placement   inject.Placement
+	minScore    float64
+}
+
+// CaddyModule returns the Caddy module information.
+func (Handler) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  "http.handlers.memory",
+		New: func() caddy.Module { return new(Handler) },
+	}
+}
+
+// Provision sets defaults and acquires the shared engine for the storage path.
+func (h *Handler) Provision(ctx caddy.Context) error {
+	h.logger = ctx.Logger()
+	if h.MaxTokens == 0 {
+		h.MaxTokens = defaultMaxTokens
+	}
+	if h.MaxItems == 0 {
+		h.MaxItems = defaultMaxItems
+	}
+	if h.MaxBody == 0 {
+		h.MaxBody = defaultMaxBody
+	}
+	if h.MaxCapture == 0 {
+		h.MaxCapture = defaultMaxCapture
+	}
+	if h.Timeout == 0 {
+		h.Timeout = caddy.Duration(defaultTimeout)
+	}
+	if h.DrainTimeout == 0 {
+		h.DrainTimeout = caddy.Duration(defaultDrainTimeout)
+	}
+	if h.Scope == "" {
+		h.Scope = "owner"
+	}
+	if h.Placement == "" {
+		h.Placement = string(inject.CacheSafe)
+	}
+	if h.MinScore != nil {
+		h.minScore = *h.MinScore
+	}
+	var err error
+	if h.placement, err = inject.ParsePlacement(h.Placement); err != nil {
+		return err
+	}
+	if err := registerMetrics(ctx.GetMetricsRegistry()); err != nil {
+		return err
+	}
+
+	dir := h.Storage
+	if dir == "" {
+		dir = filepath.Join(caddy.AppDataDir(), "memory")
+	}
+	dir, err = filepath.Abs(caddy.NewReplacer().ReplaceKnown(dir, ""))
+	if err != nil {
+		return fmt.Errorf("memory storage path: %w", err)
+	}
+	h.engine, err = acquireEngine(dir, engine.Config{
+		Dir:       dir,
+		Shards:    h.IndexShards,
+		QueueSize: h.QueueSize,
+		Logger:    func() *zap.Logger { return caddy.Log().Named("http.handlers.memory") },
+		Observer:  observer{},
+	}, time.Duration(h.DrainTimeout))
+	if err != nil {
+		return fmt.Errorf("opening memory storage %s: %w", dir, err)
+	}
+	h.storagePath = dir
+	return nil
+}
+
+// Validate checks the configuration.
+func (h *Handler) Validate() error {
+	if h.Scope != "owner" && h.Scope != "session" {
+		return fmt.Errorf("memory: unknown scope %q: use owner or session", h.Scope)
+	}
+	if h.MaxTokens < 0 || h.MaxItems < 0 || h.MaxBody < 0 || h.MaxCapture < 0 || h.IndexShards < 0 || h.QueueSize < 0 {
+		return fmt.Errorf("memory: sizes and counts must not be negative")
+	}
+	if h.Timeout < 0 || h.DrainTimeout < 0 {
+		return fmt.Errorf("memory: durations must not be negative")
+	}
+	return nil
+}
+
+// Cleanup releases the engine; the last handler using it closes it.
+func (h *Handler) Cleanup() error {
+	if h.storagePath == "" {
+		return nil // Provision failed before acquiring it
+	}
+	path := h.storagePath
+	h.storagePath, h.engine = "", nil
+	return releaseEngine(path)
+}
+
+// Interface guards
+var (
+	_ caddy.Provisioner           = (*Handler)(nil)
+	_ caddy.Validator             = (*Handler)(nil)
+	_ caddy.CleanerUpper          = (*Handler)(nil)
+	_ caddyhttp.MiddlewareHandler = (*Handler)(nil)
+	_ caddyfile.Unmarshaler       = (*Handler)(nil)
+)
