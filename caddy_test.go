@@ -89,9 +89,10 @@ func post(t *testing.T, tester *caddytest.Tester, path, key string, body []byte)
 	return resp, out
 }
 
-// settle waits until everything the proxy handed to the engine at storage is
-// stored and searchable.
-func settle(t *testing.T, storage string) {
+// settle waits until the proxy has handed turns turns in all to the engine
+// at storage (a streamed response can end at the client before the handler
+// enqueues its turn) and everything handed over is stored and searchable.
+func settle(t *testing.T, storage string, turns int) {
 	t.Helper()
 	e := engineAt(storage)
 	if e == nil {
@@ -99,6 +100,13 @@ func settle(t *testing.T, storage string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
+	for e.Enqueued() < uint64(turns) {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the proxy handed over %d turns, want %d", e.Enqueued(), turns)
+		case <-time.After(time.Millisecond):
+		}
+	}
 	if err := e.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -51,10 +51,10 @@ func testTwoTurns(t *testing.T, stream bool, placement string) {
 	if !bytes.Equal(got, first.Response) {
 		t.Fatalf("client did not get the upstream's bytes\nclient:   %q\nupstream: %q", got, first.Response)
 	}
-	if strings.Contains(string(first.Body), inject.BlockStart) {
+	if hasBlock(first.Body) {
 		t.Fatalf("turn 1 had nothing to remember yet, but a block was injected: %s", first.Body)
 	}
-	settle(t, storage)
+	settle(t, storage, 1)
 
 	a1 := msg("assistant", "Nice to meet you, Ana.")
 	u2 := msg("user", turn2)
@@ -176,7 +176,7 @@ func TestStreamArrivesChunkByChunk(t *testing.T) {
 	}
 
 	// The streamed turn was remembered from the copy.
-	settle(t, storage)
+	settle(t, storage, 1)
 	e := engineAt(storage)
 	res := searchFor(t, e, "sk-stream", "counting")
 	if !strings.Contains(res, "User loves counting.") || !strings.Contains(res, "Assistant: one two three four five six seven eight") {

@@ -43,6 +43,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		outcome(outcomePassed)
 		return next.ServeHTTP(w, r)
 	}
+	setBody(r, body) // read once; from here the body is always whole again
 	req, err := dialect.Parse(body)
 	if err != nil {
 		outcome(outcomePassed)
@@ -105,10 +106,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 const maxSessionLen = 200
 
 // recall retrieves the owner's relevant memories and rewrites the request
-// body to carry them. The body is always left readable: rewritten, or as
-// received.
+// body to carry them; on any error the body stays as received.
 func (h *Handler) recall(r *http.Request, req *inject.Request, owner, session string) error {
-	setBody(r, req.Body())
 	query := req.Query()
 	if strings.TrimSpace(query) == "" {
 		outcome(outcomeNothing)

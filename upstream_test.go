@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/caddy-memory/memory/inject"
 )
 
 // fakeOpenAI is an upstream that speaks OpenAI chat completions, JSON and
@@ -136,7 +138,9 @@ func chatBody(stream bool, msgs ...map[string]any) []byte {
 	return b
 }
 
-func msg(role, content string) map[string]any { return map[string]any{"role": role, "content": content} }
+func msg(role, content string) map[string]any {
+	return map[string]any{"role": role, "content": content}
+}
 
 // messages decodes the upstream's view of a request's messages.
 func messages(t *testing.T, body []byte) []map[string]any {
@@ -166,3 +170,7 @@ func contentString(t *testing.T, m map[string]any) string {
 	}
 	return ""
 }
+
+// hasBlock reports whether a raw request body carries a memory block. It
+// looks for the end marker: the start marker's quotes are escaped in JSON.
+func hasBlock(body []byte) bool { return bytes.Contains(body, []byte(inject.BlockEnd)) }

@@ -61,10 +61,11 @@ type Engine struct {
 
 	// Enqueue holds closeMu for reading while it sends, so Close can be sure
 	// that no job arrives after the persister's final drain.
-	closeMu sync.RWMutex
-	closing bool
-	queue   chan []byte
-	pending atomic.Int64 // jobs accepted but not yet durable
+	closeMu  sync.RWMutex
+	closing  bool
+	queue    chan []byte
+	pending  atomic.Int64  // jobs accepted but not yet durable
+	enqueued atomic.Uint64 // Enqueue calls since Open, accepted or not
 
 	wakeProcessor chan struct{}
 	wakeIndexer   chan struct{}
@@ -276,6 +277,10 @@ func (e *Engine) stopping() bool {
 		return false
 	}
 }
+
+// Enqueued counts the turns handed to Enqueue since Open, dropped ones
+// included.
+func (e *Engine) Enqueued() uint64 { return e.enqueued.Load() }
 
 // Sync waits until every accepted turn is extracted and every change is
 // indexed (and no shard is being rebuilt), or ctx is done.

@@ -49,6 +49,7 @@ const (
 // false, and counts the turn as dropped, when the queue is full or the engine
 // is closing.
 func (e *Engine) Enqueue(j *Job) bool {
+	e.enqueued.Add(1)
 	data, err := json.Marshal(j)
 	if err != nil {
 		e.cfg.Observer.JobFailed()

@@ -52,7 +52,7 @@ var rules = []rule{
 		func(m []string) (string, string, bool) {
 			return "age", "User is " + m[1] + " years old.", true
 		}},
-	{"identity", regexp.MustCompile(`(?i)\bi(?:\s+currently)?\s+(?:live|am living|'m living|reside)\s+in\s+(.+)`),
+	{"identity", regexp.MustCompile(`(?i)\bi(?:'m|\s+am)?\s+(?:currently\s+|still\s+)?(?:live|living|reside|residing)\s+in\s+(.+)`),
 		func(m []string) (string, string, bool) {
 			o, ok := object(m[1])
 			return "location", "User lives in " + thirdPerson(o) + ".", ok
@@ -67,7 +67,7 @@ var rules = []rule{
 			o, ok := object(m[1])
 			return "origin", "User is from " + thirdPerson(o) + ".", ok
 		}},
-	{"identity", regexp.MustCompile(`(?i)\bi(?:\s+currently)?\s+(?:work|am working|'m working)\s+as\s+(.+)`),
+	{"identity", regexp.MustCompile(`(?i)\bi(?:'m|\s+am)?\s+(?:currently\s+|still\s+)?(?:work|working)\s+as\s+(.+)`),
 		func(m []string) (string, string, bool) {
 			o, ok := object(m[1])
 			return "job", "User works as " + thirdPerson(o) + ".", ok
@@ -77,7 +77,7 @@ var rules = []rule{
 			o, ok := object(m[1])
 			return "job", "User's job is " + thirdPerson(o) + ".", ok
 		}},
-	{"identity", regexp.MustCompile(`(?i)\bi(?:\s+currently)?\s+(?:work|am working|'m working)\s+(?:at|for)\s+(.+)`),
+	{"identity", regexp.MustCompile(`(?i)\bi(?:'m|\s+am)?\s+(?:currently\s+|still\s+)?(?:work|working)\s+(?:at|for)\s+(.+)`),
 		func(m []string) (string, string, bool) {
 			o, ok := object(m[1])
 			return "employer", "User works at " + thirdPerson(o) + ".", ok
@@ -107,7 +107,7 @@ var rules = []rule{
 	{"family", regexp.MustCompile(`(?i)\bi have\s+(a|an|one|two|three|four|five|six|\d{1,2})\s+(kids?|children|child|sons?|daughters?|brothers?|sisters?|siblings?|dogs?|cats?|pets?|grandchildren|grandkids?)\b`),
 		func(m []string) (string, string, bool) {
 			noun := strings.ToLower(m[2])
-			return "count:" + strings.TrimSuffix(noun, "s"), "User has " + strings.ToLower(m[1]) + " " + noun + ".", true
+			return "count:" + singularOf(noun), "User has " + strings.ToLower(m[1]) + " " + noun + ".", true
 		}},
 	{"preference", regexp.MustCompile(`(?i)\bmy\s+favou?rite\s+([\p{L} ]{2,30}?)\s+(?:is|are)\s+(.+)`),
 		func(m []string) (string, string, bool) {
@@ -148,6 +148,10 @@ var rules = []rule{
 	{"plan", regexp.MustCompile(`(?i)\bi(?:'m| am)?\s+(?:planning|plan|going|intending|hoping)\s+to\s+(.+)`),
 		func(m []string) (string, string, bool) {
 			o, ok := object(m[1])
+			// "going to the store" is a destination, not a plan to do something.
+			if first := strings.ToLower(strings.Fields(o + " x")[0]); skipHead[first] {
+				return "", "", false
+			}
 			return head(o), "User plans to " + thirdPerson(o) + ".", ok
 		}},
 }
@@ -182,7 +186,7 @@ var (
 func Facts(userText string) []Fact {
 	text := fenced.ReplaceAllString(inject.Strip(userText), "\n")
 	var out []Fact
-	seen := map[string]bool{}
+	seen := map[string]int{}
 	for _, s := range splitter.Split(text, -1) {
 		s = strings.TrimSpace(s)
 		if len(s) < 6 || len(s) > maxSentence || strings.HasPrefix(s, ">") || strings.HasSuffix(s, "?") || notStatement.MatchString(s) {
@@ -190,21 +194,28 @@ func Facts(userText string) []Fact {
 		}
 		for i, r := range rules {
 			matched := false
-			for _, m := range r.re.FindAllStringSubmatch(s, 3) {
+			for _, loc := range r.re.FindAllStringSubmatchIndex(s, 3) {
+				if hedged(s[:loc[0]]) {
+					continue
+				}
+				m := submatches(s, loc)
 				key, content, ok := r.build(m)
 				if !ok || key == "" || content == "" {
 					continue
 				}
 				matched = true
 				key = r.kind + ":" + key
-				if seen[key] {
+				if at, dup := seen[key]; dup {
+					// A later statement in the same message corrects an
+					// earlier one: "I live in Berlin. Sorry, I mean Munich."
+					out[at].Content = content
 					continue
 				}
-				seen[key] = true
-				out = append(out, Fact{Kind: r.kind, Key: key, Content: content})
 				if len(out) >= maxFactsPerTurn {
-					return out
+					continue
 				}
+				seen[key] = len(out)
+				out = append(out, Fact{Kind: r.kind, Key: key, Content: content})
 			}
 			if matched && i == 0 {
 				break // "remember that ..." is kept whole, not also taken apart
@@ -214,11 +225,39 @@ func Facts(userText string) []Fact {
 	return out
 }
 
-// pronounObjects are objects that only make sense in context ("I like it").
+// hedges are words that, in the clause before a statement, mean the
+// statement is not asserted: "I don't think I like coffee", "not sure I
+// live in the right place", "I wonder whether I prefer tea".
+var hedges = regexp.MustCompile(`(?i)(?:\bnot\b|n't\b|\bnever\b|\bno\b|\bdoubt|\bwonder|\bif\b|\bwhether\b|\bunless\b|\bwish\b|\bpretend|\bimagine|\bsuppose)`)
+
+// clauseBreak ends the clause a hedge can reach across.
+var clauseBreak = regexp.MustCompile(`(?i)(?:[,;:]|\s(?:and|but|so|because|although)\s)`)
+
+// hedged reports whether the clause leading up to a match hedges it.
+func hedged(before string) bool {
+	if locs := clauseBreak.FindAllStringIndex(before, -1); len(locs) > 0 {
+		before = before[locs[len(locs)-1][1]:]
+	}
+	return hedges.MatchString(before)
+}
+
+// submatches turns FindStringSubmatchIndex output into strings.
+func submatches(s string, loc []int) []string {
+	m := make([]string, len(loc)/2)
+	for i := range m {
+		if loc[2*i] >= 0 {
+			m[i] = s[loc[2*i]:loc[2*i+1]]
+		}
+	}
+	return m
+}
+
+// pronounObjects start objects that only make sense in context ("I like
+// it", "I love this", "I like that you asked").
 var pronounObjects = map[string]bool{
-	"it": true, "this": true, "that": true, "them": true, "these": true, "those": true,
+	"it": true, "it's": true, "this": true, "that": true, "them": true, "these": true, "those": true,
 	"you": true, "your": true, "yours": true, "him": true, "her": true, "so": true, "too": true,
-	"to": true, "the": true, "a": true, "an": true, "when": true, "how": true, "what": true,
+	"when": true, "how": true, "what": true, "which": true, "who": true, "there": true, "here": true,
 }
 
 // object cleans the object of a statement: it stops at a clause break, drops
@@ -240,34 +279,70 @@ func object(s string) (string, bool) {
 	if len(words) == 0 || len(words) > maxObjectWords {
 		return "", false
 	}
-	if pronounObjects[strings.ToLower(words[0])] && len(words) <= 2 {
+	if pronounObjects[strings.ToLower(strings.Trim(words[0], "\"'"))] {
+		return "", false
+	}
+	if len(words) == 1 && skipHead[strings.ToLower(words[0])] {
 		return "", false
 	}
 	return s, true
 }
 
-// stopHead are words skipped or stopped at when taking the head of an object.
+// Words skipped, stopped at, or looked through when taking the head of an
+// object.
 var (
-	skipHead = map[string]bool{"a": true, "an": true, "the": true, "my": true, "some": true, "to": true, "really": true, "very": true, "user's": true}
-	stopHead = map[string]bool{"in": true, "on": true, "at": true, "over": true, "with": true, "for": true, "from": true, "by": true, "and": true, "or": true, "than": true, "when": true, "during": true, "before": true, "after": true, "every": true, "because": true, "instead": true}
+	skipHead  = map[string]bool{"a": true, "an": true, "the": true, "my": true, "some": true, "to": true, "really": true, "very": true, "user's": true, "our": true, "his": true, "her": true, "their": true}
+	stopHead  = map[string]bool{"in": true, "on": true, "at": true, "over": true, "with": true, "for": true, "from": true, "by": true, "and": true, "or": true, "than": true, "when": true, "during": true, "before": true, "after": true, "every": true, "because": true, "instead": true}
+	lightVerb = map[string]bool{"go": true, "goes": true, "do": true, "does": true, "have": true, "has": true, "get": true, "gets": true, "take": true, "takes": true, "make": true, "makes": true, "play": true, "plays": true}
 )
 
 // head is the part of an object that names what a fact is about: "coffee in
 // the morning" and "coffee" share the head "coffee", so "I hate coffee"
-// supersedes "I love coffee in the morning".
+// supersedes "I love coffee in the morning". A light verb says too little on
+// its own: "go for a run" and "go for a swim" are "go run" and "go swim".
 func head(o string) string {
 	var kept []string
 	for _, w := range strings.Fields(strings.ToLower(o)) {
 		w = strings.Trim(w, ".,!?\"'")
-		if len(kept) == 0 && skipHead[w] {
+		if skipHead[w] {
 			continue
 		}
-		if stopHead[w] || len(kept) == 3 {
-			break
+		if stopHead[w] {
+			if len(kept) > 0 && !onlyLight(kept) {
+				break
+			}
+			continue
 		}
 		kept = append(kept, w)
+		if len(kept) == 3 {
+			break
+		}
 	}
 	return store.Normalize(strings.Join(kept, " "))
+}
+
+func onlyLight(ws []string) bool {
+	for _, w := range ws {
+		if !lightVerb[w] {
+			return false
+		}
+	}
+	return true
+}
+
+// singularOf folds the plural nouns the count rule knows to one key.
+func singularOf(noun string) string {
+	switch noun {
+	case "children":
+		return "child"
+	case "grandchildren":
+		return "grandchild"
+	case "kids":
+		return "kid"
+	case "grandkids":
+		return "grandkid"
+	}
+	return strings.TrimSuffix(noun, "s")
 }
 
 // thirdPerson rewrites first-person words so a fact stands alone:
@@ -348,6 +423,9 @@ var irregular = map[string]string{
 	"always": "always", "often": "often", "usually": "usually", "sometimes": "sometimes",
 }
 
+// lyVerbs are verbs that end like adverbs.
+var lyVerbs = map[string]bool{"fly": true, "apply": true, "reply": true, "rely": true, "supply": true, "multiply": true, "imply": true, "comply": true, "ally": true}
+
 // conjugate puts a present-tense verb in the third person singular; words that
 // are not plain verbs (past tense, modals, adverbs) are left alone.
 func conjugate(v string) string {
@@ -356,6 +434,10 @@ func conjugate(v string) string {
 		return c
 	}
 	switch {
+	case strings.HasSuffix(lw, "eed"): // need, feed, succeed: present tense
+		return v + "s"
+	case lyVerbs[lw]:
+		return v[:len(v)-1] + "ies"
 	case strings.HasSuffix(lw, "ed"), strings.HasSuffix(lw, "ly"), strings.HasSuffix(lw, "s"), strings.HasSuffix(lw, "ing"):
 		return v
 	case strings.HasSuffix(lw, "sh"), strings.HasSuffix(lw, "ch"), strings.HasSuffix(lw, "x"), strings.HasSuffix(lw, "z"), strings.HasSuffix(lw, "o"):

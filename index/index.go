@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
@@ -51,10 +52,11 @@ const (
 var ErrClosed = errors.New("index closed")
 
 type shard struct {
+	wmu     sync.Mutex   // serialises batches, so applied only moves forward
 	mu      sync.RWMutex // guards idx, state, applied against a rebuild swap
 	idx     bleve.Index
 	state   State
-	applied uint64 // last change sequence durably in this shard
+	applied atomic.Uint64 // last change sequence durably in this shard
 	path    string
 }
 
@@ -104,7 +106,8 @@ func (x *Index) openShard(s *shard) error {
 		v, _ := idx.GetInternal(keyMapping)
 		if string(v) == MappingVersion {
 			a, _ := idx.GetInternal(keyApplied)
-			s.idx, s.applied, s.state = idx, decodeSeq(a), Ready
+			s.idx, s.state = idx, Ready
+			s.applied.Store(decodeSeq(a))
 			return nil
 		}
 		idx.Close()
@@ -120,7 +123,8 @@ func (x *Index) openShard(s *shard) error {
 	if err != nil {
 		return err
 	}
-	s.idx, s.applied, s.state = idx, 0, Ready
+	s.idx, s.state = idx, Ready
+	s.applied.Store(0)
 	return nil
 }
 
@@ -158,7 +162,7 @@ func (x *Index) Applied(i int) (uint64, State) {
 	s := x.shards[i]
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.applied, s.state
+	return s.applied.Load(), s.state
 }
 
 // SetState marks shard i as Rebuilding (searches see nothing) or Ready.
@@ -192,9 +196,11 @@ func (x *Index) Apply(docs []Doc, seq uint64) error {
 }
 
 func (x *Index) applyShard(s *shard, docs []Doc, seq uint64) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if s.state != Ready || seq <= s.applied {
+	if s.state != Ready || seq <= s.applied.Load() {
 		return nil
 	}
 	b := s.idx.NewBatch()
@@ -211,7 +217,7 @@ func (x *Index) applyShard(s *shard, docs []Doc, seq uint64) error {
 	if err := s.idx.Batch(b); err != nil {
 		return fmt.Errorf("writing index shard %s: %w", s.path, err)
 	}
-	s.applied = seq
+	s.applied.Store(seq)
 	return nil
 }
 
@@ -296,7 +302,8 @@ func (x *Index) Rebuild(i int, seq uint64, feed func(add func(Doc) error) error)
 	if err != nil {
 		return fmt.Errorf("reopening rebuilt index shard %s: %w", s.path, err)
 	}
-	s.idx, s.applied, s.state = idx, seq, Ready
+	s.idx, s.state = idx, Ready
+	s.applied.Store(seq)
 	return nil
 }
 

@@ -29,8 +29,10 @@ type Hit struct {
 }
 
 // fillers are conversational words that carry no topic: "can you tell me
-// what I like to eat today" should search for "eat", not for "tell", "like"
+// what I had for dinner today" should search for "dinner", not for "tell"
 // and "today". They are dropped from queries only; memories keep them.
+// Preference verbs ("like", "love", "want") are not fillers: "what do I
+// like" has nothing else to search for.
 var fillers = []string{
 	"please", "thank", "thanks", "hi", "hello", "hey", "ok", "okay", "yes", "yeah", "no",
 	"tell", "say", "said", "know", "think", "need", "help", "let", "remember",

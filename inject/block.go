@@ -115,17 +115,30 @@ func Truncate(s string, maxTokens int) string {
 
 // Strip removes every injected block from s: the whole span from a start
 // marker to its end marker, or to the end of s when the end is missing (a
-// quoted block cut short is still ours).
+// quoted block cut short is still ours). The blank lines a placement put
+// around a block go with it, so text that carried a block reads as it did
+// before.
 func Strip(s string) string {
+	stripped := false
 	for {
 		i := strings.Index(s, BlockStart)
 		if i < 0 {
-			return s
+			break
 		}
+		stripped = true
 		j := strings.Index(s[i:], BlockEnd)
 		if j < 0 {
-			return strings.TrimSpace(s[:i])
+			s = s[:i]
+			break
 		}
-		s = s[:i] + s[i+j+len(BlockEnd):]
+		before, after := strings.TrimRight(s[:i], " \t\r\n"), strings.TrimLeft(s[i+j+len(BlockEnd):], " \t\r\n")
+		if before != "" && after != "" {
+			before += "\n\n"
+		}
+		s = before + after
 	}
+	if stripped {
+		return strings.TrimSpace(s)
+	}
+	return s
 }

@@ -51,7 +51,7 @@ func (d OpenAIChat) Parse(body []byte) (*Request, error) {
 		return nil, ErrNotJSON
 	}
 	root := gjson.ParseBytes(body)
-	if !root.IsObject() {
+	if !root.IsObject() || duplicateKeys(root, "messages") {
 		return nil, ErrNotChat
 	}
 	msgs := root.Get("messages")
@@ -67,7 +67,7 @@ func (d OpenAIChat) Parse(body []byte) (*Request, error) {
 	var spans []openAIMessage
 	ok := true
 	msgs.ForEach(func(_, m gjson.Result) bool {
-		if !m.IsObject() || m.Index <= 0 {
+		if !m.IsObject() || m.Index <= 0 || duplicateKeys(m, "role", "content") {
 			ok = false
 			return false
 		}
@@ -83,6 +83,27 @@ func (d OpenAIChat) Parse(body []byte) (*Request, error) {
 		return d.place(r, msgs, spans, block, p)
 	}
 	return r, nil
+}
+
+// duplicateKeys reports whether obj repeats one of keys. gjson reads the
+// first of duplicate keys and most servers the last; rather than rewrite a
+// value the upstream may not read, such bodies pass through.
+func duplicateKeys(obj gjson.Result, keys ...string) bool {
+	seen := make(map[string]bool, len(keys))
+	dup := false
+	obj.ForEach(func(k, _ gjson.Result) bool {
+		for _, want := range keys {
+			if k.Str == want {
+				if seen[want] {
+					dup = true
+					return false
+				}
+				seen[want] = true
+			}
+		}
+		return true
+	})
+	return dup
 }
 
 // contentText reads a chat content value: a string, or an array of parts of

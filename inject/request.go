@@ -120,7 +120,7 @@ func (r *Request) Conversation() string {
 	for _, m := range r.Messages {
 		switch {
 		case sys == "" && (m.Role == "system" || m.Role == "developer"):
-			sys = m.Text
+			sys = Strip(m.Text)
 		case user == "" && m.Role == "user":
 			user = Strip(m.Text)
 		}

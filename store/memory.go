@@ -200,9 +200,14 @@ func (t *Tx) Upsert(owner string, p Put) (*Memory, Op, error) {
 	if p.Meta != nil {
 		m.Meta = p.Meta
 	}
-	if p.ExpiresAt != nil {
+	// The expiry belongs to the statement: a new value, or a memory stated
+	// again after it expired, is current until the new statement says.
+	switch {
+	case p.ExpiresAt != nil:
 		e := p.ExpiresAt.UTC()
 		m.ExpiresAt = &e
+	case op != Updated || (m.ExpiresAt != nil && !t.now.Before(*m.ExpiresAt)):
+		m.ExpiresAt = nil
 	}
 	if at.After(m.UpdatedAt) || op != Updated {
 		m.UpdatedAt = at

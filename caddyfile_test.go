@@ -1,0 +1,174 @@
+package memory
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
+)
+
+func TestCaddyfileEverySubdirective(t *testing.T) {
+	d := caddyfile.NewTestDispenser(`memory {
+		storage /var/lib/caddy/memory
+		owner {http.request.header.X-User}
+		session {http.request.header.X-Session}
+		scope session
+		placement user
+		max_tokens 600
+		max_items 5
+		min_score 0.5
+		max_body 1MiB
+		max_capture 512KiB
+		timeout 250ms
+		fail closed
+		index_shards 16
+		queue_size 99
+		drain_timeout 3s
+	}`)
+	var h Handler
+	if err := h.UnmarshalCaddyfile(d); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.Marshal(h)
+	want := `{"storage":"/var/lib/caddy/memory","owner":"{http.request.header.X-User}",` +
+		`"session":"{http.request.header.X-Session}","scope":"session","placement":"user",` +
+		`"max_tokens":600,"max_items":5,"min_score":0.5,"max_body":1048576,"max_capture":524288,` +
+		`"timeout":250000000,"fail_closed":true,"index_shards":16,"queue_size":99,"drain_timeout":3000000000}`
+	if string(got) != want {
+		t.Errorf("JSON\n got %s\nwant %s", got, want)
+	}
+}
+
+func TestCaddyfileBareDirective(t *testing.T) {
+	var h Handler
+	if err := h.UnmarshalCaddyfile(caddyfile.NewTestDispenser(`memory`)); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := json.Marshal(h); string(got) != `{}` {
+		t.Errorf("a bare directive should leave every default: %s", got)
+	}
+}
+
+func TestCaddyfileErrorsSayWhatIsWrong(t *testing.T) {
+	for in, want := range map[string]string{
+		"memory {\n bogus 1\n}":         "unrecognized memory subdirective 'bogus'",
+		"memory {\n scope world\n}":     "scope must be owner or session",
+		"memory {\n fail maybe\n}":      "fail must be open or closed",
+		"memory {\n max_tokens lots\n}": `"lots" is not a positive whole number`,
+		"memory {\n max_items 0\n}":     `"0" is not a positive whole number`,
+		"memory {\n max_body huge\n}":   "is not a size",
+		"memory {\n timeout soon\n}":    "is not a duration",
+		"memory {\n min_score -1\n}":    "is not a number of zero or more",
+		"memory {\n storage\n}":         "wrong argument count",
+		"memory {\n storage /a /b\n}":   "storage takes one argument",
+		"memory extra":                  "wrong argument count",
+	} {
+		var h Handler
+		err := h.UnmarshalCaddyfile(caddyfile.NewTestDispenser(in))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: error %v, want it to contain %q", in, err, want)
+		}
+	}
+}
+
+func TestValidateRejectsBadValues(t *testing.T) {
+	for _, h := range []Handler{{Scope: "everyone"}, {Scope: "owner", MaxTokens: -1}, {Scope: "owner", Timeout: -1}} {
+		if err := h.Validate(); err == nil {
+			t.Errorf("%+v validated", h)
+		}
+	}
+	// A bad placement fails Provision before any storage is opened.
+	dir := t.TempDir()
+	bad := &Handler{Placement: "sideways", Storage: dir}
+	ctx, cancel := caddy.NewContext(caddy.Context{Context: t.Context()})
+	defer cancel()
+	err := bad.Provision(ctx)
+	if err == nil || !strings.Contains(err.Error(), "use cache_safe, system or user") {
+		t.Errorf("bad placement: %v", err)
+	}
+	if engineAt(dir) != nil || bad.Cleanup() != nil {
+		t.Errorf("a failed Provision left the storage open")
+	}
+}
+
+// TestDirectiveOrderNeedsNoOrderLine: memory sorts after encode (so the tee
+// reads uncompressed bytes) and before reverse_proxy, with no global order.
+func TestDirectiveOrderNeedsNoOrderLine(t *testing.T) {
+	adapter := caddyfile.Adapter{ServerType: httpcaddyfile.ServerType{}}
+	out, _, err := adapter.Adapt([]byte(`:8080 {
+	reverse_proxy 127.0.0.1:11434
+	memory
+	encode gzip
+}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(out)
+	enc, mem, rp := strings.Index(s, `"handler":"encode"`), strings.Index(s, `"handler":"memory"`), strings.Index(s, `"handler":"reverse_proxy"`)
+	if enc < 0 || mem < 0 || rp < 0 || !(enc < mem && mem < rp) {
+		t.Errorf("want encode, memory, reverse_proxy in that order:\n%s", out)
+	}
+}
+
+// TestTeeCopiesWithoutHoldingBack: the client gets every byte and every
+// flush; the copy is taken from Write and from io.Copy alike and is capped.
+func TestTeeCopiesWithoutHoldingBack(t *testing.T) {
+	rec := httptest.NewRecorder()
+	tw := newTee(rec, 10)
+	tw.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
+	tw.WriteHeader(http.StatusOK)
+	io.WriteString(tw, "data: 1\n\n")
+	if err := http.NewResponseController(tw).Flush(); err != nil {
+		t.Fatalf("flush through the tee: %v", err)
+	}
+	if !rec.Flushed {
+		t.Error("flush did not reach the client's writer")
+	}
+	// io.Copy must not bypass the copy through a ReadFrom of the client writer.
+	if _, err := io.Copy(tw, strings.NewReader("data: 2\n\n")); err != nil {
+		t.Fatal(err)
+	}
+	if got := rec.Body.String(); got != "data: 1\n\ndata: 2\n\n" {
+		t.Errorf("client got %q", got)
+	}
+	if !tw.capture || tw.buf.String() != "data: 1\n\nd" || !tw.truncated {
+		t.Errorf("copy = %q (capture %v, truncated %v); want the first 10 bytes, truncated", tw.buf.String(), tw.capture, tw.truncated)
+	}
+}
+
+func TestTeeSkipsWhatItCannotDecode(t *testing.T) {
+	for ct, want := range map[string]bool{
+		"application/json":                true,
+		"application/json; charset=utf-8": true,
+		"text/event-stream":               true,
+		"text/html":                       false,
+		"application/octet-stream":        false,
+	} {
+		tw := newTee(httptest.NewRecorder(), 1<<20)
+		tw.Header().Set("Content-Type", ct)
+		tw.WriteHeader(http.StatusOK)
+		if tw.capture != want {
+			t.Errorf("%s: capture %v", ct, tw.capture)
+		}
+	}
+	tw := newTee(httptest.NewRecorder(), 1<<20)
+	tw.Header().Set("Content-Type", "application/json")
+	tw.WriteHeader(http.StatusTooManyRequests)
+	if tw.capture {
+		t.Error("an error response was captured for extraction")
+	}
+	// A 1xx informational response does not decide anything.
+	tw = newTee(httptest.NewRecorder(), 1<<20)
+	tw.WriteHeader(http.StatusEarlyHints)
+	tw.Header().Set("Content-Type", "application/json")
+	tw.Write([]byte(`{}`))
+	if !tw.capture || tw.status != http.StatusOK {
+		t.Errorf("after 103, status %d capture %v", tw.status, tw.capture)
+	}
+}

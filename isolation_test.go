@@ -1,0 +1,104 @@
+package memory
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// TestOwnersNeverSeeEachOthersMemories sends interleaved, concurrent traffic
+// for many owners whose facts all look alike, and checks every request the
+// upstream received: an injected block may only ever hold its own owner's
+// facts.
+func TestOwnersNeverSeeEachOthersMemories(t *testing.T) {
+	const owners = 16
+	storage := t.TempDir()
+	up := newFakeOpenAI(t)
+	tester := startCaddy(t, siteConfig(storage, up.addr(), ""))
+
+	// Each owner has distinctive tokens; every owner's questions share the
+	// same words ("live", "secret", "code", "name") so that without the
+	// owner filter every owner's facts would match.
+	tokens := func(i int) []string {
+		return []string{fmt.Sprintf("zqcity%dx", i), fmt.Sprintf("zqcode%dx", i), fmt.Sprintf("Zqname%dx", i)}
+	}
+	statement := func(i int) string {
+		tk := tokens(i)
+		return fmt.Sprintf("My name is %s and I live in %s. Remember that my secret code is %s.", tk[2], tk[0], tk[1])
+	}
+	const question = "Where do I live, what is my name, and what is my secret code?"
+
+	type call struct{ owner, kind int }
+	var calls []call
+	for i := range owners {
+		calls = append(calls, call{i, 0}, call{i, 1}, call{i, 1}, call{i, 1})
+	}
+	rng := rand.New(rand.NewPCG(7, 11))
+	rng.Shuffle(len(calls), func(a, b int) { calls[a], calls[b] = calls[b], calls[a] })
+
+	var wg sync.WaitGroup
+	work := make(chan call)
+	for range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for c := range work {
+				text := question
+				if c.kind == 0 {
+					text = statement(c.owner)
+				}
+				post(t, tester, "/v1/chat/completions", fmt.Sprintf("sk-owner-%02d", c.owner),
+					chatBody(c.owner%2 == 0, msg("user", text)))
+			}
+		}()
+	}
+	for _, c := range calls {
+		work <- c
+	}
+	close(work)
+	wg.Wait()
+	settle(t, storage, len(calls))
+
+	// A final question per owner, once everything is stored, so the check
+	// below is not vacuous: every owner must get their own facts back.
+	for i := range owners {
+		post(t, tester, "/v1/chat/completions", fmt.Sprintf("sk-owner-%02d", i), chatBody(false, msg("user", question)))
+	}
+
+	injected := 0
+	for _, rec := range up.all() {
+		key := strings.TrimPrefix(rec.Header.Get("Authorization"), "Bearer ")
+		var me int
+		if _, err := fmt.Sscanf(key, "sk-owner-%02d", &me); err != nil {
+			t.Fatalf("request without a known owner reached the upstream: %q", key)
+		}
+		body := string(rec.Body)
+		if !hasBlock([]byte(body)) {
+			continue
+		}
+		injected++
+		for j := range owners {
+			if j == me {
+				continue
+			}
+			for _, tk := range tokens(j) {
+				if strings.Contains(body, tk) {
+					t.Fatalf("owner %d's request carried owner %d's memory %q:\n%s", me, j, tk, body)
+				}
+			}
+		}
+	}
+	finals := up.all()[len(up.all())-owners:]
+	for i, rec := range finals {
+		for _, tk := range tokens(i) {
+			if !strings.Contains(string(rec.Body), tk) {
+				t.Errorf("owner %d did not get their own memory %q back", i, tk)
+			}
+		}
+	}
+	if injected < owners {
+		t.Errorf("only %d requests carried memories; the isolation check saw too little", injected)
+	}
+}

@@ -1,0 +1,177 @@
+package memory
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+// TestReloadKeepsMemories: a config reload provisions the new handler while
+// the old one still holds the database; both must share it, and nothing
+// stored before the reload may be lost.
+func TestReloadKeepsMemories(t *testing.T) {
+	storage := t.TempDir()
+	up := newFakeOpenAI(t)
+	tester := startCaddy(t, siteConfig(storage, up.addr(), "placement cache_safe"))
+	post(t, tester, "/v1/chat/completions", "sk-reload", chatBody(false, msg("user", "I live in Reykjavik.")))
+	settle(t, storage, 1)
+	before := engineAt(storage)
+
+	// Second load on the same storage: other settings, and two sites whose
+	// handlers both use it.
+	tester.InitServer(fmt.Sprintf(`{
+	admin localhost:2999
+	http_port 9080
+	https_port 9443
+	grace_period 1ns
+	skip_install_trust
+}
+http://localhost:9080 {
+	memory {
+		storage %[1]s
+		index_shards 4
+		placement user
+	}
+	reverse_proxy %[2]s
+}
+http://127.0.0.1:9080 {
+	memory {
+		storage %[1]s
+	}
+	reverse_proxy %[2]s
+}
+`, storage, up.addr()), "caddyfile")
+	if t.Failed() {
+		t.FailNow()
+	}
+	if engineAt(storage) != before {
+		t.Errorf("the reload opened a second engine instead of sharing the first")
+	}
+	post(t, tester, "/v1/chat/completions", "sk-reload", chatBody(false, msg("user", "Where do I live?")))
+	msgs := messages(t, up.last("/chat/completions").Body)
+	if len(msgs) != 1 || !strings.Contains(contentString(t, msgs[0]), "User lives in Reykjavik.") {
+		t.Fatalf("after reload, want the memory prepended to the user turn (placement user), got %v", msgs)
+	}
+
+	// And back: a third load still has everything.
+	tester.InitServer(siteConfig(storage, up.addr(), ""), "caddyfile")
+	post(t, tester, "/v1/chat/completions", "sk-reload", chatBody(true, msg("user", "Remind me where I live.")))
+	if !hasBlock(up.last("/chat/completions").Body) {
+		t.Errorf("after the second reload the memory is gone")
+	}
+}
+
+// TestLostIndexRecoversThroughCaddy: stop using a storage, delete its index,
+// load it again; the memories come back from the store.
+func TestLostIndexRecoversThroughCaddy(t *testing.T) {
+	storage := t.TempDir()
+	up := newFakeOpenAI(t)
+	tester := startCaddy(t, siteConfig(storage, up.addr(), ""))
+	post(t, tester, "/v1/chat/completions", "sk-lost", chatBody(false, msg("user", "My favorite band is Zqmelodics.")))
+	settle(t, storage, 1)
+
+	unloadCaddy(t) // the last user of the engine is gone: it closes
+	if engineAt(storage) != nil {
+		t.Fatal("engine still open after its config was unloaded")
+	}
+	if err := os.RemoveAll(filepath.Join(storage, "index")); err != nil {
+		t.Fatal(err)
+	}
+	tester.InitServer(siteConfig(storage, up.addr(), ""), "caddyfile")
+	settle(t, storage, 0)
+	post(t, tester, "/v1/chat/completions", "sk-lost", chatBody(false, msg("user", "Which band is my favorite?")))
+	if body := up.last("/chat/completions").Body; !strings.Contains(string(body), "Zqmelodics") {
+		t.Errorf("memory not recovered after the index was deleted: %s", body)
+	}
+}
+
+// provisioned returns a handler provisioned outside a server, on its own
+// storage, released when the test ends.
+func provisioned(t *testing.T, h *Handler) *Handler {
+	t.Helper()
+	if h.Storage == "" {
+		h.Storage = t.TempDir()
+	}
+	h.IndexShards = 2
+	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
+	t.Cleanup(cancel)
+	if err := h.Provision(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Cleanup() })
+	return h
+}
+
+func chatRequest(t *testing.T, body []byte) *http.Request {
+	t.Helper()
+	r := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", strings.NewReader(string(body)))
+	r.Header.Set("Authorization", "Bearer sk-unit")
+	r.Header.Set("Content-Type", "application/json")
+	repl := caddy.NewReplacer()
+	return r.WithContext(context.WithValue(r.Context(), caddy.ReplacerCtxKey, repl))
+}
+
+// TestFailOpenAndFailClosed: when retrieval fails the request goes on
+// unchanged (and is counted), or, with fail closed, is answered 503.
+func TestFailOpenAndFailClosed(t *testing.T) {
+	for _, closed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("fail_closed=%v", closed), func(t *testing.T) {
+			h := provisioned(t, &Handler{FailClosed: closed})
+			h.engine.Index().Close() // retrieval now fails
+
+			body := chatBody(false, msg("user", "Where do I live?"))
+			var upstreamGot []byte
+			next := caddyhttp.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+				upstreamGot = readAll(t, r)
+				w.Header().Set("Content-Type", "application/json")
+				json.NewEncoder(w).Encode(map[string]any{"choices": []any{}})
+				return nil
+			})
+			before := testutil.ToFloat64(requestsTotal.WithLabelValues(outcomeFailedOpen))
+			err := h.ServeHTTP(httptest.NewRecorder(), chatRequest(t, body), next)
+			if closed {
+				var he caddyhttp.HandlerError
+				if !errors.As(err, &he) || he.StatusCode != http.StatusServiceUnavailable {
+					t.Fatalf("fail closed returned %v, want a 503 handler error", err)
+				}
+				if upstreamGot != nil {
+					t.Errorf("fail closed still called the upstream")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("fail open returned %v", err)
+			}
+			if string(upstreamGot) != string(body) {
+				t.Errorf("upstream got %q, want the original body", upstreamGot)
+			}
+			if after := testutil.ToFloat64(requestsTotal.WithLabelValues(outcomeFailedOpen)); after != before+1 {
+				t.Errorf("failed_open counter went from %v to %v", before, after)
+			}
+		})
+	}
+}
+
+func readAll(t *testing.T, r *http.Request) []byte {
+	t.Helper()
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
