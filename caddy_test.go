@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,6 +22,20 @@ import (
 // has to survive.
 
 const caddyAddr = "http://localhost:9080"
+
+// skipped counts tests that caddytest skipped. It skips (rather than fails)
+// when Caddy cannot start, e.g. when its admin port is taken; a skipped
+// integration test must not pass CI, so TestMain turns skips into a failure.
+var skipped atomic.Int32
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if n := skipped.Load(); n > 0 {
+		fmt.Fprintf(os.Stderr, "FAIL: %d integration tests were skipped (caddytest could not start Caddy: is port 2999 or 9080 in use?)\n", n)
+		code = 1
+	}
+	os.Exit(code)
+}
 
 func siteConfig(storage, upstream, directives string) string {
 	return fmt.Sprintf(`{
@@ -44,6 +60,11 @@ http://localhost:9080 {
 // test's engines close before its temporary directories are removed.
 func startCaddy(t *testing.T, cfg string) *caddytest.Tester {
 	t.Helper()
+	t.Cleanup(func() {
+		if t.Skipped() {
+			skipped.Add(1)
+		}
+	})
 	tester := caddytest.NewTester(t).WithDefaultOverrides(caddytest.Config{TestRequestTimeout: 20 * time.Second})
 	tester.InitServer(cfg, "caddyfile")
 	if t.Failed() {
