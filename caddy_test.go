@@ -37,15 +37,18 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func siteConfig(storage, upstream, directives string) string {
-	return fmt.Sprintf(`{
+// globalOptions is the caddytest server every test config shares.
+const globalOptions = `{
 	admin localhost:2999
 	http_port 9080
 	https_port 9443
 	grace_period 1ns
 	skip_install_trust
 }
-http://localhost:9080 {
+`
+
+func siteConfig(storage, upstream, directives string) string {
+	return globalOptions + fmt.Sprintf(`http://localhost:9080 {
 	memory {
 		storage %s
 		index_shards 4

@@ -31,14 +31,7 @@ func TestReloadKeepsMemories(t *testing.T) {
 
 	// Second load on the same storage: other settings, and two sites whose
 	// handlers both use it.
-	tester.InitServer(fmt.Sprintf(`{
-	admin localhost:2999
-	http_port 9080
-	https_port 9443
-	grace_period 1ns
-	skip_install_trust
-}
-http://localhost:9080 {
+	tester.InitServer(globalOptions+fmt.Sprintf(`http://localhost:9080 {
 	memory {
 		storage %[1]s
 		index_shards 4
