@@ -9,6 +9,8 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/dustin/go-humanize"
+
+	"github.com/caddy-memory/memory/inject"
 )
 
 func init() {
@@ -33,6 +35,8 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	    session       <placeholder template>
 //	    scope         owner|session
 //	    placement     cache_safe|system|user
+//	    no_system_role <model>...
+//	    format        openai_chat|anthropic|ollama|openai_responses
 //	    max_tokens    <n>
 //	    max_items     <n>
 //	    min_score     <float>
@@ -51,6 +55,13 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	}
 	for d.NextBlock(0) {
 		sub := d.Val()
+		if sub == "no_system_role" {
+			h.NoSystemRole = d.RemainingArgs()
+			if len(h.NoSystemRole) == 0 {
+				return d.ArgErr()
+			}
+			continue
+		}
 		var arg string
 		if !d.Args(&arg) {
 			return d.ArgErr()
@@ -73,6 +84,11 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			h.Scope = arg
 		case "placement":
 			h.Placement = arg
+		case "format":
+			if inject.ByName(arg) == nil {
+				return d.Errf("format must be openai_chat, anthropic, ollama or openai_responses, not %q", arg)
+			}
+			h.Format = arg
 		case "max_tokens":
 			h.MaxTokens, err = positive(arg)
 		case "max_items":

@@ -20,6 +20,8 @@ func TestCaddyfileEverySubdirective(t *testing.T) {
 		session {http.request.header.X-Session}
 		scope session
 		placement user
+		no_system_role o1-mini my-strict-model
+		format anthropic
 		max_tokens 600
 		max_items 5
 		min_score 0.5
@@ -38,6 +40,7 @@ func TestCaddyfileEverySubdirective(t *testing.T) {
 	got, _ := json.Marshal(h)
 	want := `{"storage":"/var/lib/caddy/memory","owner":"{http.request.header.X-User}",` +
 		`"session":"{http.request.header.X-Session}","scope":"session","placement":"user",` +
+		`"no_system_role":["o1-mini","my-strict-model"],"format":"anthropic",` +
 		`"max_tokens":600,"max_items":5,"min_score":0.5,"max_body":1048576,"max_capture":524288,` +
 		`"timeout":250000000,"fail_closed":true,"index_shards":16,"queue_size":99,"drain_timeout":3000000000}`
 	if string(got) != want {

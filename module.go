@@ -59,11 +59,24 @@ type Handler struct {
 	// the default) or "session" (only the current session).
 	Scope string `json:"scope,omitempty"`
 
-	// Placement is where the memory block goes: "cache_safe" (default; a
-	// system message just before the latest user turn, keeping the prompt
-	// cache prefix intact), "system" (the leading system message) or "user"
-	// (prepended to the latest user turn).
+	// Placement is where the memory block goes: "cache_safe" (default; just
+	// before the latest user turn, keeping the prompt cache prefix intact),
+	// "system" (the system prompt) or "user" (prepended to the latest user
+	// turn). Each wire format places it its own way; see the README.
 	Placement string `json:"placement,omitempty"`
+
+	// NoSystemRole lists models that reject system messages; requests for
+	// them use the "user" placement whatever Placement says. A name matches
+	// the model exactly or as a prefix followed by "-" (so "o1-mini" matches
+	// "o1-mini-2024-09-12"), after any "provider/" prefix. Default: o1-mini,
+	// o1-preview.
+	NoSystemRole []string `json:"no_system_role,omitempty"`
+
+	// Format makes every POST this handler sees be read as one wire format:
+	// openai_chat, anthropic, ollama or openai_responses. Default: detected
+	// from the path (…/chat/completions, …/v1/messages, …/api/chat,
+	// …/responses). Use it with a matcher for routes on other paths.
+	Format string `json:"format,omitempty"`
 
 	// MaxTokens bounds the memory block (estimated tokens). Default: 800.
 	MaxTokens int `json:"max_tokens,omitempty"`
@@ -102,7 +115,12 @@ type Handler struct {
 	storagePath string // the pool key, set only once acquired
 	placement   inject.Placement
 	minScore    float64
+	format      inject.Dialect
 }
+
+// defaultNoSystemRole are the models known to reject the system role. The
+// later o1 and o3 models accept it (as developer instructions).
+var defaultNoSystemRole = []string{"o1-mini", "o1-preview"}
 
 // CaddyModule returns the Caddy module information.
 func (Handler) CaddyModule() caddy.ModuleInfo {
@@ -142,9 +160,17 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if h.MinScore != nil {
 		h.minScore = *h.MinScore
 	}
+	if h.NoSystemRole == nil {
+		h.NoSystemRole = defaultNoSystemRole
+	}
 	var err error
 	if h.placement, err = inject.ParsePlacement(h.Placement); err != nil {
 		return err
+	}
+	if h.Format != "" {
+		if h.format = inject.ByName(h.Format); h.format == nil {
+			return fmt.Errorf("memory: unknown format %q: use openai_chat, anthropic, ollama or openai_responses", h.Format)
+		}
 	}
 	if err := registerMetrics(ctx.GetMetricsRegistry()); err != nil {
 		return err

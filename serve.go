@@ -3,6 +3,8 @@ package memory
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"net/http"
@@ -14,6 +16,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
+	"github.com/caddy-memory/memory/contentenc"
 	"github.com/caddy-memory/memory/engine"
 	"github.com/caddy-memory/memory/inject"
 )
@@ -24,7 +27,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	if r.Method != http.MethodPost {
 		return next.ServeHTTP(w, r)
 	}
-	dialect := inject.ForPath(r.URL.Path)
+	dialect := h.format
+	if dialect == nil {
+		dialect = inject.ForPath(r.URL.Path)
+	}
 	if dialect == nil {
 		return next.ServeHTTP(w, r)
 	}
@@ -34,16 +40,22 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		outcome(outcomePassed)
 		return next.ServeHTTP(w, r)
 	}
-	if enc := r.Header.Get("Content-Encoding"); enc != "" && !strings.EqualFold(enc, "identity") {
-		outcome(outcomePassed) // compressed bodies are not rewritten
+	enc := r.Header.Get("Content-Encoding")
+	if !contentenc.Identity(enc) && !contentenc.Supported(enc) {
+		outcome(outcomePassed) // an encoding we cannot read: leave it alone
 		return next.ServeHTTP(w, r)
 	}
-	body, complete, err := readBody(r, h.MaxBody)
+	raw, complete, err := readBody(r, h.MaxBody)
 	if err != nil || !complete {
 		outcome(outcomePassed)
 		return next.ServeHTTP(w, r)
 	}
-	setBody(r, body) // read once; from here the body is always whole again
+	setBody(r, raw) // read once; from here the body is always whole again
+	body, err := contentenc.Decode(enc, raw, h.MaxBody, false)
+	if err != nil { // too large once decoded (a bomb), or corrupt
+		outcome(outcomePassed)
+		return next.ServeHTTP(w, r)
+	}
 	req, err := dialect.Parse(body)
 	if err != nil {
 		outcome(outcomePassed)
@@ -51,18 +63,19 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	}
 
 	owner := h.engine.OwnerID(rawOwner)
+	conversation := h.conversation(req, owner)
 	session := ""
 	if h.Session != "" && repl != nil {
 		session = strings.TrimSpace(repl.ReplaceAll(h.Session, ""))
 	}
 	if session == "" {
-		session = req.Conversation()
+		session = conversation
 	}
-	if len(session) > maxSessionLen {
-		session = session[:maxSessionLen]
-	}
+	session = capLen(session, maxSessionLen)
+	turnKey := engine.TurnKey(conversation, req.UserTurns(), req.Query())
 
-	if err := h.recall(r, req, owner, session); err != nil {
+	injected, err := h.recall(r, req, enc, owner, session, turnKey)
+	if err != nil {
 		if h.FailClosed {
 			outcome(outcomeFailedClosed)
 			return caddyhttp.Error(http.StatusServiceUnavailable, err)
@@ -70,8 +83,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		outcome(outcomeFailedOpen)
 		h.logger.Warn("memory unavailable; request passed on without memories", zap.Error(err))
 	}
-	// The response copy must be readable; the client's own compression is
-	// applied by encode, outside this handler.
+	// Ask for a readable answer; encode, outside this handler, still
+	// compresses for the client. A compressed answer is decoded for the copy.
 	r.Header.Set("Accept-Encoding", "identity")
 
 	t := newTee(w, h.MaxCapture)
@@ -82,47 +95,84 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		return nil
 	}
 	job := &engine.Job{
-		Owner:        owner,
-		Session:      session,
-		Conversation: req.Conversation(),
-		Dialect:      req.Dialect,
-		User:         req.Query(),
-		NewTurn:      req.NewTurn(),
-		Turn:         req.UserTurns(),
-		ContentType:  t.ctype,
-		Truncated:    t.truncated,
-		Time:         time.Now().UTC(),
+		Owner:           owner,
+		Session:         session,
+		Conversation:    conversation,
+		Dialect:         req.Dialect,
+		User:            req.Query(),
+		NewTurn:         req.NewTurn(),
+		Turn:            req.UserTurns(),
+		Response:        t.buf.Bytes(),
+		ContentType:     t.ctype,
+		ContentEncoding: t.encoding,
+		Truncated:       t.truncated,
+		Injected:        injected,
+		Time:            time.Now().UTC(),
 	}
 	if repl != nil {
 		job.Ref, _ = repl.GetString("http.request.uuid")
-	}
-	if t.encoding == "" || strings.EqualFold(t.encoding, "identity") {
-		job.Response = t.buf.Bytes()
 	}
 	h.engine.Enqueue(job)
 	return nil
 }
 
+// conversation names the conversation a request belongs to: the id the
+// request gives (the responses API's conversation), the conversation of the
+// response it continues (previous_response_id), or one derived from its
+// first messages.
+func (h *Handler) conversation(req *inject.Request, owner string) string {
+	switch {
+	case req.Thread != "" && !req.ThreadIsPrev:
+		return capLen(req.Thread, maxSessionLen)
+	case req.Thread != "":
+		if c := h.engine.ConversationOf(owner, req.Thread); c != "" {
+			return c
+		}
+		// Not learned yet (or forgotten): the chain from here on still
+		// shares one id.
+		return "r-" + shortID(req.Thread)
+	}
+	return req.Conversation()
+}
+
+// placementFor is the placement for a model: "user" for models that reject
+// the system role.
+func (h *Handler) placementFor(model string) inject.Placement {
+	if h.placement == inject.User || model == "" {
+		return h.placement
+	}
+	if i := strings.LastIndexByte(model, '/'); i >= 0 {
+		model = model[i+1:] // "openai/o1-mini" on routers
+	}
+	for _, m := range h.NoSystemRole {
+		if model == m || strings.HasPrefix(model, m+"-") {
+			return inject.User
+		}
+	}
+	return h.placement
+}
+
 const maxSessionLen = 200
 
 // recall retrieves the owner's relevant memories and rewrites the request
-// body to carry them; on any error the body stays as received.
-func (h *Handler) recall(r *http.Request, req *inject.Request, owner, session string) error {
+// body to carry them, returning the injected memories as the model sees them.
+// On any error the body stays as received.
+func (h *Handler) recall(r *http.Request, req *inject.Request, enc, owner, session, turnKey string) ([]string, error) {
 	query := req.Query()
 	if strings.TrimSpace(query) == "" {
 		outcome(outcomeNothing)
-		return nil
+		return nil, nil
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), time.Duration(h.Timeout))
 	defer cancel()
 	start := time.Now()
 	res, err := h.engine.Search(ctx, engine.SearchRequest{
 		Owner: owner, Session: session, OnlySession: h.Scope == "session",
-		Query: query, Limit: h.MaxItems, MinScore: h.minScore,
+		Query: query, Limit: h.MaxItems, MinScore: h.minScore, ExcludeTurn: turnKey,
 	})
 	retrievalSeconds.Observe(time.Since(start).Seconds())
 	if err != nil {
-		return fmt.Errorf("searching memories: %w", err)
+		return nil, fmt.Errorf("searching memories: %w", err)
 	}
 	items := make([]inject.Item, len(res))
 	for i, m := range res {
@@ -132,19 +182,38 @@ func (h *Handler) recall(r *http.Request, req *inject.Request, owner, session st
 	if block == "" {
 		outcome(outcomeNothing)
 		injectedPerRequest.Observe(0)
-		return nil
+		return nil, nil
 	}
-	nb, err := req.Inject(block, h.placement)
+	nb, err := req.Inject(block, h.placementFor(req.Model))
 	if err != nil {
-		return fmt.Errorf("placing memories: %w", err)
+		return nil, fmt.Errorf("placing memories: %w", err)
 	}
 	setBody(r, nb)
+	if !contentenc.Identity(enc) {
+		r.Header.Del("Content-Encoding") // the rewritten body goes on decoded
+	}
 	outcome(outcomeInjected)
 	injectedPerRequest.Observe(float64(len(kept)))
+	texts := make([]string, len(kept))
+	for i, k := range kept {
+		texts[i] = inject.ItemText(items[k])
+	}
 	if c := h.logger.Check(zap.DebugLevel, "injected memories"); c != nil {
 		c.Write(zap.Int("memories", len(kept)), zap.Int("block_bytes", len(block)))
 	}
-	return nil
+	return texts, nil
+}
+
+func capLen(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+func shortID(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:8])
 }
 
 // owner resolves whose memories a request uses; "" means nobody's.

@@ -3,10 +3,11 @@ package memory
 import (
 	"bytes"
 	"io"
-	"mime"
 	"net/http"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/caddy-memory/memory/extract"
 )
 
 // tee writes the upstream response to the client and keeps a bounded copy of
@@ -29,20 +30,13 @@ func newTee(w http.ResponseWriter, max int64) *tee {
 	return &tee{ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w}, max: max}
 }
 
-// capturable are the response types the extractor decodes.
-var capturable = map[string]bool{
-	"application/json":  true,
-	"text/event-stream": true,
-}
-
 func (t *tee) WriteHeader(code int) {
 	if t.status == 0 && code >= 200 {
 		t.status = code
 		h := t.Header()
 		t.ctype = h.Get("Content-Type")
 		t.encoding = h.Get("Content-Encoding")
-		mt, _, _ := mime.ParseMediaType(t.ctype)
-		t.capture = code < 300 && capturable[mt]
+		t.capture = code < 300 && extract.Decodes(t.ctype)
 	}
 	t.ResponseWriterWrapper.WriteHeader(code)
 }

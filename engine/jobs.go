@@ -10,6 +10,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/caddy-memory/memory/contentenc"
 	"github.com/caddy-memory/memory/extract"
 	"github.com/caddy-memory/memory/inject"
 	"github.com/caddy-memory/memory/store"
@@ -28,12 +29,17 @@ type Job struct {
 	User    string `json:"user"`
 	NewTurn bool   `json:"new_turn"`
 	Turn    int    `json:"turn"`
-	// Response is the (possibly truncated) copy of the upstream response.
-	Response    []byte    `json:"response,omitempty"`
-	ContentType string    `json:"content_type,omitempty"`
-	Truncated   bool      `json:"truncated,omitempty"`
-	Ref         string    `json:"ref,omitempty"`
-	Time        time.Time `json:"time"`
+	// Response is the (possibly truncated) copy of the upstream response,
+	// in its Content-Encoding.
+	Response        []byte `json:"response,omitempty"`
+	ContentType     string `json:"content_type,omitempty"`
+	ContentEncoding string `json:"content_encoding,omitempty"`
+	Truncated       bool   `json:"truncated,omitempty"`
+	// Injected are the memories the request carried, as the model saw them:
+	// lines of the answer that repeat them are not learned again.
+	Injected []string  `json:"injected,omitempty"`
+	Ref      string    `json:"ref,omitempty"`
+	Time     time.Time `json:"time"`
 }
 
 // Limits on a transcript memory: enough of a turn to find it and recall it,
@@ -43,7 +49,16 @@ const (
 	maxTurnAssistant = 4000
 	persistBatch     = 256
 	processBatch     = 64
+	// maxDecoded caps a compressed response copy once decoded.
+	maxDecoded = 8 << 20
 )
+
+// TurnKey is the stable key of a conversation turn's transcript memory; the
+// facts learned from that turn point to it. The proxy uses it to leave the
+// turn being answered out of its own recall.
+func TurnKey(conversation string, turn int, user string) string {
+	return "turn:" + conversation + ":" + strconv.Itoa(turn) + ":" + shortHash(inject.Strip(user))
+}
 
 // Enqueue hands a turn to the background writer without waiting. It returns
 // false, and counts the turn as dropped, when the queue is full or the engine
@@ -161,10 +176,11 @@ func (e *Engine) processPending() {
 
 func (e *Engine) process(jobs []store.Job) bool {
 	type work struct {
-		seq   uint64
-		owner string
-		puts  []store.Put
-		ok    bool
+		seq               uint64
+		owner             string
+		puts              []store.Put
+		ref, conversation string
+		ok                bool
 	}
 	ws := make([]work, len(jobs))
 	for i, sj := range jobs {
@@ -174,7 +190,9 @@ func (e *Engine) process(jobs []store.Job) bool {
 			e.log().Error("discarding unreadable memory job", zap.Uint64("job", sj.Seq), zap.Error(err))
 			continue
 		}
-		ws[i].owner, ws[i].puts, ws[i].ok = j.Owner, e.memoriesOf(&j), true
+		ws[i].owner, ws[i].ok = j.Owner, true
+		ws[i].puts, ws[i].ref = e.memoriesOf(&j)
+		ws[i].conversation = j.Conversation
 	}
 	stored := make([]int, len(ws))
 	err := e.store.Update(func(tx *store.Tx) error {
@@ -189,6 +207,11 @@ func (e *Engine) process(jobs []store.Job) bool {
 					return err
 				}
 				stored[i]++
+			}
+			if w.ok {
+				if err := tx.SetConversation(w.owner, w.ref, w.conversation); err != nil {
+					return err
+				}
 			}
 			if err := tx.DeleteJob(w.seq); err != nil {
 				return err
@@ -213,29 +236,20 @@ func (e *Engine) process(jobs []store.Job) bool {
 
 // memoriesOf is the extraction of one turn: the transcript of the turn (so
 // anything said can be found again) and the facts the user stated in it.
-func (e *Engine) memoriesOf(j *Job) []store.Put {
-	user := inject.Strip(j.User)
-	var a extract.Assistant
-	if len(j.Response) > 0 {
-		var err error
-		a, err = extract.Decode(j.Dialect, j.ContentType, j.Response)
-		if err != nil && !j.Truncated {
-			if c := e.log().Check(zap.DebugLevel, "could not decode the assistant turn"); c != nil {
-				c.Write(zap.String("content_type", j.ContentType), zap.Error(err))
-			}
-		}
-	}
+func (e *Engine) memoriesOf(j *Job) (puts []store.Put, responseID string) {
+	user := extract.StripQuoted(inject.Strip(j.User), j.Injected)
+	a := e.assistantOf(j)
+	a.Text = extract.StripQuoted(a.Text, j.Injected)
 	ref := a.ID
 	if ref == "" {
 		ref = j.Ref
 	}
-	turnKey := "turn:" + j.Conversation + ":" + strconv.Itoa(j.Turn) + ":" + shortHash(user)
+	turnKey := TurnKey(j.Conversation, j.Turn, j.User)
 	meta := map[string]string{}
 	if j.Conversation != "" {
 		meta["conversation"] = j.Conversation
 	}
 
-	var puts []store.Put
 	// A response that is only tool calls is not the turn's answer; the
 	// request that carries the tool results gets the answer and stores the
 	// turn under the same key.
@@ -257,7 +271,25 @@ func (e *Engine) memoriesOf(j *Job) []store.Put {
 			})
 		}
 	}
-	return puts
+	return puts, a.ID
+}
+
+// assistantOf decodes the answer from the job's copy of the response.
+func (e *Engine) assistantOf(j *Job) extract.Assistant {
+	if len(j.Response) == 0 {
+		return extract.Assistant{}
+	}
+	body, err := contentenc.Decode(j.ContentEncoding, j.Response, maxDecoded, j.Truncated)
+	if err == nil {
+		var a extract.Assistant
+		if a, err = extract.Decode(j.Dialect, j.ContentType, body); err == nil || j.Truncated {
+			return a
+		}
+	}
+	if c := e.log().Check(zap.DebugLevel, "could not decode the assistant turn"); c != nil {
+		c.Write(zap.String("content_type", j.ContentType), zap.String("content_encoding", j.ContentEncoding), zap.Error(err))
+	}
+	return extract.Assistant{}
 }
 
 func shortHash(s string) string {

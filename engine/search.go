@@ -19,6 +19,11 @@ type SearchRequest struct {
 	Limit       int
 	// MinScore drops hits whose text relevance (BM25) is below it.
 	MinScore float64
+	// ExcludeTurn leaves out the memories learned from this turn (see
+	// TurnKey): its transcript and its facts. A request never needs to be
+	// told what it says itself, and a tool-call loop re-sending the same turn
+	// then gets the same block each time.
+	ExcludeTurn string
 }
 
 // Result is a retrieved memory.
@@ -66,6 +71,9 @@ func (e *Engine) Search(ctx context.Context, r SearchRequest) ([]Result, error) 
 			if m.Owner != r.Owner || !m.Active(now) || (r.OnlySession && m.Session != r.Session) {
 				continue
 			}
+			if r.ExcludeTurn != "" && (m.Key == r.ExcludeTurn || m.Meta["turn"] == r.ExcludeTurn) {
+				continue
+			}
 			mems[m.ID], score[m.ID] = m, h.Score
 			cands = append(cands, index.Candidate{ID: m.ID, Score: h.Score, Kind: m.Kind, Updated: m.UpdatedAt, Mentions: m.Mentions})
 		}
@@ -90,4 +98,10 @@ func (e *Engine) Search(ctx context.Context, r SearchRequest) ([]Result, error) 
 		}
 	}
 	return out, nil
+}
+
+// ConversationOf returns the conversation a provider response id belongs to,
+// for requests that continue from a response rather than resend history.
+func (e *Engine) ConversationOf(owner, ref string) string {
+	return e.store.Conversation(owner, ref)
 }

@@ -1,7 +1,7 @@
 // Package extract owns the response side of each LLM wire format: decoding a
 // JSON or streamed body into the assistant's turn, stripping any injected
-// memory block, and the rule-based extractor that turns what a user says into
-// standalone facts with stable keys. It writes nothing.
+// memory block or quoted memory, and the rule-based extractor that turns what
+// a user says into standalone facts with stable keys. It writes nothing.
 package extract
 
 import (
@@ -27,25 +27,50 @@ type Assistant struct {
 // ErrUnknownFormat means the body is in a format this dialect does not decode.
 var ErrUnknownFormat = errors.New("unknown response format")
 
+// decoder reads one dialect's body of one media type.
+type decoder func(body []byte) (Assistant, error)
+
+var decoders = map[string]map[string]decoder{
+	inject.NameOpenAIChat: {
+		"application/json":  openAIChatJSON,
+		"text/event-stream": openAIChatSSE,
+	},
+	inject.NameAnthropic: {
+		"application/json":  anthropicJSON,
+		"text/event-stream": anthropicSSE,
+	},
+	inject.NameOllama: {
+		"application/json":     ollamaNDJSON, // one object is one line
+		"application/x-ndjson": ollamaNDJSON,
+	},
+	inject.NameOpenAIResponses: {
+		"application/json":  responsesJSON,
+		"text/event-stream": responsesSSE,
+	},
+}
+
+// Decodes reports whether Decode reads responses of this media type for
+// some dialect.
+func Decodes(contentType string) bool {
+	mt, _, _ := mime.ParseMediaType(contentType)
+	for _, byType := range decoders {
+		if byType[mt] != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // Decode reads the assistant turn from a response body of the named dialect.
-// A stream cut short decodes to what arrived.
+// A stream cut short decodes to what arrived. Injected memory blocks the
+// model quoted back are removed from the text.
 func Decode(dialect, contentType string, body []byte) (Assistant, error) {
 	mt, _, _ := mime.ParseMediaType(contentType)
-	var a Assistant
-	var err error
-	switch dialect {
-	case inject.OpenAIChat{}.Name():
-		switch mt {
-		case "application/json":
-			a, err = openAIChatJSON(body)
-		case "text/event-stream":
-			a, err = openAIChatSSE(body)
-		default:
-			return a, fmt.Errorf("%w: %s", ErrUnknownFormat, mt)
-		}
-	default:
-		return a, fmt.Errorf("%w: dialect %q", ErrUnknownFormat, dialect)
+	dec := decoders[dialect][strings.ToLower(mt)]
+	if dec == nil {
+		return Assistant{}, fmt.Errorf("%w: %s for %q", ErrUnknownFormat, mt, dialect)
 	}
+	a, err := dec(body)
 	a.Text = strings.TrimSpace(inject.Strip(a.Text))
 	return a, err
 }
@@ -94,6 +119,150 @@ func openAIChatSSE(body []byte) (Assistant, error) {
 	})
 	a.Text = text.String()
 	a.ToolCalls = len(tools)
+	return a, err
+}
+
+func anthropicJSON(body []byte) (Assistant, error) {
+	if !gjson.ValidBytes(body) {
+		return Assistant{}, errors.New("response is not valid JSON")
+	}
+	r := gjson.ParseBytes(body)
+	a := Assistant{ID: r.Get("id").String()}
+	var parts []string
+	r.Get("content").ForEach(func(_, b gjson.Result) bool {
+		switch b.Get("type").String() {
+		case "text":
+			parts = append(parts, b.Get("text").String())
+		case "tool_use", "server_tool_use":
+			a.ToolCalls++
+		}
+		return true // thinking blocks are not the answer
+	})
+	a.Text = strings.Join(parts, "")
+	return a, nil
+}
+
+func anthropicSSE(body []byte) (Assistant, error) {
+	var a Assistant
+	var text strings.Builder
+	err := events(body, func(_, data string) bool {
+		if !gjson.Valid(data) {
+			return true
+		}
+		r := gjson.Parse(data)
+		switch r.Get("type").String() {
+		case "message_start":
+			a.ID = r.Get("message.id").String()
+		case "content_block_start":
+			switch r.Get("content_block.type").String() {
+			case "tool_use", "server_tool_use":
+				a.ToolCalls++
+			case "text":
+				text.WriteString(r.Get("content_block.text").String())
+			}
+		case "content_block_delta":
+			if r.Get("delta.type").String() == "text_delta" {
+				text.WriteString(r.Get("delta.text").String())
+			}
+		case "message_stop":
+			return false
+		}
+		return true
+	})
+	a.Text = text.String()
+	return a, err
+}
+
+// ollamaNDJSON reads Ollama's answers: one JSON object, or one per line when
+// streaming. Ollama gives no response id.
+func ollamaNDJSON(body []byte) (Assistant, error) {
+	var a Assistant
+	var text strings.Builder
+	sc := bufio.NewScanner(bytes.NewReader(body))
+	sc.Buffer(make([]byte, 0, 64*1024), len(body)+1)
+	valid := 0
+	for sc.Scan() {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 || !gjson.ValidBytes(line) {
+			continue // a line cut off at the end of a capped copy
+		}
+		valid++
+		m := gjson.GetBytes(line, "message")
+		text.WriteString(m.Get("content").String())
+		a.ToolCalls += len(m.Get("tool_calls").Array())
+	}
+	a.Text = text.String()
+	if valid == 0 && len(bytes.TrimSpace(body)) > 0 {
+		return a, errors.New("response holds no JSON object")
+	}
+	return a, sc.Err()
+}
+
+func responsesJSON(body []byte) (Assistant, error) {
+	if !gjson.ValidBytes(body) {
+		return Assistant{}, errors.New("response is not valid JSON")
+	}
+	return responseObject(gjson.ParseBytes(body)), nil
+}
+
+// responseObject reads a response object's output items.
+func responseObject(r gjson.Result) Assistant {
+	a := Assistant{ID: r.Get("id").String()}
+	var parts []string
+	r.Get("output").ForEach(func(_, it gjson.Result) bool {
+		switch it.Get("type").String() {
+		case "message":
+			it.Get("content").ForEach(func(_, c gjson.Result) bool {
+				if c.Get("type").String() == "output_text" {
+					parts = append(parts, c.Get("text").String())
+				}
+				return true
+			})
+		case "function_call", "custom_tool_call", "computer_call":
+			a.ToolCalls++
+		}
+		return true
+	})
+	a.Text = strings.Join(parts, "\n")
+	return a
+}
+
+func responsesSSE(body []byte) (Assistant, error) {
+	var a Assistant
+	var text strings.Builder
+	var final *Assistant
+	err := events(body, func(_, data string) bool {
+		if !gjson.Valid(data) {
+			return true
+		}
+		r := gjson.Parse(data)
+		switch r.Get("type").String() {
+		case "response.created", "response.in_progress":
+			if a.ID == "" {
+				a.ID = r.Get("response.id").String()
+			}
+		case "response.output_text.delta":
+			text.WriteString(r.Get("delta").String())
+		case "response.output_item.added":
+			switch r.Get("item.type").String() {
+			case "function_call", "custom_tool_call", "computer_call":
+				a.ToolCalls++
+			}
+		case "response.completed", "response.incomplete":
+			f := responseObject(r.Get("response"))
+			final = &f
+			return false
+		}
+		return true
+	})
+	if final != nil && (final.Text != "" || text.Len() == 0) {
+		// The completed response is authoritative when the stream got that far.
+		if final.ID == "" {
+			final.ID = a.ID
+		}
+		return *final, err
+	}
+	a.Text = text.String()
 	return a, err
 }
 

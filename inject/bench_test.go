@@ -31,7 +31,7 @@ func BenchmarkParseAndInject(b *testing.B) {
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	for b.Loop() {
-		r, err := OpenAIChat{}.Parse(body)
+		r, err := OpenAIChat.Parse(body)
 		if err != nil {
 			b.Fatal(err)
 		}

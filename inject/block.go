@@ -65,8 +65,13 @@ func Render(items []Item, maxTokens, maxItems int) (string, []int) {
 	return b.String(), kept
 }
 
+// ItemText is an item's text as the block shows it: one line, truncated.
+func ItemText(it Item) string {
+	return Truncate(strings.Join(strings.Fields(it.Text), " "), MaxItemTokens)
+}
+
 func renderLine(it Item) string {
-	text := Truncate(strings.Join(strings.Fields(it.Text), " "), MaxItemTokens)
+	text := ItemText(it)
 	if it.Time.IsZero() {
 		return "- " + text + "\n"
 	}

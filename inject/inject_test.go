@@ -30,7 +30,7 @@ const fullBody = `{"model":"gpt-4o","seed":12345678901234567890,"temperature":0.
 
 func mustParse(t *testing.T, body string) *Request {
 	t.Helper()
-	r, err := OpenAIChat{}.Parse([]byte(body))
+	r, err := OpenAIChat.Parse([]byte(body))
 	if err != nil {
 		t.Fatalf("Parse(%s): %v", body, err)
 	}
@@ -143,8 +143,8 @@ func TestDialectLookup(t *testing.T) {
 	if d := ByName("openai_chat"); d == nil {
 		t.Error("ByName(openai_chat) = nil")
 	}
-	if d := ByName("anthropic"); d != nil {
-		t.Errorf("ByName(anthropic) = %v, want nil", d)
+	if d := ByName("gemini"); d != nil {
+		t.Errorf("ByName(gemini) = %v, want nil", d)
 	}
 }
 
@@ -194,7 +194,7 @@ func TestParseValid(t *testing.T) {
 				`{"role":"tool","tool_call_id":"call_1","content":"{\"temp\":-3}"},` +
 				`{"role":"function","name":"legacy","content":"ok"}]}`,
 			model: "m",
-			msgs:  []msg{{"user", "Weather in Oslo?"}, {"assistant", ""}, {"tool", `{"temp":-3}`}, {"function", "ok"}},
+			msgs:  []msg{{"user", "Weather in Oslo?"}, {"assistant", ""}, {"tool", `{"temp":-3}`}, {"tool", "ok"}},
 		},
 		{
 			name:  "big numbers and response_format",
@@ -264,7 +264,7 @@ func TestParseRejects(t *testing.T) {
 		{`{"messages":[{"role":"user","content":"hi"},[{"role":"user"}]]}`, ErrNotChat},
 	}
 	for _, tt := range tests {
-		r, err := OpenAIChat{}.Parse([]byte(tt.body))
+		r, err := OpenAIChat.Parse([]byte(tt.body))
 		if !errors.Is(err, tt.want) || r != nil {
 			t.Errorf("Parse(%s) = %v, %v; want nil, %v", tt.body, r, err, tt.want)
 		}
@@ -923,7 +923,7 @@ func FuzzInject(f *testing.F) {
 	}
 	f.Add([]byte(fuzzSeeds[1]), "")
 	f.Fuzz(func(t *testing.T, body []byte, block string) {
-		r, err := OpenAIChat{}.Parse(body)
+		r, err := OpenAIChat.Parse(body)
 		if err != nil {
 			if !errors.Is(err, ErrNotJSON) && !errors.Is(err, ErrNotChat) {
 				t.Fatalf("Parse error %v is neither ErrNotJSON nor ErrNotChat", err)

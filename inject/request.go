@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/tidwall/gjson"
 )
 
 // Placement says where a memory block goes in a chat request.
@@ -53,10 +55,21 @@ type Message struct {
 // Request is a parsed chat request. Its body is never modified; Inject
 // returns a new body.
 type Request struct {
-	Dialect  string
-	Model    string
-	Stream   bool
+	Dialect string
+	Model   string
+	Stream  bool
+	// Messages are the conversation's messages with roles normalised to
+	// system, developer, user, assistant and tool (tool results, whatever
+	// the format calls them).
 	Messages []Message
+	// System is instructions given outside the messages (Anthropic's
+	// "system", the responses API's "instructions").
+	System string
+	// Thread is an id the request itself gives its conversation: the
+	// responses API's "conversation", or "previous_response_id", which
+	// names the response this request continues.
+	Thread       string
+	ThreadIsPrev bool // Thread is a previous response id
 
 	body   []byte
 	inject func(block string, p Placement) ([]byte, error)
@@ -116,7 +129,7 @@ func (r *Request) UserTurns() int {
 // unchanged every turn, so every request of one conversation gets the same id
 // without the client sending one.
 func (r *Request) Conversation() string {
-	var sys, user string
+	sys, user := Strip(r.System), ""
 	for _, m := range r.Messages {
 		switch {
 		case sys == "" && (m.Role == "system" || m.Role == "developer"):
@@ -181,4 +194,125 @@ func joinText(parts []string) string {
 		}
 	}
 	return strings.Join(kept, "\n")
+}
+
+// parseObject validates body and returns its top-level object.
+func parseObject(body []byte) (gjson.Result, error) {
+	if !gjson.ValidBytes(body) {
+		return gjson.Result{}, ErrNotJSON
+	}
+	root := gjson.ParseBytes(body)
+	if !root.IsObject() {
+		return gjson.Result{}, ErrNotChat
+	}
+	return root, nil
+}
+
+// duplicateKeys reports whether obj repeats one of keys. gjson reads the
+// first of duplicate keys and most servers the last; rather than rewrite a
+// value the upstream may not read, such bodies pass through.
+func duplicateKeys(obj gjson.Result, keys ...string) bool {
+	seen := make(map[string]bool, len(keys))
+	dup := false
+	obj.ForEach(func(k, _ gjson.Result) bool {
+		for _, want := range keys {
+			if k.Str == want {
+				if seen[want] {
+					dup = true
+					return false
+				}
+				seen[want] = true
+			}
+		}
+		return true
+	})
+	return dup
+}
+
+// contentText reads a content value: a string, or an array of parts of which
+// the text parts count (images, audio, files and tool results do not).
+func contentText(c gjson.Result) string {
+	if c.Type == gjson.String {
+		return c.String()
+	}
+	if !c.IsArray() {
+		return ""
+	}
+	var parts []string
+	c.ForEach(func(_, p gjson.Result) bool {
+		switch p.Get("type").String() {
+		case "text", "input_text", "output_text":
+			parts = append(parts, p.Get("text").String())
+		}
+		return true
+	})
+	return joinText(parts)
+}
+
+// appendToContent adds block after a string content, or as a last part of an
+// array content.
+func appendToContent(body []byte, c gjson.Result, block string, part func(string) []byte) ([]byte, bool) {
+	if !spanOK(body, c) {
+		return nil, false
+	}
+	switch {
+	case c.Type == gjson.String:
+		return replace(body, c.Index, c.Index+len(c.Raw), jsonString(c.String()+"\n\n"+block)), true
+	case c.IsArray():
+		end := c.Index + len(c.Raw) - 1 // the closing ']'
+		if len(c.Array()) == 0 {
+			return splice(body, end, part(block)), true
+		}
+		return splice(body, end, []byte(","), part(block)), true
+	}
+	return nil, false
+}
+
+// prependToContent puts block before a string content, or as a first part
+// of an array content.
+func prependToContent(body []byte, c gjson.Result, block string, part func(string) []byte) ([]byte, bool) {
+	if !spanOK(body, c) {
+		return nil, false
+	}
+	switch {
+	case c.Type == gjson.String:
+		return replace(body, c.Index, c.Index+len(c.Raw), jsonString(block+"\n\n"+c.String())), true
+	case c.IsArray():
+		return insertPart(body, c, 0, part(block)), true
+	}
+	return nil, false
+}
+
+// insertPart inserts a part into the array arr before its element at, or at
+// the end when at is past the last element.
+func insertPart(body []byte, arr gjson.Result, at int, part []byte) []byte {
+	elems := arr.Array()
+	switch {
+	case len(elems) == 0:
+		return splice(body, arr.Index+1, part)
+	case at < len(elems):
+		return splice(body, elementStart(arr, at), part, []byte(","))
+	default:
+		return splice(body, arr.Index+len(arr.Raw)-1, []byte(","), part)
+	}
+}
+
+// elementStart is the offset of element i of an array value.
+func elementStart(arr gjson.Result, i int) int {
+	at, n := -1, 0
+	arr.ForEach(func(_, v gjson.Result) bool {
+		if n == i {
+			at = v.Index
+			return false
+		}
+		n++
+		return true
+	})
+	return at
+}
+
+// spanOK checks that a value's recorded offset really points at its bytes; we
+// only ever splice at offsets we have verified.
+func spanOK(body []byte, v gjson.Result) bool {
+	return v.Index > 0 && v.Index+len(v.Raw) <= len(body) && string(body[v.Index:v.Index+len(v.Raw)]) == v.Raw
 }

@@ -332,6 +332,9 @@ func (t *Tx) ownerBucket(owner string, create bool) (*bolt.Bucket, error) {
 	if _, err := ob.CreateBucket(bucketKeys); err != nil {
 		return nil, err
 	}
+	if _, err := ob.CreateBucket(bucketRefs); err != nil {
+		return nil, err
+	}
 	return ob, nil
 }
 
@@ -359,4 +362,41 @@ func getMemory(ob *bolt.Bucket, id uint64) (*Memory, error) {
 		return nil, fmt.Errorf("decoding memory %d: %w", id, err)
 	}
 	return m, nil
+}
+
+// maxRefLen bounds a response id kept for conversation lookups.
+const maxRefLen = 256
+
+// SetConversation records that the provider's response ref belongs to a
+// conversation, so a later request continuing from that response (the
+// responses API's previous_response_id) joins the same conversation.
+func (t *Tx) SetConversation(owner, ref, conversation string) error {
+	if ref == "" || conversation == "" || len(ref) > maxRefLen {
+		return nil
+	}
+	ob, err := t.ownerBucket(owner, true)
+	if err != nil {
+		return err
+	}
+	refs := ob.Bucket(bucketRefs)
+	if refs == nil { // a partition from before refs existed
+		if refs, err = ob.CreateBucket(bucketRefs); err != nil {
+			return err
+		}
+	}
+	return refs.Put([]byte(ref), []byte(conversation))
+}
+
+// Conversation returns the conversation a response ref belongs to, or "".
+func (s *DB) Conversation(owner, ref string) string {
+	var c string
+	_ = s.bolt.View(func(tx *bolt.Tx) error {
+		if ob := tx.Bucket(bucketOwners).Bucket([]byte(owner)); ob != nil {
+			if refs := ob.Bucket(bucketRefs); refs != nil {
+				c = string(refs.Get([]byte(ref)))
+			}
+		}
+		return nil
+	})
+	return c
 }

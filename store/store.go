@@ -7,7 +7,8 @@
 // Layout of the file:
 //
 //	meta/      "secret" → 32 random bytes (HMAC key for owner ids), "shards" → K
-//	owners/    <owner id> → bucket { m/: id → Memory JSON, k/: key → id }
+//	owners/    <owner id> → bucket { m/: id → Memory JSON, k/: key → id,
+//	                                 r/: response id → conversation id }
 //	ids/       id → owner id (find a memory's partition from its id alone)
 //	changes/   seq → owner id + id (every change, in the transaction that made it)
 //	jobs/      seq → job bytes (opaque to the store)
@@ -41,6 +42,7 @@ var (
 
 	bucketMem  = []byte("m")
 	bucketKeys = []byte("k")
+	bucketRefs = []byte("r")
 
 	keySecret = []byte("secret")
 	keyShards = []byte("shards")
