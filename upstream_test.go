@@ -2,7 +2,9 @@ package memory
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -14,24 +16,32 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/caddy-memory/memory/contentenc"
 	"github.com/caddy-memory/memory/inject"
 )
 
-// fakeOpenAI is an upstream that speaks OpenAI chat completions, JSON and
-// SSE, and records every request it receives and every byte it sends.
-type fakeOpenAI struct {
+// fakeLLM is an upstream that speaks each wire format the handler knows,
+// JSON and streamed, the way the real providers do, and records every
+// request it receives and every byte it sends.
+type fakeLLM struct {
 	*httptest.Server
 	t *testing.T
 
 	mu       sync.Mutex
 	requests []recorded
 
-	// answer decides the assistant's reply; default "Noted."
+	// answer decides the assistant's reply from the request body; default
+	// "Noted.". A reply starting with toolPrefix is sent as a tool call.
 	answer func(body []byte) string
-	// gate, when set, makes the SSE stream wait for a value after each chunk,
-	// so a test can prove the client saw a chunk before the next is sent.
+	// gate, when set, makes a stream wait for a value after each chunk, so a
+	// test can prove the client saw a chunk before the next was sent.
 	gate chan struct{}
+	// gzip compresses answers whatever the request asked for.
+	gzip bool
 }
+
+// toolPrefix marks an answer that is a call to the tool named after it.
+const toolPrefix = "TOOL:"
 
 type recorded struct {
 	Method, Path string
@@ -40,81 +50,309 @@ type recorded struct {
 	Response     []byte // exactly what was written back
 }
 
-func newFakeOpenAI(t *testing.T) *fakeOpenAI {
-	f := &fakeOpenAI{t: t}
+func newFakeLLM(t *testing.T) *fakeLLM {
+	f := &fakeLLM{t: t}
 	f.Server = httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(f.Close)
 	return f
 }
 
-// addr is host:port for a Caddyfile reverse_proxy line.
-func (f *fakeOpenAI) addr() string { return strings.TrimPrefix(f.URL, "http://") }
+// newFakeOpenAI is newFakeLLM under the name the first tests knew it by.
+func newFakeOpenAI(t *testing.T) *fakeLLM { return newFakeLLM(t) }
 
-func (f *fakeOpenAI) serve(w http.ResponseWriter, r *http.Request) {
+// addr is host:port for a Caddyfile reverse_proxy line.
+func (f *fakeLLM) addr() string { return strings.TrimPrefix(f.URL, "http://") }
+
+// streamer writes one response, chunk by chunk.
+type streamer struct {
+	f     *fakeLLM
+	w     http.ResponseWriter
+	rc    *http.ResponseController
+	out   bytes.Buffer // what the client is sent, before any compression
+	gz    *gzip.Writer
+	wire  bytes.Buffer // what went on the wire
+	begun bool
+}
+
+func (s *streamer) start(contentType string, stream bool) {
+	s.w.Header().Set("Content-Type", contentType)
+	if stream {
+		s.w.Header().Set("Cache-Control", "no-cache")
+	}
+	if s.f.gzip {
+		s.w.Header().Set("Content-Encoding", "gzip")
+		s.gz = gzip.NewWriter(io.MultiWriter(s.w, &s.wire))
+	}
+	s.w.WriteHeader(http.StatusOK)
+	s.begun = true
+}
+
+// chunk writes one piece and, when streaming, flushes it and waits at the gate.
+func (s *streamer) chunk(p string, stream bool) {
+	s.out.WriteString(p)
+	if s.gz != nil {
+		io.WriteString(s.gz, p)
+		if stream {
+			s.gz.Flush()
+		}
+	} else {
+		s.wire.WriteString(p)
+		io.WriteString(s.w, p)
+	}
+	if !stream {
+		return
+	}
+	s.rc.Flush()
+	if s.f.gate != nil {
+		select {
+		case <-s.f.gate:
+		case <-time.After(5 * time.Second):
+			s.f.t.Errorf("the client did not receive a streamed chunk within 5s: the proxy is holding it back")
+		}
+	}
+}
+
+func (s *streamer) end() {
+	if s.gz != nil {
+		s.gz.Close()
+	}
+}
+
+func (f *fakeLLM) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	rec := recorded{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body}
-	var out bytes.Buffer
+	s := &streamer{f: f, w: w, rc: http.NewResponseController(w)}
 	defer func() {
-		rec.Response = out.Bytes()
+		rec.Response = s.wire.Bytes()
 		f.mu.Lock()
 		f.requests = append(f.requests, rec)
 		f.mu.Unlock()
 	}()
-	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/chat/completions") || !gjson.ValidBytes(body) {
-		w.Header().Set("Content-Type", "text/plain")
-		out.WriteString("upstream ok")
-		w.Write(out.Bytes())
+	dialect := inject.ForPath(r.URL.Path)
+	if enc := r.Header.Get("Content-Encoding"); !contentenc.Identity(enc) {
+		// Like the providers, read compressed request bodies; the recording
+		// keeps the bytes as received.
+		decoded, err := contentenc.Decode(enc, body, 8<<20, false)
+		if errors.Is(err, contentenc.ErrTooLarge) {
+			http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
+			return
+		}
+		if err != nil {
+			http.Error(w, "cannot decode body: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		body = decoded
+	}
+	if r.Method != http.MethodPost || dialect == nil || !gjson.ValidBytes(body) {
+		s.start("text/plain", false)
+		s.chunk("upstream ok", false)
+		s.end()
 		return
 	}
 	text := "Noted."
 	if f.answer != nil {
 		text = f.answer(body)
 	}
-	if !gjson.GetBytes(body, "stream").Bool() {
-		b, _ := json.Marshal(map[string]any{
+	tool := ""
+	if strings.HasPrefix(text, toolPrefix) {
+		tool, text = strings.TrimPrefix(text, toolPrefix), ""
+	}
+	stream := gjson.GetBytes(body, "stream").Bool()
+	switch dialect.Name() {
+	case inject.NameOpenAIChat:
+		openAIChatAnswer(s, stream, text, tool)
+	case inject.NameAnthropic:
+		anthropicAnswer(s, stream, text, tool)
+	case inject.NameOllama:
+		if v := gjson.GetBytes(body, "stream"); !v.Exists() {
+			stream = true // Ollama streams unless told not to
+		}
+		ollamaAnswer(s, stream, text, tool)
+	case inject.NameOpenAIResponses:
+		responsesAnswer(s, stream, text, tool)
+	}
+	s.end()
+}
+
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+// words splits an answer into streamed pieces, keeping the spaces.
+func words(text string) []string {
+	if text == "" {
+		return nil
+	}
+	return strings.SplitAfter(text, " ")
+}
+
+func openAIChatAnswer(s *streamer, stream bool, text, tool string) {
+	var toolCalls []any
+	if tool != "" {
+		toolCalls = []any{map[string]any{"id": "call_1", "type": "function",
+			"function": map[string]any{"name": tool, "arguments": `{"city":"Oslo"}`}}}
+	}
+	if !stream {
+		msg := map[string]any{"role": "assistant", "content": text, "refusal": nil}
+		finish := "stop"
+		if tool != "" {
+			msg["content"], msg["tool_calls"], finish = nil, toolCalls, "tool_calls"
+		}
+		s.start("application/json", false)
+		s.chunk(mustJSON(map[string]any{
 			"id": "chatcmpl-json", "object": "chat.completion", "created": 1, "model": "fake",
-			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
-				"message": map[string]any{"role": "assistant", "content": text}}},
-			"usage": map[string]any{"prompt_tokens": 10, "completion_tokens": 3, "total_tokens": 13},
-		})
-		w.Header().Set("Content-Type", "application/json")
-		out.Write(b)
-		w.Write(b)
+			"choices": []any{map[string]any{"index": 0, "finish_reason": finish, "logprobs": nil, "message": msg}},
+			"usage":   map[string]any{"prompt_tokens": 10, "completion_tokens": 3, "total_tokens": 13},
+		}), false)
 		return
 	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	rc := http.NewResponseController(w)
-	send := func(chunk string) {
-		out.WriteString(chunk)
-		io.WriteString(w, chunk)
-		rc.Flush()
-		if f.gate != nil {
-			select {
-			case <-f.gate:
-			case <-time.After(5 * time.Second):
-				f.t.Errorf("the client did not receive a streamed chunk within 5s: the proxy is holding it back")
-			}
-		}
-	}
 	chunk := func(delta map[string]any, finish any) string {
-		b, _ := json.Marshal(map[string]any{
+		return "data: " + mustJSON(map[string]any{
 			"id": "chatcmpl-sse", "object": "chat.completion.chunk", "created": 1, "model": "fake",
 			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}},
-		})
-		return "data: " + string(b) + "\n\n"
+		}) + "\n\n"
 	}
-	send(chunk(map[string]any{"role": "assistant", "content": ""}, nil))
-	for _, word := range strings.SplitAfter(text, " ") {
-		send(chunk(map[string]any{"content": word}, nil))
+	s.start("text/event-stream", true)
+	s.chunk(chunk(map[string]any{"role": "assistant", "content": ""}, nil), true)
+	for _, w := range words(text) {
+		s.chunk(chunk(map[string]any{"content": w}, nil), true)
 	}
-	send(chunk(map[string]any{}, "stop"))
-	send("data: [DONE]\n\n")
+	finish := "stop"
+	if tool != "" {
+		finish = "tool_calls"
+		s.chunk(chunk(map[string]any{"tool_calls": []any{map[string]any{"index": 0, "id": "call_1", "type": "function",
+			"function": map[string]any{"name": tool, "arguments": `{"city":"Oslo"}`}}}}, nil), true)
+	}
+	s.chunk(chunk(map[string]any{}, finish), true)
+	s.chunk("data: [DONE]\n\n", true)
+}
+
+func anthropicAnswer(s *streamer, stream bool, text, tool string) {
+	stop := "end_turn"
+	var content []any
+	if text != "" {
+		content = append(content, map[string]any{"type": "text", "text": text})
+	}
+	if tool != "" {
+		stop = "tool_use"
+		content = append(content, map[string]any{"type": "tool_use", "id": "toolu_01", "name": tool, "input": map[string]any{"city": "Oslo"}})
+	}
+	usage := map[string]any{"input_tokens": 10, "output_tokens": 3}
+	if !stream {
+		s.start("application/json", false)
+		s.chunk(mustJSON(map[string]any{
+			"id": "msg_json", "type": "message", "role": "assistant", "model": "claude-fake",
+			"content": content, "stop_reason": stop, "stop_sequence": nil, "usage": usage,
+		}), false)
+		return
+	}
+	event := func(name string, data map[string]any) string {
+		data["type"] = name
+		return "event: " + name + "\ndata: " + mustJSON(data) + "\n\n"
+	}
+	s.start("text/event-stream", true)
+	s.chunk(event("message_start", map[string]any{"message": map[string]any{
+		"id": "msg_sse", "type": "message", "role": "assistant", "model": "claude-fake", "content": []any{},
+		"stop_reason": nil, "stop_sequence": nil, "usage": map[string]any{"input_tokens": 10, "output_tokens": 1}}}), true)
+	s.chunk(event("ping", map[string]any{}), true)
+	index := 0
+	if text != "" {
+		s.chunk(event("content_block_start", map[string]any{"index": index, "content_block": map[string]any{"type": "text", "text": ""}}), true)
+		for _, w := range words(text) {
+			s.chunk(event("content_block_delta", map[string]any{"index": index, "delta": map[string]any{"type": "text_delta", "text": w}}), true)
+		}
+		s.chunk(event("content_block_stop", map[string]any{"index": index}), true)
+		index++
+	}
+	if tool != "" {
+		s.chunk(event("content_block_start", map[string]any{"index": index, "content_block": map[string]any{"type": "tool_use", "id": "toolu_01", "name": tool, "input": map[string]any{}}}), true)
+		s.chunk(event("content_block_delta", map[string]any{"index": index, "delta": map[string]any{"type": "input_json_delta", "partial_json": `{"city":"Oslo"}`}}), true)
+		s.chunk(event("content_block_stop", map[string]any{"index": index}), true)
+	}
+	s.chunk(event("message_delta", map[string]any{"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": map[string]any{"output_tokens": 3}}), true)
+	s.chunk(event("message_stop", map[string]any{}), true)
+}
+
+func ollamaAnswer(s *streamer, stream bool, text, tool string) {
+	msg := func(content string) map[string]any {
+		return map[string]any{"role": "assistant", "content": content}
+	}
+	final := map[string]any{"model": "llama-fake", "created_at": "2026-11-21T10:00:00Z", "message": msg(text),
+		"done": true, "done_reason": "stop", "total_duration": 1000, "eval_count": 3}
+	if tool != "" {
+		final["message"] = map[string]any{"role": "assistant", "content": "",
+			"tool_calls": []any{map[string]any{"function": map[string]any{"name": tool, "arguments": map[string]any{"city": "Oslo"}}}}}
+	}
+	if !stream {
+		s.start("application/json; charset=utf-8", false)
+		s.chunk(mustJSON(final), false)
+		return
+	}
+	s.start("application/x-ndjson", true)
+	for _, w := range words(text) {
+		s.chunk(mustJSON(map[string]any{"model": "llama-fake", "created_at": "2026-11-21T10:00:00Z", "message": msg(w), "done": false})+"\n", true)
+	}
+	if tool == "" {
+		final["message"] = msg("")
+	}
+	s.chunk(mustJSON(final)+"\n", true)
+}
+
+func responsesAnswer(s *streamer, stream bool, text, tool string) {
+	var output []any
+	if text != "" {
+		output = append(output, map[string]any{"type": "message", "id": "msg_1", "status": "completed", "role": "assistant",
+			"content": []any{map[string]any{"type": "output_text", "text": text, "annotations": []any{}}}})
+	}
+	if tool != "" {
+		output = append(output, map[string]any{"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": tool,
+			"arguments": `{"city":"Oslo"}`, "status": "completed"})
+	}
+	response := func(status string, out []any) map[string]any {
+		return map[string]any{"id": "resp_fake", "object": "response", "created_at": 1, "status": status,
+			"model": "gpt-fake", "output": out, "parallel_tool_calls": true, "tool_choice": "auto", "tools": []any{},
+			"usage": map[string]any{"input_tokens": 10, "output_tokens": 3, "total_tokens": 13,
+				"input_tokens_details": map[string]any{"cached_tokens": 0}, "output_tokens_details": map[string]any{"reasoning_tokens": 0}}}
+	}
+	if !stream {
+		s.start("application/json", false)
+		s.chunk(mustJSON(response("completed", output)), false)
+		return
+	}
+	seq := 0
+	event := func(name string, data map[string]any) string {
+		data["type"], data["sequence_number"] = name, seq
+		seq++
+		return "event: " + name + "\ndata: " + mustJSON(data) + "\n\n"
+	}
+	s.start("text/event-stream", true)
+	s.chunk(event("response.created", map[string]any{"response": response("in_progress", []any{})}), true)
+	index := 0
+	if text != "" {
+		s.chunk(event("response.output_item.added", map[string]any{"output_index": index, "item": map[string]any{
+			"type": "message", "id": "msg_1", "status": "in_progress", "role": "assistant", "content": []any{}}}), true)
+		s.chunk(event("response.content_part.added", map[string]any{"item_id": "msg_1", "output_index": index, "content_index": 0,
+			"part": map[string]any{"type": "output_text", "text": "", "annotations": []any{}}}), true)
+		for _, w := range words(text) {
+			s.chunk(event("response.output_text.delta", map[string]any{"item_id": "msg_1", "output_index": index, "content_index": 0, "delta": w}), true)
+		}
+		s.chunk(event("response.output_text.done", map[string]any{"item_id": "msg_1", "output_index": index, "content_index": 0, "text": text}), true)
+		s.chunk(event("response.output_item.done", map[string]any{"output_index": index, "item": output[0]}), true)
+		index++
+	}
+	if tool != "" {
+		s.chunk(event("response.output_item.added", map[string]any{"output_index": index, "item": output[len(output)-1]}), true)
+		s.chunk(event("response.output_item.done", map[string]any{"output_index": index, "item": output[len(output)-1]}), true)
+	}
+	s.chunk(event("response.completed", map[string]any{"response": response("completed", output)}), true)
 }
 
 // last returns the latest request to a path suffix.
-func (f *fakeOpenAI) last(suffix string) recorded {
+func (f *fakeLLM) last(suffix string) recorded {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for i := len(f.requests) - 1; i >= 0; i-- {
@@ -126,7 +364,7 @@ func (f *fakeOpenAI) last(suffix string) recorded {
 	return recorded{}
 }
 
-func (f *fakeOpenAI) all() []recorded {
+func (f *fakeLLM) all() []recorded {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]recorded(nil), f.requests...)
@@ -138,9 +376,7 @@ func chatBody(stream bool, msgs ...map[string]any) []byte {
 	return b
 }
 
-func msg(role, content string) map[string]any {
-	return map[string]any{"role": role, "content": content}
-}
+func msg(role, content string) map[string]any { return map[string]any{"role": role, "content": content} }
 
 // messages decodes the upstream's view of a request's messages.
 func messages(t *testing.T, body []byte) []map[string]any {
@@ -154,6 +390,7 @@ func messages(t *testing.T, body []byte) []map[string]any {
 	return v.Messages
 }
 
+// contentString joins the text of a message's content, whatever its shape.
 func contentString(t *testing.T, m map[string]any) string {
 	t.Helper()
 	switch c := m["content"].(type) {
@@ -162,8 +399,11 @@ func contentString(t *testing.T, m map[string]any) string {
 	case []any:
 		var parts []string
 		for _, p := range c {
-			if pm, ok := p.(map[string]any); ok && pm["type"] == "text" {
-				parts = append(parts, fmt.Sprint(pm["text"]))
+			if pm, ok := p.(map[string]any); ok {
+				switch pm["type"] {
+				case "text", "input_text", "output_text":
+					parts = append(parts, fmt.Sprint(pm["text"]))
+				}
 			}
 		}
 		return strings.Join(parts, "\n")
