@@ -31,7 +31,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //
 //	memory [<matcher>] {
 //	    storage       <directory>
-//	    owner         <placeholder template>
+//	    owner         <placeholder template>...
 //	    session       <placeholder template>
 //	    scope         owner|session
 //	    placement     cache_safe|system|user
@@ -55,10 +55,16 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	}
 	for d.NextBlock(0) {
 		sub := d.Val()
-		if sub == "no_system_role" {
-			h.NoSystemRole = d.RemainingArgs()
-			if len(h.NoSystemRole) == 0 {
+		switch sub {
+		case "no_system_role", "owner":
+			args := d.RemainingArgs()
+			if len(args) == 0 {
 				return d.ArgErr()
+			}
+			if sub == "owner" {
+				h.Owner = args
+			} else {
+				h.NoSystemRole = args
 			}
 			continue
 		}
@@ -73,8 +79,6 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		switch sub {
 		case "storage":
 			h.Storage = arg
-		case "owner":
-			h.Owner = arg
 		case "session":
 			h.Session = arg
 		case "scope":

@@ -16,7 +16,7 @@ import (
 func TestCaddyfileEverySubdirective(t *testing.T) {
 	d := caddyfile.NewTestDispenser(`memory {
 		storage /var/lib/caddy/memory
-		owner {http.request.header.X-User}
+		owner {http.request.header.X-User} {http.request.remote.host}
 		session {http.request.header.X-Session}
 		scope session
 		placement user
@@ -38,7 +38,7 @@ func TestCaddyfileEverySubdirective(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, _ := json.Marshal(h)
-	want := `{"storage":"/var/lib/caddy/memory","owner":"{http.request.header.X-User}",` +
+	want := `{"storage":"/var/lib/caddy/memory","owner":["{http.request.header.X-User}","{http.request.remote.host}"],` +
 		`"session":"{http.request.header.X-Session}","scope":"session","placement":"user",` +
 		`"no_system_role":["o1-mini","my-strict-model"],"format":"anthropic",` +
 		`"max_tokens":600,"max_items":5,"min_score":0.5,"max_body":1048576,"max_capture":524288,` +

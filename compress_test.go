@@ -107,7 +107,7 @@ func TestUnknownRequestEncodingPassesThrough(t *testing.T) {
 	}
 }
 
-// TestDecompressionBombIsRefused: a small body that decodes to 256 MiB is
+// TestDecompressionBombIsRefused: a small body that decodes to 64 MiB is
 // passed on as it came, for the upstream to refuse, and looking at it costs
 // the proxy no more than the max_body cap.
 func TestDecompressionBombIsRefused(t *testing.T) {
@@ -115,10 +115,10 @@ func TestDecompressionBombIsRefused(t *testing.T) {
 	up := newFakeLLM(t)
 	tester := startCaddy(t, siteConfig(storage, up.addr(), "max_body 1MiB"))
 	for _, enc := range []string{"zstd", "gzip"} {
-		// A valid chat body whose content is 256 MiB of spaces.
+		// A valid chat body whose content is 64 MiB of spaces.
 		var plain bytes.Buffer
 		plain.WriteString(`{"model":"x","messages":[{"role":"user","content":"hi`)
-		plain.Write(bytes.Repeat([]byte(" "), 256<<20))
+		plain.Write(bytes.Repeat([]byte(" "), 64<<20))
 		plain.WriteString(`"}]}`)
 		bomb := compress(t, enc, plain.Bytes())
 		plain = bytes.Buffer{}
@@ -138,7 +138,7 @@ func TestDecompressionBombIsRefused(t *testing.T) {
 			t.Errorf("%s: the bomb was not passed on as received", enc)
 		}
 		if grown := after.TotalAlloc - before.TotalAlloc; grown > 32<<20 {
-			t.Errorf("%s: decoding a 256 MiB bomb allocated %d MiB; the 1 MiB cap should bound it", enc, grown>>20)
+			t.Errorf("%s: decoding a 64 MiB bomb allocated %d MiB; the 1 MiB cap should bound it", enc, grown>>20)
 		}
 	}
 }

@@ -158,7 +158,9 @@ func lastElementOffset(t *testing.T, body []byte, array string) int {
 // send posts a request through Caddy with an API key (Authorization for all
 // but Anthropic, whose SDKs send x-api-key) and reads the answer the way a
 // streaming client does, releasing the upstream's gate after each chunk.
-func send(t *testing.T, tester interface{ Do(*http.Request) (*http.Response, error) }, up *fakeLLM, w wire, key string, body []byte) []byte {
+func send(t *testing.T, tester interface {
+	Do(*http.Request) (*http.Response, error)
+}, up *fakeLLM, w wire, key string, body []byte) []byte {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, caddyAddr+w.path, bytes.NewReader(body))
 	if err != nil {

@@ -44,12 +44,15 @@ type Handler struct {
 	// Default: "memory" in Caddy's data directory.
 	Storage string `json:"storage,omitempty"`
 
-	// Owner is a placeholder template naming whose memories a request
-	// reads and writes, e.g. "{http.request.header.X-User-Id}" or
-	// "{http.auth.user.id}". Only a keyed hash of the value is stored.
-	// Default: the bearer token of Authorization, else the x-api-key header.
-	// A request whose owner resolves empty passes through untouched.
-	Owner string `json:"owner,omitempty"`
+	// Owner names whose memories a request reads and writes: placeholder
+	// templates tried in order, the first that is not empty wins, e.g.
+	// ["{http.request.header.X-User-Id}"], ["{http.auth.user.id}"], or
+	// ["{memory.api_key}", "{http.request.remote.host}"] for clients that
+	// send no key. {memory.api_key} is the bearer token of Authorization,
+	// else the x-api-key header. Only a keyed hash of the value is stored.
+	// Default: ["{memory.api_key}"]. A request whose owner resolves empty
+	// passes through untouched.
+	Owner []string `json:"owner,omitempty"`
 
 	// Session is a placeholder template naming the conversation. Default: an
 	// id derived from the conversation's first messages.
@@ -159,6 +162,9 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	}
 	if h.MinScore != nil {
 		h.minScore = *h.MinScore
+	}
+	if len(h.Owner) == 0 {
+		h.Owner = []string{"{" + apiKeyPlaceholder + "}"}
 	}
 	if h.NoSystemRole == nil {
 		h.NoSystemRole = defaultNoSystemRole

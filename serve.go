@@ -216,20 +216,27 @@ func shortID(s string) string {
 	return hex.EncodeToString(h[:8])
 }
 
-// owner resolves whose memories a request uses; "" means nobody's.
+// apiKeyPlaceholder is the placeholder holding the caller's API key.
+const apiKeyPlaceholder = "memory.api_key"
+
+// owner resolves whose memories a request uses: the first owner template
+// that is not empty. "" means nobody's.
 func (h *Handler) owner(r *http.Request, repl *caddy.Replacer) string {
-	if h.Owner != "" {
-		if repl == nil {
-			return ""
-		}
-		return strings.TrimSpace(repl.ReplaceAll(h.Owner, ""))
+	if repl == nil {
+		repl = caddy.NewReplacer()
 	}
-	return DefaultOwner(r)
+	repl.Set(apiKeyPlaceholder, APIKey(r))
+	for _, tmpl := range h.Owner {
+		if v := strings.TrimSpace(repl.ReplaceAll(tmpl, "")); v != "" {
+			return v
+		}
+	}
+	return ""
 }
 
-// DefaultOwner is the bearer token of the Authorization header, else the
+// APIKey is the bearer token of the Authorization header, else the
 // x-api-key header (Anthropic's SDKs send the key there).
-func DefaultOwner(r *http.Request) string {
+func APIKey(r *http.Request) string {
 	if a := strings.TrimSpace(r.Header.Get("Authorization")); a != "" {
 		if scheme, token, ok := strings.Cut(a, " "); ok && strings.EqualFold(scheme, "Bearer") {
 			return strings.TrimSpace(token)

@@ -38,6 +38,9 @@ type fakeLLM struct {
 	gate chan struct{}
 	// gzip compresses answers whatever the request asked for.
 	gzip bool
+	// responses counts answers of the responses API, which get ids
+	// resp_1, resp_2, ...
+	responses int
 }
 
 // toolPrefix marks an answer that is a call to the tool named after it.
@@ -132,7 +135,7 @@ func (f *fakeLLM) serve(w http.ResponseWriter, r *http.Request) {
 	if enc := r.Header.Get("Content-Encoding"); !contentenc.Identity(enc) {
 		// Like the providers, read compressed request bodies; the recording
 		// keeps the bytes as received.
-		decoded, err := contentenc.Decode(enc, body, 8<<20, false)
+		decoded, err := contentenc.Decode(enc, body, 2<<20, false)
 		if errors.Is(err, contentenc.ErrTooLarge) {
 			http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
 			return
@@ -169,7 +172,11 @@ func (f *fakeLLM) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		ollamaAnswer(s, stream, text, tool)
 	case inject.NameOpenAIResponses:
-		responsesAnswer(s, stream, text, tool)
+		f.mu.Lock()
+		f.responses++
+		id := fmt.Sprintf("resp_%d", f.responses)
+		f.mu.Unlock()
+		responsesAnswer(s, stream, id, text, tool)
 	}
 	s.end()
 }
@@ -302,7 +309,7 @@ func ollamaAnswer(s *streamer, stream bool, text, tool string) {
 	s.chunk(mustJSON(final)+"\n", true)
 }
 
-func responsesAnswer(s *streamer, stream bool, text, tool string) {
+func responsesAnswer(s *streamer, stream bool, id, text, tool string) {
 	var output []any
 	if text != "" {
 		output = append(output, map[string]any{"type": "message", "id": "msg_1", "status": "completed", "role": "assistant",
@@ -313,7 +320,7 @@ func responsesAnswer(s *streamer, stream bool, text, tool string) {
 			"arguments": `{"city":"Oslo"}`, "status": "completed"})
 	}
 	response := func(status string, out []any) map[string]any {
-		return map[string]any{"id": "resp_fake", "object": "response", "created_at": 1, "status": status,
+		return map[string]any{"id": id, "object": "response", "created_at": 1, "status": status,
 			"model": "gpt-fake", "output": out, "parallel_tool_calls": true, "tool_choice": "auto", "tools": []any{},
 			"usage": map[string]any{"input_tokens": 10, "output_tokens": 3, "total_tokens": 13,
 				"input_tokens_details": map[string]any{"cached_tokens": 0}, "output_tokens_details": map[string]any{"reasoning_tokens": 0}}}
@@ -376,7 +383,9 @@ func chatBody(stream bool, msgs ...map[string]any) []byte {
 	return b
 }
 
-func msg(role, content string) map[string]any { return map[string]any{"role": role, "content": content} }
+func msg(role, content string) map[string]any {
+	return map[string]any{"role": role, "content": content}
+}
 
 // messages decodes the upstream's view of a request's messages.
 func messages(t *testing.T, body []byte) []map[string]any {
