@@ -269,7 +269,7 @@ func object(s string) (string, bool) {
 	if i := strings.IndexAny(s, ",;:()"); i >= 0 {
 		s = s[:i]
 	}
-	for _, cut := range []string{" but ", " because ", " although ", " though ", " and i ", " and we ", " so i ", " which "} {
+	for _, cut := range []string{" but ", " because ", " although ", " though ", " and i ", " and i'", " and we ", " and my ", " and our ", " so i ", " which "} {
 		if i := strings.Index(strings.ToLower(s), cut); i > 0 {
 			s = s[:i]
 		}
