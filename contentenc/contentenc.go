@@ -16,6 +16,9 @@ import (
 	"github.com/klauspost/compress/zstd"
 )
 
+// zstdWindow is the largest window a zstd content coding may use (RFC 9659).
+const zstdWindow = 8 << 20
+
 // ErrTooLarge means the decoded body would exceed the cap.
 var ErrTooLarge = errors.New("decoded body exceeds the size limit")
 
@@ -66,14 +69,17 @@ func Decode(enc string, data []byte, max int64, partial bool) ([]byte, error) {
 			r = flate.NewReader(bytes.NewReader(data))
 		}
 	case "zstd":
-		// Bound the decoder's own memory too: a frame may declare a huge window.
+		// Bound the decoder's own memory too: a frame may declare a huge
+		// window. HTTP's zstd coding allows windows up to 8 MB (RFC 9659),
+		// which encoders use by default, so that much is always accepted;
+		// the output itself is capped below.
 		window := uint64(max)
-		if window < zstd.MinWindowSize {
-			window = zstd.MinWindowSize
+		if window < zstdWindow {
+			window = zstdWindow
 		}
 		zr, err := zstd.NewReader(bytes.NewReader(data),
 			zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
-			zstd.WithDecoderMaxMemory(uint64(max)+1), zstd.WithDecoderMaxWindow(window))
+			zstd.WithDecoderMaxMemory(window), zstd.WithDecoderMaxWindow(window))
 		if err != nil {
 			return nil, fmt.Errorf("zstd: %w", err)
 		}

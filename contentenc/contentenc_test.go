@@ -10,6 +10,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
@@ -129,7 +130,7 @@ func TestDecodeRoundTrip(t *testing.T) {
 		for _, n := range []int{0, 1, 1000, 300 << 10} {
 			t.Run(fmt.Sprintf("%s/%d", c.name, n), func(t *testing.T) {
 				data := sample(n)
-				for _, enc := range []string{c.enc, " " + c.enc + " ", bytes.NewBufferString(c.enc).String()} {
+				for _, enc := range []string{c.enc, " " + c.enc + " ", strings.ToUpper(c.enc)} {
 					got, err := Decode(enc, c.comp(t, data), 1<<20, false)
 					if err != nil {
 						t.Fatalf("Decode(%q): %v", enc, err)
@@ -141,24 +142,6 @@ func TestDecodeRoundTrip(t *testing.T) {
 			})
 		}
 	}
-	t.Run("coding name is case-insensitive", func(t *testing.T) {
-		data := sample(500)
-		for _, enc := range []string{"GZIP", "Deflate", "ZStd"} {
-			var z []byte
-			switch enc {
-			case "GZIP":
-				z = gzipBytes(t, data)
-			case "Deflate":
-				z = zlibBytes(t, data)
-			default:
-				z = zstdAll(t, data)
-			}
-			got, err := Decode(enc, z, 1<<20, false)
-			if err != nil || !bytes.Equal(got, data) {
-				t.Errorf("Decode(%q) = %d bytes, %v", enc, len(got), err)
-			}
-		}
-	})
 }
 
 func TestIdentity(t *testing.T) {
@@ -297,38 +280,37 @@ func TestDecodePartial(t *testing.T) {
 
 func TestDecodeCorrupt(t *testing.T) {
 	data := sample(20 << 10)
-	inputs := map[string][]byte{
-		"empty":   {},
-		"garbage": []byte("this is not compressed at all, just text {\"a\":1}"),
-		"zeros":   make([]byte, 100),
-	}
 	for _, c := range codings {
-		z := c.comp(t, data)
-		flipped := bytes.Clone(z)
-		for i := len(flipped) / 3; i < len(flipped)*2/3; i += 7 {
-			flipped[i] ^= 0x5a
-		}
-		inputs[c.name+" flipped"] = flipped
-		inputs[c.name+" header only"] = z[:min(len(z), 6)]
-	}
-	for _, enc := range []string{"gzip", "x-gzip", "deflate", "zstd"} {
-		for name, in := range inputs {
-			t.Run(enc+"/"+name, func(t *testing.T) {
-				got, err := Decode(enc, in, 1<<20, false)
-				if err == nil && !bytes.Equal(got, data) && len(in) > 0 {
-					t.Errorf("Decode(%s) of corrupt input = %d bytes, nil error", enc, len(got))
+		t.Run(c.name, func(t *testing.T) {
+			z := c.comp(t, data)
+			flipped := bytes.Clone(z)
+			for i := len(flipped) / 3; i < len(flipped)*2/3; i += 7 {
+				flipped[i] ^= 0x5a
+			}
+			inputs := map[string][]byte{
+				"plain text":     []byte("not a compressed body, plainly"),
+				"zeros":          make([]byte, 100),
+				"first 6 bytes":  z[:6],
+				"flipped middle": flipped,
+			}
+			for name, in := range inputs {
+				got, err := Decode(c.enc, in, 1<<20, false)
+				if name == "flipped middle" && c.name == "deflate raw" {
+					// Raw deflate has no checksum: garbage may decode, but
+					// never to the original.
+					if err == nil && bytes.Equal(got, data) {
+						t.Errorf("%s: corrupted stream decoded to the original", name)
+					}
+					continue
 				}
-				if errors.Is(err, ErrUnsupported) {
-					t.Errorf("corrupt input reported as ErrUnsupported: %v", err)
+				if err == nil {
+					t.Errorf("%s: Decode = %d bytes, nil error; want an error", name, len(got))
 				}
-			})
-		}
-	}
-	// Corrupted bytes are an error for every coding, not a silent success.
-	for _, c := range codings {
-		if got, err := Decode(c.enc, []byte("not a compressed body, plainly"), 1<<20, false); err == nil {
-			t.Errorf("Decode(%s, plain text) = %q, nil error", c.enc, got)
-		}
+				if errors.Is(err, ErrUnsupported) || errors.Is(err, ErrTooLarge) {
+					t.Errorf("%s: corrupt input reported as %v", name, err)
+				}
+			}
+		})
 	}
 }
 
@@ -347,7 +329,7 @@ func TestDecodeUnsupported(t *testing.T) {
 // A few kilobytes that decode to 64 MiB must be refused without the decoder
 // ever holding much more than the cap.
 func TestDecodeBomb(t *testing.T) {
-	zeros := make([]byte, 64<<20)
+	zeros := make([]byte, 24<<20)
 	bombs := []struct {
 		name, enc string
 		z         []byte
@@ -358,6 +340,7 @@ func TestDecodeBomb(t *testing.T) {
 		{"zstd default window", "zstd", zstdStream(t, zeros, 0)},
 		{"zstd window within the cap", "zstd", zstdStream(t, zeros, 1<<20)},
 		{"zstd single segment", "zstd", zstdAll(t, zeros)},
+		{"zstd declaring a 512 MiB window", "zstd", hugeWindow(t, zstdStream(t, zeros, 1<<20))},
 	}
 	zeros = nil
 	const max = 1 << 20
@@ -375,12 +358,31 @@ func TestDecodeBomb(t *testing.T) {
 				if !errors.Is(err, ErrTooLarge) {
 					t.Errorf("partial=%v: Decode = %d bytes, %v; want ErrTooLarge", partial, len(got), err)
 				}
-				if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 16<<20 {
+				alloc := after.TotalAlloc - before.TotalAlloc
+				t.Logf("partial=%v: %d KiB allocated", partial, alloc>>10)
+				if alloc > 16<<20 {
 					t.Errorf("partial=%v: decoding allocated %d MiB for a %d MiB cap", partial, alloc>>20, max>>20)
 				}
 			}
 		})
 	}
+}
+
+// hugeWindow rewrites the window descriptor of a frame without a declared
+// content size to claim a 512 MiB window; the frame stays valid, since its
+// matches reach no further than before.
+func hugeWindow(t testing.TB, z []byte) []byte {
+	t.Helper()
+	z = bytes.Clone(z)
+	var h zstd.Header
+	if err := h.Decode(z); err != nil || h.SingleSegment || h.HasFCS || h.DictionaryID != 0 {
+		t.Fatalf("unexpected frame header %+v: %v", h, err)
+	}
+	z[5] = (29 - 10) << 3 // exponent 19, mantissa 0: 1<<29
+	if err := h.Decode(z); err != nil || h.WindowSize != 1<<29 {
+		t.Fatalf("window descriptor rewrite gave %d: %v", h.WindowSize, err)
+	}
+	return z
 }
 
 func TestDecodeDoesNotReadPastTheCap(t *testing.T) {

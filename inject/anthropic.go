@@ -69,6 +69,9 @@ func (anthropic) place(r *Request, system gjson.Result, contents []gjson.Result,
 		if !system.Exists() {
 			return addField(body, "system", jsonString(block))
 		}
+		if system.Type == gjson.Null && spanOK(body, system) {
+			return replace(body, system.Index, system.Index+len(system.Raw), jsonString(block)), nil
+		}
 		if out, ok := appendToContent(body, system, block, textPart); ok {
 			return out, nil
 		}
