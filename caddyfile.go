@@ -10,6 +10,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/dustin/go-humanize"
 
+	"github.com/caddy-memory/memory/api"
 	"github.com/caddy-memory/memory/inject"
 )
 
@@ -19,12 +20,23 @@ func init() {
 	// compresses them for the client. After basic_auth and forward_auth:
 	// {http.auth.user.id} can name the owner.
 	httpcaddyfile.RegisterDirectiveOrder("memory", httpcaddyfile.After, "encode")
+
+	httpcaddyfile.RegisterHandlerDirective("memory_api", parseAPICaddyfile)
+	// It answers requests itself; before reverse_proxy, so a matcher such as
+	// memory_api /memory/* keeps those paths from the upstream.
+	httpcaddyfile.RegisterDirectiveOrder("memory_api", httpcaddyfile.Before, "reverse_proxy")
 }
 
 func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
 	m := new(Handler)
 	err := m.UnmarshalCaddyfile(h.Dispenser)
 	return m, err
+}
+
+func parseAPICaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
+	a := new(API)
+	err := a.UnmarshalCaddyfile(h.Dispenser)
+	return a, err
 }
 
 // UnmarshalCaddyfile sets up the handler from Caddyfile tokens. Syntax:
@@ -44,6 +56,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	    max_capture   <size>
 //	    timeout       <duration>
 //	    fail          open|closed
+//	    diagnostics
 //	    index_shards  <n>
 //	    queue_size    <n>
 //	    drain_timeout <duration>
@@ -56,6 +69,12 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	for d.NextBlock(0) {
 		sub := d.Val()
 		switch sub {
+		case "diagnostics":
+			if d.NextArg() {
+				return d.Errf("diagnostics takes no argument")
+			}
+			h.Diagnostics = true
+			continue
 		case "no_system_role", "owner":
 			args := d.RemainingArgs()
 			if len(args) == 0 {
@@ -126,6 +145,61 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			h.DrainTimeout, err = duration(arg)
 		default:
 			return d.Errf("unrecognized memory subdirective '%s'", sub)
+		}
+		if err != nil {
+			return d.Errf("%s: %v", sub, err)
+		}
+	}
+	return nil
+}
+
+// UnmarshalCaddyfile sets up the API from Caddyfile tokens. Syntax:
+//
+//	memory_api [<matcher>] {
+//	    storage     <directory>
+//	    mode        self|admin
+//	    owner       <placeholder template>...
+//	    max_body    <size>
+//	    max_import  <size>
+//	    index_shards <n>
+//	}
+func (a *API) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next() // the directive name
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	for d.NextBlock(0) {
+		sub := d.Val()
+		if sub == "owner" {
+			if a.Owner = d.RemainingArgs(); len(a.Owner) == 0 {
+				return d.ArgErr()
+			}
+			continue
+		}
+		var arg string
+		if !d.Args(&arg) {
+			return d.ArgErr()
+		}
+		if d.NextArg() {
+			return d.Errf("%s takes one argument", sub)
+		}
+		var err error
+		switch sub {
+		case "storage":
+			a.Storage = arg
+		case "mode":
+			if arg != string(api.Self) && arg != string(api.Admin) {
+				return d.Errf("mode must be self or admin, not %q", arg)
+			}
+			a.Mode = arg
+		case "max_body":
+			a.MaxBody, err = size(arg)
+		case "max_import":
+			a.MaxImport, err = size(arg)
+		case "index_shards":
+			a.IndexShards, err = positive(arg)
+		default:
+			return d.Errf("unrecognized memory_api subdirective '%s'", sub)
 		}
 		if err != nil {
 			return d.Errf("%s: %v", sub, err)

@@ -11,7 +11,6 @@ package memory
 
 import (
 	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -101,6 +100,10 @@ type Handler struct {
 	// FailClosed answers 503 when memory retrieval fails, instead of passing
 	// the request on without memories (the default).
 	FailClosed bool `json:"fail_closed,omitempty"`
+	// Diagnostics adds response headers saying what memory did:
+	// X-Memory-Status (the outcome), X-Memory-Injected (how many memories)
+	// and X-Memory-Time (time spent searching). For debugging a deployment.
+	Diagnostics bool `json:"diagnostics,omitempty"`
 
 	// IndexShards is the number of index shards for a new database (fixed
 	// at creation). Default: 64.
@@ -182,13 +185,9 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		return err
 	}
 
-	dir := h.Storage
-	if dir == "" {
-		dir = filepath.Join(caddy.AppDataDir(), "memory")
-	}
-	dir, err = filepath.Abs(caddy.NewReplacer().ReplaceKnown(dir, ""))
+	dir, err := storageDir(h.Storage)
 	if err != nil {
-		return fmt.Errorf("memory storage path: %w", err)
+		return err
 	}
 	h.engine, err = acquireEngine(dir, engine.Config{
 		Dir:       dir,

@@ -34,39 +34,19 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	if dialect == nil {
 		return next.ServeHTTP(w, r)
 	}
-	repl, _ := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
-	rawOwner := h.owner(r, repl)
-	if rawOwner == "" {
-		outcome(outcomePassed)
-		return next.ServeHTTP(w, r)
-	}
-	enc := r.Header.Get("Content-Encoding")
-	if !contentenc.Identity(enc) && !contentenc.Supported(enc) {
-		outcome(outcomePassed) // an encoding we cannot read: leave it alone
-		return next.ServeHTTP(w, r)
-	}
-	raw, complete, err := readBody(r, h.MaxBody)
-	if err != nil || !complete {
-		outcome(outcomePassed)
-		return next.ServeHTTP(w, r)
-	}
-	setBody(r, raw) // read once; from here the body is always whole again
-	body, err := contentenc.Decode(enc, raw, h.MaxBody, false)
-	if err != nil { // too large once decoded (a bomb), or corrupt
-		outcome(outcomePassed)
-		return next.ServeHTTP(w, r)
-	}
-	req, err := dialect.Parse(body)
-	if err != nil {
-		outcome(outcomePassed)
+	req, enc, rawOwner := h.read(r, dialect)
+	if req == nil {
+		h.report(w, outcomePassed, 0, 0)
 		return next.ServeHTTP(w, r)
 	}
 
 	owner := h.engine.OwnerID(rawOwner)
 	conversation := h.conversation(req, owner)
 	session := ""
-	if h.Session != "" && repl != nil {
-		session = strings.TrimSpace(repl.ReplaceAll(h.Session, ""))
+	if h.Session != "" {
+		if repl, _ := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); repl != nil {
+			session = strings.TrimSpace(repl.ReplaceAll(h.Session, ""))
+		}
 	}
 	if session == "" {
 		session = conversation
@@ -74,15 +54,18 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	session = capLen(session, maxSessionLen)
 	turnKey := engine.TurnKey(conversation, req.UserTurns(), req.Query())
 
-	injected, err := h.recall(r, req, enc, owner, session, turnKey)
+	start := time.Now()
+	injected, result, err := h.recall(r, req, enc, owner, session, turnKey)
+	took := time.Since(start)
 	if err != nil {
 		if h.FailClosed {
-			outcome(outcomeFailedClosed)
+			h.report(w, outcomeFailedClosed, 0, took)
 			return caddyhttp.Error(http.StatusServiceUnavailable, err)
 		}
-		outcome(outcomeFailedOpen)
+		result = outcomeFailedOpen
 		h.logger.Warn("memory unavailable; request passed on without memories", zap.Error(err))
 	}
+	h.report(w, result, len(injected), took)
 	// Ask for a readable answer; encode, outside this handler, still
 	// compresses for the client. A compressed answer is decoded for the copy.
 	r.Header.Set("Accept-Encoding", "identity")
@@ -109,11 +92,51 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		Injected:        injected,
 		Time:            time.Now().UTC(),
 	}
-	if repl != nil {
+	if repl, _ := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); repl != nil {
 		job.Ref, _ = repl.GetString("http.request.uuid")
 	}
 	h.engine.Enqueue(job)
 	return nil
+}
+
+// read finds the owner and parses the request body. A nil request means the
+// request goes on untouched: no owner, an encoding or a body it cannot read,
+// or not a chat request. The body is always left whole.
+func (h *Handler) read(r *http.Request, dialect inject.Dialect) (req *inject.Request, enc, owner string) {
+	owner = resolveOwner(h.Owner, r)
+	if owner == "" {
+		return nil, "", ""
+	}
+	enc = r.Header.Get("Content-Encoding")
+	if !contentenc.Identity(enc) && !contentenc.Supported(enc) {
+		return nil, "", ""
+	}
+	raw, complete, err := readBody(r, h.MaxBody)
+	if err != nil || !complete {
+		return nil, "", ""
+	}
+	setBody(r, raw) // read once; from here the body is always whole again
+	body, err := contentenc.Decode(enc, raw, h.MaxBody, false)
+	if err != nil { // too large once decoded (a bomb), or corrupt
+		return nil, "", ""
+	}
+	if req, err = dialect.Parse(body); err != nil {
+		return nil, "", ""
+	}
+	return req, enc, owner
+}
+
+// report counts a request's outcome and, with diagnostics on, tells the
+// client in response headers.
+func (h *Handler) report(w http.ResponseWriter, result string, injected int, took time.Duration) {
+	outcome(result)
+	if !h.Diagnostics {
+		return
+	}
+	hd := w.Header()
+	hd.Set("X-Memory-Status", result)
+	hd.Set("X-Memory-Injected", strconv.Itoa(injected))
+	hd.Set("X-Memory-Time", strconv.FormatFloat(float64(took.Microseconds())/1000, 'f', 2, 64)+"ms")
 }
 
 // conversation names the conversation a request belongs to: the id the
@@ -155,13 +178,12 @@ func (h *Handler) placementFor(model string) inject.Placement {
 const maxSessionLen = 200
 
 // recall retrieves the owner's relevant memories and rewrites the request
-// body to carry them, returning the injected memories as the model sees them.
-// On any error the body stays as received.
-func (h *Handler) recall(r *http.Request, req *inject.Request, enc, owner, session, turnKey string) ([]string, error) {
+// body to carry them, returning the injected memories as the model sees them
+// and the outcome. On any error the body stays as received.
+func (h *Handler) recall(r *http.Request, req *inject.Request, enc, owner, session, turnKey string) ([]string, string, error) {
 	query := req.Query()
 	if strings.TrimSpace(query) == "" {
-		outcome(outcomeNothing)
-		return nil, nil
+		return nil, outcomeNothing, nil
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), time.Duration(h.Timeout))
 	defer cancel()
@@ -172,7 +194,7 @@ func (h *Handler) recall(r *http.Request, req *inject.Request, enc, owner, sessi
 	})
 	retrievalSeconds.Observe(time.Since(start).Seconds())
 	if err != nil {
-		return nil, fmt.Errorf("searching memories: %w", err)
+		return nil, "", fmt.Errorf("searching memories: %w", err)
 	}
 	items := make([]inject.Item, len(res))
 	for i, m := range res {
@@ -180,19 +202,17 @@ func (h *Handler) recall(r *http.Request, req *inject.Request, enc, owner, sessi
 	}
 	block, kept := inject.Render(items, h.MaxTokens, h.MaxItems)
 	if block == "" {
-		outcome(outcomeNothing)
 		injectedPerRequest.Observe(0)
-		return nil, nil
+		return nil, outcomeNothing, nil
 	}
 	nb, err := req.Inject(block, h.placementFor(req.Model))
 	if err != nil {
-		return nil, fmt.Errorf("placing memories: %w", err)
+		return nil, "", fmt.Errorf("placing memories: %w", err)
 	}
 	setBody(r, nb)
 	if !contentenc.Identity(enc) {
 		r.Header.Del("Content-Encoding") // the rewritten body goes on decoded
 	}
-	outcome(outcomeInjected)
 	injectedPerRequest.Observe(float64(len(kept)))
 	texts := make([]string, len(kept))
 	for i, k := range kept {
@@ -201,7 +221,7 @@ func (h *Handler) recall(r *http.Request, req *inject.Request, enc, owner, sessi
 	if c := h.logger.Check(zap.DebugLevel, "injected memories"); c != nil {
 		c.Write(zap.Int("memories", len(kept)), zap.Int("block_bytes", len(block)))
 	}
-	return texts, nil
+	return texts, outcomeInjected, nil
 }
 
 func capLen(s string, n int) string {
@@ -219,14 +239,16 @@ func shortID(s string) string {
 // apiKeyPlaceholder is the placeholder holding the caller's API key.
 const apiKeyPlaceholder = "memory.api_key"
 
-// owner resolves whose memories a request uses: the first owner template
-// that is not empty. "" means nobody's.
-func (h *Handler) owner(r *http.Request, repl *caddy.Replacer) string {
+// resolveOwner is whose memories a request uses: the first of the owner
+// templates that is not empty. "" means nobody's. The proxy and the API in
+// self mode resolve owners with it, so the same request is the same owner.
+func resolveOwner(templates []string, r *http.Request) string {
+	repl, _ := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
 	if repl == nil {
 		repl = caddy.NewReplacer()
 	}
 	repl.Set(apiKeyPlaceholder, APIKey(r))
-	for _, tmpl := range h.Owner {
+	for _, tmpl := range templates {
 		if v := strings.TrimSpace(repl.ReplaceAll(tmpl, "")); v != "" {
 			return v
 		}

@@ -63,7 +63,7 @@ type Engine struct {
 	// that no job arrives after the persister's final drain.
 	closeMu  sync.RWMutex
 	closing  bool
-	queue    chan []byte
+	queue    chan store.Job
 	pending  atomic.Int64  // jobs accepted but not yet durable
 	enqueued atomic.Uint64 // Enqueue calls since Open, accepted or not
 
@@ -81,7 +81,12 @@ type Engine struct {
 	mu         sync.Mutex
 	through    []uint64
 	rebuilding map[int]bool
-	indexedCh  chan struct{} // closed and replaced whenever progress is made
+	// epoch[i] changes whenever shard i is rebuilt, so an index pass that
+	// began before a rebuild does not move the rebuilt shard's position.
+	epoch     []uint64
+	indexedCh chan struct{} // closed and replaced whenever progress is made
+	// rebuildMu runs one shard rebuild at a time.
+	rebuildMu sync.Mutex
 }
 
 // Open opens (creating if needed) the database in cfg.Dir and starts its
@@ -131,7 +136,7 @@ func Open(cfg Config) (*Engine, error) {
 		cfg:           cfg,
 		store:         st,
 		index:         idx,
-		queue:         make(chan []byte, cfg.QueueSize),
+		queue:         make(chan store.Job, cfg.QueueSize),
 		wakeProcessor: make(chan struct{}, 1),
 		wakeIndexer:   make(chan struct{}, 1),
 		drain:         make(chan struct{}),
@@ -141,6 +146,7 @@ func Open(cfg Config) (*Engine, error) {
 		indexerDone:   make(chan struct{}),
 		rebuilderDone: make(chan struct{}),
 		through:       make([]uint64, k),
+		epoch:         make([]uint64, k),
 		rebuilding:    make(map[int]bool),
 		indexedCh:     make(chan struct{}),
 	}

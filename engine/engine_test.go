@@ -301,7 +301,7 @@ func TestDurableJobsAreProcessedAfterCrash(t *testing.T) {
 	owner := st.OwnerID("crashy")
 	data, _ := json.Marshal(Job{Owner: owner, Dialect: "openai_chat", NewTurn: true, Turn: 1,
 		User: "My favorite color is teal.", Time: time.Now()})
-	if err := st.PutJobs([][]byte{data}); err != nil {
+	if err := st.PutJobs([]store.Job{{Owner: owner, Data: data}}); err != nil {
 		t.Fatal(err)
 	}
 	st.Close()

@@ -51,6 +51,7 @@ func (e *Engine) indexPending() {
 	for !e.stopping() {
 		e.mu.Lock()
 		from := e.minThrough()
+		epochs := append([]uint64(nil), e.epoch...)
 		e.mu.Unlock()
 		changes, _, err := e.store.Changes(from, indexBatch)
 		if err != nil {
@@ -58,7 +59,7 @@ func (e *Engine) indexPending() {
 			return
 		}
 		if len(changes) == 0 {
-			e.advance(e.store.LastSeq())
+			e.advance(e.store.LastSeq(), epochs)
 			return
 		}
 		last := changes[len(changes)-1].Seq
@@ -73,7 +74,7 @@ func (e *Engine) indexPending() {
 			}
 			return
 		}
-		e.advance(last)
+		e.advance(last, epochs)
 	}
 }
 
@@ -122,13 +123,14 @@ func docOf(m *store.Memory) index.Doc {
 	return index.Doc{ID: m.ID, Owner: m.Owner, Session: m.Session, Kind: m.Kind, Content: m.Content}
 }
 
-// advance records that every ready shard is consistent up to seq.
-func (e *Engine) advance(seq uint64) {
+// advance records that every ready shard is consistent up to seq, except
+// shards rebuilt since the pass began (epochs).
+func (e *Engine) advance(seq uint64, epochs []uint64) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	moved := false
 	for i := range e.through {
-		if !e.rebuilding[i] && e.through[i] < seq {
+		if !e.rebuilding[i] && e.epoch[i] == epochs[i] && e.through[i] < seq {
 			e.through[i] = seq
 			moved = true
 		}
@@ -198,40 +200,57 @@ func (e *Engine) rebuilder(shards []int) {
 		if e.stopping() {
 			return
 		}
-		start := time.Now()
-		var seq uint64
-		var docs int
-		err := e.store.View(func(tx *store.Tx) error {
-			seq = tx.LastSeq()
-			now := time.Now()
-			return e.index.Rebuild(i, seq, func(add func(index.Doc) error) error {
-				return tx.Owners(func(owner string) error {
-					if e.index.ShardOf(owner) != i {
+		if err := e.rebuildShard(i); err != nil {
+			e.log().Error("rebuilding a memory index shard failed; its owners get no memories until the next start",
+				zap.Int("shard", i), zap.Error(err))
+		}
+	}
+}
+
+// rebuildShard replaces shard i with a fresh index of the store's active
+// memories. Searches keep using the old shard until the swap (or see
+// nothing, for a shard that was lost at start); changes made meanwhile are
+// replayed into the new one.
+func (e *Engine) rebuildShard(i int) error {
+	e.rebuildMu.Lock()
+	defer e.rebuildMu.Unlock()
+	start := time.Now()
+	e.mu.Lock()
+	e.rebuilding[i] = true
+	e.epoch[i]++
+	e.mu.Unlock()
+	var seq uint64
+	var docs int
+	err := e.store.View(func(tx *store.Tx) error {
+		seq = tx.LastSeq()
+		now := time.Now()
+		return e.index.Rebuild(i, seq, func(add func(index.Doc) error) error {
+			return tx.Owners(func(owner string) error {
+				if e.index.ShardOf(owner) != i {
+					return nil
+				}
+				return tx.ForEach(owner, func(m *store.Memory) error {
+					if !m.Active(now) {
 						return nil
 					}
-					return tx.ForEach(owner, func(m *store.Memory) error {
-						if !m.Active(now) {
-							return nil
-						}
-						docs++
-						return add(docOf(m))
-					})
+					docs++
+					return add(docOf(m))
 				})
 			})
 		})
-		if err != nil {
-			e.log().Error("rebuilding a memory index shard failed; its owners get no memories until the next start",
-				zap.Int("shard", i), zap.Error(err))
-			continue
-		}
-		e.mu.Lock()
-		delete(e.rebuilding, i)
-		e.through[i] = seq
-		close(e.indexedCh)
-		e.indexedCh = make(chan struct{})
-		e.mu.Unlock()
-		e.wake(e.wakeIndexer) // replay what changed since the snapshot
-		e.log().Info("rebuilt memory index shard", zap.Int("shard", i), zap.Int("memories", docs),
-			zap.Duration("took", time.Since(start)))
+	})
+	if err != nil {
+		return err
 	}
+	e.mu.Lock()
+	delete(e.rebuilding, i)
+	e.epoch[i]++
+	e.through[i] = seq
+	close(e.indexedCh)
+	e.indexedCh = make(chan struct{})
+	e.mu.Unlock()
+	e.wake(e.wakeIndexer) // replay what changed since the snapshot
+	e.log().Info("rebuilt memory index shard", zap.Int("shard", i), zap.Int("memories", docs),
+		zap.Duration("took", time.Since(start)))
+	return nil
 }

@@ -78,7 +78,7 @@ func (e *Engine) Enqueue(j *Job) bool {
 	}
 	e.pending.Add(1)
 	select {
-	case e.queue <- data:
+	case e.queue <- store.Job{Owner: j.Owner, Data: data}:
 		return true
 	default:
 		e.pending.Add(-1)
@@ -93,7 +93,7 @@ func (e *Engine) Enqueue(j *Job) bool {
 func (e *Engine) persister() {
 	defer close(e.persisterDone)
 	for {
-		var first []byte
+		var first store.Job
 		select {
 		case first = <-e.queue:
 		case <-e.drain:
@@ -107,8 +107,8 @@ func (e *Engine) persister() {
 	}
 }
 
-func (e *Engine) gather(first []byte) [][]byte {
-	batch := [][]byte{first}
+func (e *Engine) gather(first store.Job) []store.Job {
+	batch := []store.Job{first}
 	for len(batch) < persistBatch {
 		select {
 		case j := <-e.queue:
@@ -120,7 +120,7 @@ func (e *Engine) gather(first []byte) [][]byte {
 	return batch
 }
 
-func (e *Engine) persist(batch [][]byte) {
+func (e *Engine) persist(batch []store.Job) {
 	err := e.store.PutJobs(batch)
 	e.pending.Add(-int64(len(batch)))
 	if err != nil {

@@ -245,6 +245,7 @@ func TestFacts(t *testing.T) {
 		{"I am 7 year old", []fact{{"identity:age", "User is 7 years old."}}},
 		{"I live in Berlin.", []fact{{"identity:location", "User lives in Berlin."}}},
 		{"I live in Lisbon and my favorite color is teal.", []fact{{"identity:location", "User lives in Lisbon."}, {"preference:favorite:color", "User's favorite color is teal."}}},
+		{"I live in Bergen now.", []fact{{"identity:location", "User lives in Bergen."}}},
 		{"I currently live in San Francisco, California.", []fact{{"identity:location", "User lives in San Francisco."}}},
 		{"I just moved to Lisbon.", []fact{{"identity:location", "User moved to Lisbon and lives there."}}},
 		{"I've recently moved to Tokyo", []fact{{"identity:location", "User moved to Tokyo and lives there."}}},

@@ -275,6 +275,12 @@ func object(s string) (string, bool) {
 		}
 	}
 	s = strings.TrimRight(strings.TrimSpace(s), ".!?\"' ")
+	// "I live in Bergen now": when it is true is the statement's, not the place's.
+	for _, tail := range []string{" right now", " now", " currently", " nowadays", " these days", " at the moment", " at present"} {
+		if strings.HasSuffix(strings.ToLower(s), tail) && len(s) > len(tail) {
+			s = strings.TrimSpace(s[:len(s)-len(tail)])
+		}
+	}
 	words := strings.Fields(s)
 	if len(words) == 0 || len(words) > maxObjectWords {
 		return "", false
@@ -446,4 +452,17 @@ func conjugate(v string) string {
 		return v[:len(v)-1] + "ies"
 	}
 	return v + "s"
+}
+
+// About rewrites a fact about "the user" as a fact about a named speaker,
+// for transcripts between people ("Caroline's dog is named Rex"). The key
+// names the speaker too, so two speakers' facts never supersede each other.
+func About(f Fact, subject string) Fact {
+	if subject == "" || subject == "User" {
+		return f
+	}
+	r := strings.NewReplacer("User's", subject+"'s", "the user's", subject+"'s", "User ", subject+" ", "the user", subject)
+	f.Content = r.Replace(f.Content)
+	f.Key = store.Normalize(subject) + ":" + f.Key
+	return f
 }

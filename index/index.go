@@ -233,8 +233,9 @@ func (x *Index) MarkApplied(i int, seq uint64) error {
 }
 
 // Rebuild replaces shard i with the documents feed produces, recorded as
-// applied up to seq (the store snapshot feed reads from). The shard must be
-// in the Rebuilding state; it is Ready again on success.
+// applied up to seq (the store snapshot feed reads from). The old shard
+// serves searches until the swap; a shard in the Rebuilding state is Ready
+// again on success.
 func (x *Index) Rebuild(i int, seq uint64, feed func(add func(Doc) error) error) error {
 	x.closeMu.RLock()
 	defer x.closeMu.RUnlock()
@@ -353,4 +354,34 @@ func encodeSeq(seq uint64) []byte { return []byte(strconv.FormatUint(seq, 10)) }
 func decodeSeq(b []byte) uint64 {
 	v, _ := strconv.ParseUint(string(b), 10, 64)
 	return v
+}
+
+// HasTerm reports whether any shard's dictionary for field holds term (as
+// analysed), including terms of deleted documents not yet merged away: the
+// check that a forgotten owner's words are really gone.
+func (x *Index) HasTerm(field, term string) (bool, error) {
+	x.closeMu.RLock()
+	defer x.closeMu.RUnlock()
+	if x.closed {
+		return false, ErrClosed
+	}
+	for _, s := range x.shards {
+		s.mu.RLock()
+		found, err := shardHasTerm(s.idx, field, term)
+		s.mu.RUnlock()
+		if err != nil || found {
+			return found, err
+		}
+	}
+	return false, nil
+}
+
+func shardHasTerm(idx bleve.Index, field, term string) (bool, error) {
+	d, err := idx.FieldDictRange(field, []byte(term), []byte(term))
+	if err != nil {
+		return false, err
+	}
+	defer d.Close()
+	e, err := d.Next()
+	return e != nil && e.Term == term, err
 }

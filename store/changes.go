@@ -40,7 +40,7 @@ func (s *DB) LastSeq() uint64 {
 // Changes returns up to limit changes with a sequence number above after, and
 // the oldest sequence number still in the log (0 when the log is empty).
 func (s *DB) Changes(after uint64, limit int) (changes []Change, oldest uint64, err error) {
-	err = s.bolt.View(func(tx *bolt.Tx) error {
+	err = s.view(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketChanges).Cursor()
 		if k, _ := c.First(); k != nil {
 			oldest = decodeU64(k)
@@ -64,7 +64,7 @@ func (s *DB) Changes(after uint64, limit int) (changes []Change, oldest uint64, 
 // every index shard has durably applied them.
 func (s *DB) TrimChanges(seq uint64) (int, error) {
 	n := 0
-	err := s.bolt.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketChanges).Cursor()
 		end := encodeU64(seq)
 		for k, _ := c.First(); k != nil && bytes.Compare(k, end) <= 0; k, _ = c.First() {

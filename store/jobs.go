@@ -1,26 +1,43 @@
 package store
 
 import (
+	"bytes"
+
 	bolt "go.etcd.io/bbolt"
 )
 
 // Job is a unit of background work made durable before it is done: a turn
-// waiting to be extracted. The store does not interpret Data.
+// waiting to be extracted. The store does not interpret Data; it keeps the
+// owner beside it so forgetting an owner also drops their pending work.
 type Job struct {
-	Seq  uint64
-	Data []byte
+	Seq   uint64
+	Owner string
+	Data  []byte
 }
 
-// PutJobs makes a batch of jobs durable in one transaction.
-func (s *DB) PutJobs(data [][]byte) error {
-	return s.bolt.Update(func(tx *bolt.Tx) error {
+func encodeJob(j Job) []byte {
+	v := make([]byte, 0, len(j.Owner)+1+len(j.Data))
+	v = append(v, j.Owner...)
+	v = append(v, '\n')
+	return append(v, j.Data...)
+}
+
+func decodeJob(seq uint64, v []byte) Job {
+	owner, data, _ := bytes.Cut(v, []byte{'\n'})
+	return Job{Seq: seq, Owner: string(owner), Data: append([]byte(nil), data...)}
+}
+
+// PutJobs makes a batch of jobs durable in one transaction; their Seq is
+// assigned here.
+func (s *DB) PutJobs(jobs []Job) error {
+	return s.update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketJobs)
-		for _, d := range data {
+		for _, j := range jobs {
 			seq, err := b.NextSequence()
 			if err != nil {
 				return err
 			}
-			if err := b.Put(encodeU64(seq), d); err != nil {
+			if err := b.Put(encodeU64(seq), encodeJob(j)); err != nil {
 				return err
 			}
 		}
@@ -31,10 +48,10 @@ func (s *DB) PutJobs(data [][]byte) error {
 // Jobs returns up to limit pending jobs, oldest first.
 func (s *DB) Jobs(limit int) ([]Job, error) {
 	var jobs []Job
-	err := s.bolt.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketJobs).Cursor()
 		for k, v := c.First(); k != nil && len(jobs) < limit; k, v = c.Next() {
-			jobs = append(jobs, Job{Seq: decodeU64(k), Data: append([]byte(nil), v...)})
+			jobs = append(jobs, decodeJob(decodeU64(k), v))
 		}
 		return nil
 	})
@@ -44,11 +61,32 @@ func (s *DB) Jobs(limit int) ([]Job, error) {
 // PendingJobs counts the jobs not yet done.
 func (s *DB) PendingJobs() int {
 	n := 0
-	_ = s.bolt.View(func(tx *bolt.Tx) error { n = tx.Bucket(bucketJobs).Stats().KeyN; return nil })
+	_ = s.view(func(tx *bolt.Tx) error { n = tx.Bucket(bucketJobs).Stats().KeyN; return nil })
 	return n
 }
 
 // DeleteJob marks a job done, in the same transaction as its results.
 func (t *Tx) DeleteJob(seq uint64) error {
 	return t.tx.Bucket(bucketJobs).Delete(encodeU64(seq))
+}
+
+// deleteJobsOf drops the owner's pending jobs and counts them.
+func (t *Tx) deleteJobsOf(owner string) (int, error) {
+	var doomed [][]byte
+	prefix := []byte(owner + "\n")
+	err := t.tx.Bucket(bucketJobs).ForEach(func(k, v []byte) error {
+		if bytes.HasPrefix(v, prefix) {
+			doomed = append(doomed, append([]byte(nil), k...))
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	for _, k := range doomed {
+		if err := t.tx.Bucket(bucketJobs).Delete(k); err != nil {
+			return 0, err
+		}
+	}
+	return len(doomed), nil
 }

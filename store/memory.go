@@ -89,12 +89,12 @@ type Tx struct {
 // Update runs fn in one read-write transaction: all of its changes, and their
 // change-log entries, commit (and fsync) together or not at all.
 func (s *DB) Update(fn func(*Tx) error) error {
-	return s.bolt.Update(func(tx *bolt.Tx) error { return fn(&Tx{tx: tx, now: time.Now().UTC()}) })
+	return s.update(func(tx *bolt.Tx) error { return fn(&Tx{tx: tx, now: time.Now().UTC()}) })
 }
 
 // View runs fn in a read-only snapshot.
 func (s *DB) View(fn func(*Tx) error) error {
-	return s.bolt.View(func(tx *bolt.Tx) error { return fn(&Tx{tx: tx, now: time.Now().UTC()}) })
+	return s.view(func(tx *bolt.Tx) error { return fn(&Tx{tx: tx, now: time.Now().UTC()}) })
 }
 
 // DeriveKey is the key used for a Put without one.
@@ -390,7 +390,7 @@ func (t *Tx) SetConversation(owner, ref, conversation string) error {
 // Conversation returns the conversation a response ref belongs to, or "".
 func (s *DB) Conversation(owner, ref string) string {
 	var c string
-	_ = s.bolt.View(func(tx *bolt.Tx) error {
+	_ = s.view(func(tx *bolt.Tx) error {
 		if ob := tx.Bucket(bucketOwners).Bucket([]byte(owner)); ob != nil {
 			if refs := ob.Bucket(bucketRefs); refs != nil {
 				c = string(refs.Get([]byte(ref)))

@@ -942,10 +942,10 @@ func TestJobs(t *testing.T) {
 	if n := s.PendingJobs(); n != 0 {
 		t.Fatalf("fresh PendingJobs = %d", n)
 	}
-	if err := s.PutJobs([][]byte{[]byte("job-a"), []byte("job-b")}); err != nil {
+	if err := s.PutJobs([]store.Job{{Owner: "o", Data: []byte("job-a")}, {Owner: "p", Data: []byte("job-b")}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.PutJobs([][]byte{[]byte("job-c")}); err != nil {
+	if err := s.PutJobs([]store.Job{{Owner: "o", Data: []byte("job-c")}}); err != nil {
 		t.Fatal(err)
 	}
 	if n := s.PendingJobs(); n != 3 {
@@ -957,6 +957,9 @@ func TestJobs(t *testing.T) {
 	}
 	if got := jobData(jobs); got != "job-a,job-b,job-c" {
 		t.Fatalf("Jobs = %s, want in order", got)
+	}
+	if jobs[0].Owner != "o" || jobs[1].Owner != "p" {
+		t.Errorf("jobs lost their owners: %+v", jobs)
 	}
 	if !(jobs[0].Seq < jobs[1].Seq && jobs[1].Seq < jobs[2].Seq) {
 		t.Errorf("job seqs not increasing: %+v", jobs)
@@ -1000,7 +1003,7 @@ func TestJobs(t *testing.T) {
 		t.Errorf("PendingJobs after reopen = %d, want 2", n)
 	}
 	// New jobs come after the old ones.
-	if err := s.PutJobs([][]byte{[]byte("job-d")}); err != nil {
+	if err := s.PutJobs([]store.Job{{Owner: "o", Data: []byte("job-d")}}); err != nil {
 		t.Fatal(err)
 	}
 	if more, _ := s.Jobs(10); jobData(more) != "job-b,job-c,job-d" {

@@ -1,0 +1,116 @@
+package memory
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sort"
+
+	"github.com/caddyserver/caddy/v2"
+
+	"github.com/caddy-memory/memory/engine"
+)
+
+func init() {
+	caddy.RegisterModule(adminAPI{})
+}
+
+// adminAPI adds /memory/ routes to Caddy's admin endpoint (localhost:2019 by
+// default) for local operations: stats, reindex, compact. It holds nothing of
+// its own (Caddy never cleans up admin modules) and finds the open databases
+// at request time; ?storage=<dir> picks one.
+type adminAPI struct{}
+
+// CaddyModule returns the Caddy module information.
+func (adminAPI) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  "admin.api.memory",
+		New: func() caddy.Module { return new(adminAPI) },
+	}
+}
+
+// Routes returns the admin routes.
+func (a adminAPI) Routes() []caddy.AdminRoute {
+	return []caddy.AdminRoute{
+		{Pattern: "/memory/stats", Handler: caddy.AdminHandlerFunc(a.stats)},
+		{Pattern: "/memory/reindex", Handler: caddy.AdminHandlerFunc(a.reindex)},
+		{Pattern: "/memory/compact", Handler: caddy.AdminHandlerFunc(a.compact)},
+	}
+}
+
+// open returns the open databases, by storage directory.
+func (adminAPI) open(r *http.Request) (map[string]*engine.Engine, error) {
+	want := r.URL.Query().Get("storage")
+	out := map[string]*engine.Engine{}
+	engines.Range(func(k, v any) bool {
+		if want == "" || want == k.(string) {
+			out[k.(string)] = v.(pooledEngine).Engine
+		}
+		return true
+	})
+	if len(out) == 0 {
+		msg := "no memory storage is open: no loaded configuration uses memory or memory_api"
+		if want != "" {
+			msg = fmt.Sprintf("memory storage %q is not open", want)
+		}
+		return nil, caddy.APIError{HTTPStatus: http.StatusNotFound, Message: msg}
+	}
+	return out, nil
+}
+
+func (a adminAPI) stats(w http.ResponseWriter, r *http.Request) error {
+	if r.Method != http.MethodGet {
+		return caddy.APIError{HTTPStatus: http.StatusMethodNotAllowed, Message: "use GET"}
+	}
+	return a.each(w, r, func(_ context.Context, e *engine.Engine) (any, error) { return e.Stats() })
+}
+
+func (a adminAPI) reindex(w http.ResponseWriter, r *http.Request) error {
+	if r.Method != http.MethodPost {
+		return caddy.APIError{HTTPStatus: http.StatusMethodNotAllowed, Message: "use POST"}
+	}
+	return a.each(w, r, func(ctx context.Context, e *engine.Engine) (any, error) {
+		if err := e.Reindex(ctx); err != nil {
+			return nil, err
+		}
+		return e.Stats()
+	})
+}
+
+func (a adminAPI) compact(w http.ResponseWriter, r *http.Request) error {
+	if r.Method != http.MethodPost {
+		return caddy.APIError{HTTPStatus: http.StatusMethodNotAllowed, Message: "use POST"}
+	}
+	return a.each(w, r, func(_ context.Context, e *engine.Engine) (any, error) {
+		before, after, err := e.Compact()
+		return map[string]int64{"file_bytes_before": before, "file_bytes_after": after}, err
+	})
+}
+
+// each runs fn on every selected database and answers with the results by
+// storage directory.
+func (a adminAPI) each(w http.ResponseWriter, r *http.Request, fn func(context.Context, *engine.Engine) (any, error)) error {
+	open, err := a.open(r)
+	if err != nil {
+		return err
+	}
+	dirs := make([]string, 0, len(open))
+	for d := range open {
+		dirs = append(dirs, d)
+	}
+	sort.Strings(dirs)
+	out := map[string]any{}
+	for _, d := range dirs {
+		v, err := fn(r.Context(), open[d])
+		if err != nil {
+			return caddy.APIError{HTTPStatus: http.StatusInternalServerError, Err: err, Message: fmt.Sprintf("%s: %v", d, err)}
+		}
+		out[d] = v
+	}
+	w.Header().Set("Content-Type", "application/json")
+	return json.NewEncoder(w).Encode(out)
+}
+
+// Interface guards
+var _ caddy.AdminRouter = (*adminAPI)(nil)

@@ -1,0 +1,267 @@
+// Package api owns the management REST surface over an engine: listing,
+// reading, creating, editing, deleting and searching memories, ingesting
+// transcripts, export and import, forgetting owners, stats and health. It
+// serves every owner (admin mode) or only the caller's own memories (self
+// mode), and knows nothing about Caddy.
+package api
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"go.uber.org/zap"
+
+	"github.com/caddy-memory/memory/engine"
+)
+
+// Mode says whose memories the API serves.
+type Mode string
+
+// Modes.
+const (
+	// Admin serves every owner; protect it with Caddy's own auth.
+	Admin Mode = "admin"
+	// Self serves only the caller's memories, the owner resolved from the
+	// request exactly as the proxy resolves it.
+	Self Mode = "self"
+)
+
+// Config configures a Handler.
+type Config struct {
+	Engine *engine.Engine
+	Mode   Mode
+	// Caller returns the raw owner value of a request ("" when it has none);
+	// used in self mode.
+	Caller func(*http.Request) string
+	// MaxBody bounds JSON request bodies; MaxImport bounds JSONL imports.
+	MaxBody   int64
+	MaxImport int64
+	Logger    *zap.Logger
+}
+
+// Handler serves the API. Paths are relative to where it is mounted.
+type Handler struct {
+	cfg Config
+	mux *http.ServeMux
+}
+
+// New returns a Handler.
+func New(cfg Config) *Handler {
+	if cfg.MaxBody <= 0 {
+		cfg.MaxBody = 1 << 20
+	}
+	if cfg.MaxImport <= 0 {
+		cfg.MaxImport = 64 << 20
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = zap.NewNop()
+	}
+	h := &Handler{cfg: cfg, mux: http.NewServeMux()}
+	routes := map[string]http.HandlerFunc{
+		"GET /memories":          h.list,
+		"POST /memories":         h.create,
+		"GET /memories/{id}":     h.get,
+		"PATCH /memories/{id}":   h.patch,
+		"DELETE /memories/{id}":  h.remove,
+		"POST /search":           h.search,
+		"POST /ingest":           h.ingest,
+		"GET /export":            h.export,
+		"POST /import":           h.importJSONL,
+		"DELETE /owners/{owner}": h.forget,
+		"GET /stats":             h.stats,
+		"GET /health":            h.health,
+	}
+	for pattern, fn := range routes {
+		h.mux.HandleFunc(pattern, fn)
+	}
+	return h
+}
+
+// Roots are the first path segments of the API's routes.
+var Roots = []string{"memories", "search", "ingest", "export", "import", "owners", "stats", "health"}
+
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	_, pattern := h.mux.Handler(r)
+	if pattern == "" {
+		// Tell a wrong method from a wrong path, in JSON.
+		for _, m := range []string{"GET", "POST", "PATCH", "DELETE"} {
+			probe := r.Clone(r.Context())
+			probe.Method = m
+			if _, p := h.mux.Handler(probe); p != "" {
+				writeError(w, errorf(http.StatusMethodNotAllowed, "method_not_allowed", "%s is not allowed on %s", r.Method, r.URL.Path))
+				return
+			}
+		}
+		writeError(w, errorf(http.StatusNotFound, "not_found", "no such endpoint: %s %s", r.Method, r.URL.Path))
+		return
+	}
+	h.mux.ServeHTTP(w, r)
+}
+
+// apiError is an error with its HTTP status and a machine-readable code.
+type apiError struct {
+	status  int
+	code    string
+	message string
+}
+
+func (e *apiError) Error() string { return e.message }
+
+func errorf(status int, code, format string, args ...any) *apiError {
+	return &apiError{status: status, code: code, message: fmt.Sprintf(format, args...)}
+}
+
+func badRequest(format string, args ...any) *apiError {
+	return errorf(http.StatusBadRequest, "bad_request", format, args...)
+}
+
+func notFound(format string, args ...any) *apiError {
+	return errorf(http.StatusNotFound, "not_found", format, args...)
+}
+
+// fail writes err: an apiError as is, anything else as a 500 (logged).
+func (h *Handler) fail(w http.ResponseWriter, err error) {
+	var ae *apiError
+	if !errors.As(err, &ae) {
+		h.cfg.Logger.Error("memory API request failed", zap.Error(err))
+		ae = errorf(http.StatusInternalServerError, "internal", "%v", err)
+	}
+	writeError(w, ae)
+}
+
+func writeError(w http.ResponseWriter, e *apiError) {
+	writeJSON(w, e.status, map[string]any{"error": map[string]string{"code": e.code, "message": e.message}})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}
+
+// decode reads a JSON body strictly: one object, known fields only, within
+// the size limit.
+func (h *Handler) decode(w http.ResponseWriter, r *http.Request, v any) error {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, h.cfg.MaxBody))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return bodyError(err)
+	}
+	if dec.More() {
+		return badRequest("the body holds more than one JSON value")
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return badRequest("the body holds more than one JSON value")
+	}
+	return nil
+}
+
+// bodyError explains a decoding failure.
+func bodyError(err error) error {
+	var tooLarge *http.MaxBytesError
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &tooLarge):
+		return errorf(http.StatusRequestEntityTooLarge, "too_large", "the body is larger than %d bytes", tooLarge.Limit)
+	case errors.Is(err, io.EOF):
+		return badRequest("the body is empty; send a JSON object")
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return badRequest("the body is not valid JSON: it ends in the middle of a value")
+	case errors.As(err, &syntax):
+		return badRequest("the body is not valid JSON (at byte %d): %v", syntax.Offset, err)
+	case errors.As(err, &typ):
+		return badRequest("field %q must be %s, not %s", typ.Field, typ.Type, typ.Value)
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		return badRequest("unknown field %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
+	}
+	return badRequest("the body could not be read: %v", err)
+}
+
+// ownerRef names an owner in a request: by the raw value the proxy would
+// see (hashed the same way), or by the stored owner id.
+type ownerRef struct {
+	Owner   string `json:"owner,omitempty"`
+	OwnerID string `json:"owner_id,omitempty"`
+}
+
+func (o ownerRef) given() bool { return o.Owner != "" || o.OwnerID != "" }
+
+// ownerOf resolves the owner a request acts on. In self mode it is always
+// the caller, and naming anyone (even oneself) is refused, so a client
+// never mistakes the scope it acts in. In admin mode required says whether
+// an owner must be named; "" means all owners.
+func (h *Handler) ownerOf(r *http.Request, ref ownerRef, required bool) (string, error) {
+	if h.cfg.Mode == Self {
+		if ref.given() {
+			return "", errorf(http.StatusForbidden, "forbidden", "this API serves only your own memories; do not name an owner")
+		}
+		caller := ""
+		if h.cfg.Caller != nil {
+			caller = h.cfg.Caller(r)
+		}
+		if caller == "" {
+			return "", errorf(http.StatusUnauthorized, "unauthorized", "send the API key (or other identity) the proxy knows you by")
+		}
+		return h.cfg.Engine.OwnerID(caller), nil
+	}
+	switch {
+	case ref.Owner != "" && ref.OwnerID != "":
+		return "", badRequest("name the owner by owner or by owner_id, not both")
+	case ref.OwnerID != "":
+		if !validOwnerID(ref.OwnerID) {
+			return "", badRequest("owner_id %q is not an owner id (32 hex characters)", ref.OwnerID)
+		}
+		return ref.OwnerID, nil
+	case ref.Owner != "":
+		return h.cfg.Engine.OwnerID(ref.Owner), nil
+	case required:
+		return "", badRequest("name the owner: owner (the value the proxy sees, e.g. the API key) or owner_id")
+	}
+	return "", nil
+}
+
+// queryOwner is ownerRef from query parameters.
+func queryOwner(r *http.Request) ownerRef {
+	q := r.URL.Query()
+	return ownerRef{Owner: q.Get("owner"), OwnerID: q.Get("owner_id")}
+}
+
+func validOwnerID(s string) bool {
+	if len(s) != 32 {
+		return false
+	}
+	_, err := hex.DecodeString(s)
+	return err == nil && strings.ToLower(s) == s
+}
+
+// memoryID parses the {id} of a path.
+func memoryID(r *http.Request) (uint64, error) {
+	s := r.PathValue("id")
+	id, err := strconv.ParseUint(s, 10, 64)
+	if err != nil || id == 0 {
+		return 0, badRequest("%q is not a memory id (a positive integer)", s)
+	}
+	return id, nil
+}
+
+// boolParam reads a boolean query parameter.
+func boolParam(r *http.Request, name string) (bool, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, badRequest("%s must be true or false, not %q", name, v)
+	}
+	return b, nil
+}

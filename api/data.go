@@ -1,0 +1,315 @@
+package api
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/caddy-memory/memory/engine"
+	"github.com/caddy-memory/memory/store"
+)
+
+const maxTurns = 10_000
+
+// ingestRequest is the body of POST /ingest.
+type ingestRequest struct {
+	ownerRef
+	Session string       `json:"session"`
+	Turns   []ingestTurn `json:"turns"`
+	// Extract learns facts from the turns as from proxied traffic. Default true.
+	Extract *bool `json:"extract"`
+}
+
+type ingestTurn struct {
+	Role    string     `json:"role"`
+	Content string     `json:"content"`
+	Time    *time.Time `json:"time"`
+	Ref     string     `json:"ref"`
+}
+
+// ingest serves POST /ingest: a transcript bulk-loaded for migration or
+// evaluation, answered once it is durable and searchable.
+func (h *Handler) ingest(w http.ResponseWriter, r *http.Request) {
+	var in ingestRequest
+	if err := h.decode(w, r, &in); err != nil {
+		h.fail(w, err)
+		return
+	}
+	owner, err := h.ownerOf(r, in.ownerRef, true)
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	switch {
+	case len(in.Turns) == 0:
+		h.fail(w, badRequest("turns is empty"))
+		return
+	case len(in.Turns) > maxTurns:
+		h.fail(w, badRequest("%d turns; send at most %d per request", len(in.Turns), maxTurns))
+		return
+	case len(in.Session) > maxSession:
+		h.fail(w, badRequest("session is longer than %d bytes", maxSession))
+		return
+	}
+	turns := make([]engine.Turn, len(in.Turns))
+	for i, t := range in.Turns {
+		if strings.TrimSpace(t.Role) == "" || len(t.Role) > 64 {
+			h.fail(w, badRequest("turns[%d]: role is required (user, assistant, or a speaker's name up to 64 bytes)", i))
+			return
+		}
+		if len(t.Content) > maxContent {
+			h.fail(w, badRequest("turns[%d]: content is %d bytes; the limit is %d", i, len(t.Content), maxContent))
+			return
+		}
+		turns[i] = engine.Turn{Role: t.Role, Content: t.Content, Ref: t.Ref}
+		if t.Time != nil {
+			turns[i].Time = *t.Time
+		}
+	}
+	facts := in.Extract == nil || *in.Extract
+	res, err := h.cfg.Engine.Ingest(r.Context(), owner, in.Session, turns, facts)
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+// export serves GET /export: the owner's memories (in admin mode without an
+// owner, everyone's) as JSON lines, history included, streamed.
+func (h *Handler) export(w http.ResponseWriter, r *http.Request) {
+	owner, err := h.ownerOf(r, queryOwner(r), false)
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	w.Header().Set("Content-Disposition", `attachment; filename="memories.jsonl"`)
+	bw := bufio.NewWriterSize(w, 64<<10)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	// One read transaction per owner: a consistent snapshot of each, without
+	// pinning the whole file for a long export.
+	var owners []string
+	if owner != "" {
+		owners = []string{owner}
+	} else if err := h.cfg.Engine.Store().View(func(tx *store.Tx) error {
+		return tx.Owners(func(o string) error { owners = append(owners, o); return nil })
+	}); err != nil {
+		h.fail(w, err)
+		return
+	}
+	for _, o := range owners {
+		err := h.cfg.Engine.Store().View(func(tx *store.Tx) error {
+			return tx.ForEach(o, func(m *store.Memory) error { return enc.Encode(m) })
+		})
+		if err != nil {
+			// The status line is gone; end the stream short, which a JSONL
+			// reader notices as a truncated last line.
+			h.cfg.Logger.Error("memory export failed midway", zap.Error(err))
+			return
+		}
+	}
+	_ = bw.Flush()
+}
+
+// importResult is the answer to POST /import.
+type importResult struct {
+	Imported   int           `json:"imported"`
+	Replaced   int           `json:"replaced"`
+	Renumbered int           `json:"renumbered"`
+	Errors     []importError `json:"errors"`
+}
+
+type importError struct {
+	Line    int    `json:"line"`
+	Message string `json:"message"`
+}
+
+// importJSONL serves POST /import: JSON lines as GET /export writes them.
+// Importing the same lines twice leaves the same memories. Lines that are
+// not valid memories are reported and skipped; the rest are stored. The
+// owner can be remapped with owner/owner_id (in self mode, always the caller).
+func (h *Handler) importJSONL(w http.ResponseWriter, r *http.Request) {
+	ref := queryOwner(r)
+	remap, err := h.ownerOf(r, ref, false)
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	body := http.MaxBytesReader(w, r.Body, h.cfg.MaxImport)
+	var res importResult
+	res.Errors = []importError{}
+	type line struct {
+		n int
+		m *store.Memory
+	}
+	var good []line
+	sc := bufio.NewScanner(body)
+	sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
+	n := 0
+	for sc.Scan() {
+		n++
+		raw := bytes.TrimSpace(sc.Bytes())
+		if len(raw) == 0 {
+			continue
+		}
+		m, err := parseLine(raw)
+		if err == nil && remap == "" && !validOwnerID(m.Owner) {
+			err = errors.New("owner must be an owner id, or import with owner=/owner_id= to assign one")
+		}
+		if err == nil {
+			err = checkMemoryFields(m.Kind, m.Content, m.Key, m.Session, m.Meta)
+		}
+		if err != nil {
+			res.Errors = append(res.Errors, importError{Line: n, Message: err.Error()})
+			continue
+		}
+		if remap != "" {
+			m.Owner = remap
+		}
+		good = append(good, line{n, m})
+	}
+	if err := sc.Err(); err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			h.fail(w, errorf(http.StatusRequestEntityTooLarge, "too_large", "the import is larger than %d bytes; split it", tooLarge.Limit))
+			return
+		}
+		h.fail(w, badRequest("line %d: %v", n+1, err))
+		return
+	}
+	if len(good) == 0 {
+		if len(res.Errors) == 0 {
+			h.fail(w, badRequest("the body holds no memories; send JSON lines as GET /export writes them"))
+			return
+		}
+		writeJSON(w, http.StatusBadRequest, res)
+		return
+	}
+	seq, err := h.cfg.Engine.Write(func(tx *store.Tx) error {
+		res.Imported, res.Replaced, res.Renumbered = 0, 0, 0
+		for _, l := range good {
+			op, err := tx.Import(l.m.Owner, l.m)
+			if errors.Is(err, store.ErrInvalid) {
+				res.Errors = append(res.Errors, importError{Line: l.n, Message: err.Error()})
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			switch op {
+			case store.Imported:
+				res.Imported++
+			case store.Replaced:
+				res.Replaced++
+			case store.Renumbered:
+				res.Renumbered++
+			}
+		}
+		return nil
+	})
+	if err == nil {
+		err = h.cfg.Engine.WaitIndexed(r.Context(), seq)
+	}
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+// parseLine reads one exported memory strictly.
+func parseLine(raw []byte) (*store.Memory, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	m := new(store.Memory)
+	if err := dec.Decode(m); err != nil {
+		return nil, bodyError(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("more than one JSON value on the line")
+	}
+	return m, nil
+}
+
+// forget serves DELETE /owners/{owner}: everything of one owner, gone for
+// good. {owner} is the raw value the proxy sees (id=true: an owner id); in
+// self mode it must be "me".
+func (h *Handler) forget(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("owner")
+	byID, err := boolParam(r, "id")
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	var ref ownerRef
+	switch {
+	case h.cfg.Mode == Self && name != "me":
+		h.fail(w, errorf(http.StatusForbidden, "forbidden", "you can forget only yourself: DELETE /owners/me"))
+		return
+	case h.cfg.Mode == Self:
+	case byID:
+		ref.OwnerID = name
+	default:
+		ref.Owner = name
+	}
+	owner, err := h.ownerOf(r, ref, true)
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	f, err := h.cfg.Engine.Forget(r.Context(), owner)
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"owner_id": owner, "forgotten": f})
+}
+
+// stats serves GET /stats: the whole database (admin) or the caller's
+// memories (self).
+func (h *Handler) stats(w http.ResponseWriter, r *http.Request) {
+	if h.cfg.Mode == Self {
+		owner, err := h.ownerOf(r, ownerRef{}, true)
+		if err != nil {
+			h.fail(w, err)
+			return
+		}
+		c, err := h.counts(owner)
+		if err != nil {
+			h.fail(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"owner_id": owner, "memories": c})
+		return
+	}
+	st, err := h.cfg.Engine.Stats()
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, st)
+}
+
+// health serves GET /health: a read from the store and a search of the
+// index, with their latencies.
+func (h *Handler) health(w http.ResponseWriter, r *http.Request) {
+	hl, err := h.cfg.Engine.Health(r.Context())
+	if err != nil {
+		writeError(w, errorf(http.StatusServiceUnavailable, "unhealthy", "%v", err))
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"status":           "ok",
+		"store_latency_ms": float64(hl.StoreLatency.Microseconds()) / 1000,
+		"index_latency_ms": float64(hl.IndexLatency.Microseconds()) / 1000,
+	})
+}

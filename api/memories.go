@@ -1,0 +1,483 @@
+package api
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/caddy-memory/memory/engine"
+	"github.com/caddy-memory/memory/store"
+)
+
+// Limits on what the API accepts.
+const (
+	maxContent   = 16 << 10
+	maxKey       = 256
+	maxSession   = 200
+	maxMeta      = 32
+	defaultLimit = 50
+	maxLimit     = 500
+)
+
+var kindRE = regexp.MustCompile(`^[a-z][a-z0-9_:-]{0,31}$`)
+
+func checkMemoryFields(kind, content, key, session string, meta map[string]string) error {
+	switch {
+	case strings.TrimSpace(content) == "":
+		return badRequest("content is required")
+	case len(content) > maxContent:
+		return badRequest("content is %d bytes; the limit is %d", len(content), maxContent)
+	case kind != "" && !kindRE.MatchString(kind):
+		return badRequest("kind %q must be lowercase letters, digits, _ : or -, up to 32 characters", kind)
+	case len(key) > maxKey:
+		return badRequest("key is longer than %d bytes", maxKey)
+	case len(session) > maxSession:
+		return badRequest("session is longer than %d bytes", maxSession)
+	case len(meta) > maxMeta:
+		return badRequest("meta has %d entries; the limit is %d", len(meta), maxMeta)
+	}
+	return nil
+}
+
+// listPage is the answer to GET /memories.
+type listPage struct {
+	Memories   []*store.Memory `json:"memories"`
+	NextCursor string          `json:"next_cursor,omitempty"`
+	Stats      store.Counts    `json:"stats"`
+}
+
+// list serves GET /memories: the owner's memories (or, in admin mode
+// without an owner, everyone's) filtered by session, kind, time, deletion,
+// or full text (q), a page at a time.
+func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	owner, err := h.ownerOf(r, queryOwner(r), false)
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	limit := defaultLimit
+	if v := q.Get("limit"); v != "" {
+		if limit, err = strconv.Atoi(v); err != nil || limit < 1 || limit > maxLimit {
+			h.fail(w, badRequest("limit must be 1 to %d, not %q", maxLimit, v))
+			return
+		}
+	}
+	includeDeleted, err := boolParam(r, "include_deleted")
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	var since time.Time
+	if v := q.Get("since"); v != "" {
+		if since, err = parseTime(v); err != nil {
+			h.fail(w, badRequest("since: %v", err))
+			return
+		}
+	}
+	session, kind := q.Get("session"), q.Get("kind")
+	keep := func(m *store.Memory, now time.Time) bool {
+		return (includeDeleted || m.Active(now)) && (session == "" || m.Session == session) &&
+			(kind == "" || m.Kind == kind) && !m.UpdatedAt.Before(since)
+	}
+
+	page := listPage{Memories: []*store.Memory{}}
+	if text := q.Get("q"); text != "" {
+		if owner == "" {
+			h.fail(w, badRequest("a full-text search (q) needs an owner"))
+			return
+		}
+		res, err := h.cfg.Engine.Search(r.Context(), engine.SearchRequest{Owner: owner, Query: text, Limit: maxLimit})
+		if err != nil {
+			h.fail(w, err)
+			return
+		}
+		for _, m := range res {
+			if keep(m.Memory, time.Now()) && len(page.Memories) < limit {
+				page.Memories = append(page.Memories, m.Memory)
+			}
+		}
+	} else {
+		cur, err := parseCursor(q.Get("cursor"))
+		if err != nil {
+			h.fail(w, err)
+			return
+		}
+		if owner != "" && cur.owner != "" && cur.owner != owner {
+			h.fail(w, badRequest("the cursor belongs to another listing"))
+			return
+		}
+		if page.Memories, page.NextCursor, err = h.scan(owner, cur, limit, keep); err != nil {
+			h.fail(w, err)
+			return
+		}
+	}
+	if page.Stats, err = h.counts(owner); err != nil {
+		h.fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, page)
+}
+
+// cursor is where a listing continues: after memory id of owner.
+type cursor struct {
+	owner string
+	after uint64
+}
+
+func parseCursor(s string) (cursor, error) {
+	if s == "" {
+		return cursor{}, nil
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(s)
+	owner, id, ok := strings.Cut(string(raw), ":")
+	after, perr := strconv.ParseUint(id, 10, 64)
+	if err != nil || !ok || perr != nil || !validOwnerID(owner) {
+		return cursor{}, badRequest("cursor %q is not one this API returned", s)
+	}
+	return cursor{owner: owner, after: after}, nil
+}
+
+func (c cursor) String() string {
+	return base64.RawURLEncoding.EncodeToString([]byte(c.owner + ":" + strconv.FormatUint(c.after, 10)))
+}
+
+// scan lists memories in (owner, id) order after cur, limit at a time. It
+// reads one more than a page to know whether another page follows.
+func (h *Handler) scan(owner string, cur cursor, limit int, keep func(*store.Memory, time.Time) bool) ([]*store.Memory, string, error) {
+	out := []*store.Memory{}
+	full := func() bool { return len(out) > limit }
+	err := h.cfg.Engine.Store().View(func(tx *store.Tx) error {
+		visit := func(o string, after uint64) (bool, error) {
+			err := tx.Scan(o, after, func(m *store.Memory) (bool, error) {
+				if keep(m, tx.Now()) {
+					out = append(out, m)
+				}
+				return !full(), nil
+			})
+			return !full(), err
+		}
+		if owner != "" {
+			_, err := visit(owner, cur.after)
+			return err
+		}
+		return tx.OwnersFrom(cur.owner, func(o string) (bool, error) {
+			after := uint64(0)
+			if o == cur.owner {
+				after = cur.after
+			}
+			return visit(o, after)
+		})
+	})
+	next := ""
+	if full() {
+		out = out[:limit]
+		last := out[limit-1]
+		next = cursor{owner: last.Owner, after: last.ID}.String()
+	}
+	return out, next, err
+}
+
+// counts summarises an owner's memories, or everyone's.
+func (h *Handler) counts(owner string) (store.Counts, error) {
+	var total store.Counts
+	err := h.cfg.Engine.Store().View(func(tx *store.Tx) error {
+		if owner != "" {
+			var err error
+			total, err = tx.Count(owner)
+			return err
+		}
+		total.ByKind = map[string]int{}
+		return tx.Owners(func(o string) error {
+			c, err := tx.Count(o)
+			total.Total += c.Total
+			total.Deleted += c.Deleted
+			total.Expired += c.Expired
+			for k, n := range c.ByKind {
+				total.ByKind[k] += n
+			}
+			return err
+		})
+	})
+	return total, err
+}
+
+// newMemory is the body of POST /memories.
+type newMemory struct {
+	ownerRef
+	Session   string            `json:"session"`
+	Kind      string            `json:"kind"`
+	Content   string            `json:"content"`
+	Key       string            `json:"key"`
+	Ref       string            `json:"ref"`
+	Meta      map[string]string `json:"meta"`
+	ExpiresAt *time.Time        `json:"expires_at"`
+}
+
+// create serves POST /memories: an upsert by key, as the extractor does.
+func (h *Handler) create(w http.ResponseWriter, r *http.Request) {
+	var in newMemory
+	if err := h.decode(w, r, &in); err != nil {
+		h.fail(w, err)
+		return
+	}
+	owner, err := h.ownerOf(r, in.ownerRef, true)
+	if err == nil {
+		err = checkMemoryFields(in.Kind, in.Content, in.Key, in.Session, in.Meta)
+	}
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	var m *store.Memory
+	var op store.Op
+	seq, err := h.cfg.Engine.Write(func(tx *store.Tx) error {
+		var err error
+		m, op, err = tx.Upsert(owner, store.Put{Session: in.Session, Kind: in.Kind, Key: in.Key,
+			Content: in.Content, Ref: in.Ref, Meta: in.Meta, ExpiresAt: in.ExpiresAt})
+		return err
+	})
+	if err == nil {
+		err = h.cfg.Engine.WaitIndexed(r.Context(), seq)
+	}
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	status := http.StatusOK
+	if op == store.Created {
+		status = http.StatusCreated
+	}
+	writeJSON(w, status, map[string]any{"memory": m, "op": op})
+}
+
+// lookup finds memory id for the request: any owner's in admin mode, only
+// the caller's in self mode (another owner's id is simply not found).
+func (h *Handler) lookup(r *http.Request, tx *store.Tx, id uint64) (string, *store.Memory, error) {
+	var owner string
+	var err error
+	if h.cfg.Mode == Self {
+		if owner, err = h.ownerOf(r, ownerRef{}, true); err != nil {
+			return "", nil, err
+		}
+	} else if owner, err = tx.OwnerOf(id); err != nil {
+		return "", nil, notFound("no memory %d", id)
+	}
+	m, err := tx.Get(owner, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", nil, notFound("no memory %d", id)
+	}
+	return owner, m, err
+}
+
+func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
+	id, err := memoryID(r)
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	var m *store.Memory
+	err = h.cfg.Engine.Store().View(func(tx *store.Tx) error {
+		_, m, err = h.lookup(r, tx, id)
+		return err
+	})
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"memory": m})
+}
+
+// memoryPatch is the body of PATCH /memories/{id}. A field left out is
+// unchanged; "expires_at": null clears the expiry.
+type memoryPatch struct {
+	Content   *string            `json:"content"`
+	Kind      *string            `json:"kind"`
+	Meta      *map[string]string `json:"meta"`
+	ExpiresAt json.RawMessage    `json:"expires_at"`
+}
+
+func (h *Handler) patch(w http.ResponseWriter, r *http.Request) {
+	id, err := memoryID(r)
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	var p memoryPatch
+	if err := h.decode(w, r, &p); err != nil {
+		h.fail(w, err)
+		return
+	}
+	var expires *time.Time
+	clearExpiry := string(p.ExpiresAt) == "null"
+	if len(p.ExpiresAt) > 0 && !clearExpiry {
+		var t time.Time
+		if err := json.Unmarshal(p.ExpiresAt, &t); err != nil {
+			h.fail(w, badRequest("expires_at must be an RFC 3339 time or null"))
+			return
+		}
+		expires = &t
+	}
+	if p.Content == nil && p.Kind == nil && p.Meta == nil && len(p.ExpiresAt) == 0 {
+		h.fail(w, badRequest("nothing to change: send content, kind, meta or expires_at"))
+		return
+	}
+	var m *store.Memory
+	seq, err := h.cfg.Engine.Write(func(tx *store.Tx) error {
+		owner, cur, err := h.lookup(r, tx, id)
+		if err != nil {
+			return err
+		}
+		content, kind, meta := cur.Content, cur.Kind, cur.Meta
+		if p.Content != nil {
+			content = *p.Content
+		}
+		if p.Kind != nil {
+			kind = *p.Kind
+		}
+		if p.Meta != nil {
+			meta = *p.Meta
+		}
+		if err := checkMemoryFields(kind, content, cur.Key, cur.Session, meta); err != nil {
+			return err
+		}
+		m, err = tx.Edit(owner, id, func(m *store.Memory) error {
+			if strings.TrimSpace(content) != m.Content {
+				// An edit is a new version: the old text stays as history.
+				m.History = append(m.History, store.Version{Content: m.Content, Ref: m.Ref, Session: m.Session, At: m.UpdatedAt})
+				if len(m.History) > store.MaxHistory {
+					m.History = m.History[len(m.History)-store.MaxHistory:]
+				}
+				m.Content, m.Version = strings.TrimSpace(content), m.Version+1
+			}
+			m.Kind, m.Meta, m.UpdatedAt = kind, meta, tx.Now()
+			switch {
+			case clearExpiry:
+				m.ExpiresAt = nil
+			case expires != nil:
+				e := expires.UTC()
+				m.ExpiresAt = &e
+			}
+			return nil
+		})
+		return err
+	})
+	if err == nil {
+		err = h.cfg.Engine.WaitIndexed(r.Context(), seq)
+	}
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"memory": m})
+}
+
+// remove serves DELETE /memories/{id}: a soft delete (never recalled, still
+// listed with include_deleted and exported), or with purge=true removal of
+// the memory and its history for good.
+func (h *Handler) remove(w http.ResponseWriter, r *http.Request) {
+	id, err := memoryID(r)
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	purge, err := boolParam(r, "purge")
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	seq, err := h.cfg.Engine.Write(func(tx *store.Tx) error {
+		owner, _, err := h.lookup(r, tx, id)
+		if err != nil {
+			return err
+		}
+		if purge {
+			return tx.Purge(owner, id)
+		}
+		_, err = tx.Delete(owner, id)
+		return err
+	})
+	if err == nil {
+		err = h.cfg.Engine.WaitIndexed(r.Context(), seq)
+	}
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"deleted": id, "purged": purge})
+}
+
+// searchRequest is the body of POST /search.
+type searchRequest struct {
+	ownerRef
+	Query    string  `json:"query"`
+	Session  string  `json:"session"`
+	Limit    int     `json:"limit"`
+	MinScore float64 `json:"min_score"`
+}
+
+// searchResult is one hit of POST /search.
+type searchResult struct {
+	ID        uint64    `json:"id"`
+	Content   string    `json:"content"`
+	Kind      string    `json:"kind"`
+	Score     float64   `json:"score"`
+	Rank      float64   `json:"rank"`
+	Ref       string    `json:"ref,omitempty"`
+	Session   string    `json:"session,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// search serves POST /search: the memories the proxy would recall for a
+// query, ranked by the same retrieval code.
+func (h *Handler) search(w http.ResponseWriter, r *http.Request) {
+	var in searchRequest
+	if err := h.decode(w, r, &in); err != nil {
+		h.fail(w, err)
+		return
+	}
+	owner, err := h.ownerOf(r, in.ownerRef, true)
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	switch {
+	case strings.TrimSpace(in.Query) == "":
+		h.fail(w, badRequest("query is required"))
+		return
+	case in.Limit < 0 || in.Limit > maxLimit:
+		h.fail(w, badRequest("limit must be 1 to %d", maxLimit))
+		return
+	case in.Limit == 0:
+		in.Limit = 10
+	}
+	res, err := h.cfg.Engine.Search(r.Context(), engine.SearchRequest{Owner: owner, Session: in.Session,
+		OnlySession: in.Session != "", Query: in.Query, Limit: in.Limit, MinScore: in.MinScore})
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	out := make([]searchResult, len(res))
+	for i, x := range res {
+		m := x.Memory
+		out[i] = searchResult{ID: m.ID, Content: m.Content, Kind: m.Kind, Score: x.Score, Rank: x.Rank,
+			Ref: m.Ref, Session: m.Session, CreatedAt: m.CreatedAt}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"results": out})
+}
+
+// parseTime reads RFC 3339 or Unix seconds.
+func parseTime(s string) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return time.Unix(n, 0), nil
+	}
+	return time.Time{}, errors.New("want an RFC 3339 time (2026-01-02T15:04:05Z) or Unix seconds")
+}

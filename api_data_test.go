@@ -1,0 +1,307 @@
+package memory
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/caddy-memory/memory/store"
+)
+
+// searchSnapshot is what POST /search answers for a query, as comparable text.
+func searchSnapshot(a apiCall, owner, query string) string {
+	a.t.Helper()
+	_, out := a.do("POST", "/memory/admin/search", "admin", map[string]any{"owner": owner, "query": query, "limit": 20})
+	var lines []string
+	for _, r := range out["results"].([]any) {
+		m := r.(map[string]any)
+		lines = append(lines, fmt.Sprintf("%v|%v|%v|%v", m["id"], m["content"], m["kind"], m["created_at"]))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// TestExportForgetImportRestores: export an owner, forget them, import the
+// export: their memories and search results are back as they were.
+func TestExportForgetImportRestores(t *testing.T) {
+	storage := t.TempDir()
+	up := newFakeLLM(t)
+	tester := startCaddy(t, apiConfig(t, storage, up.addr(), ""))
+	a := apiCall{t, tester.Client}
+
+	post(t, tester, "/v1/chat/completions", "sk-dana", chatBody(false, msg("user", "My name is Dana. I live in Oslo and I love skiing.")))
+	post(t, tester, "/v1/chat/completions", "sk-dana", chatBody(false, msg("user", "I live in Bergen now.")))
+	settle(t, storage, 2)
+	a.do("POST", "/memory/admin/memories", "admin", map[string]any{"owner": "sk-dana", "content": "Dana's locker code is 4471.", "kind": "note", "meta": map[string]string{"source": "admin"}})
+	status, exported := a.raw("GET", "/memory/admin/export?owner=sk-dana", "admin", nil)
+	if status != 200 {
+		t.Fatalf("export: %d", status)
+	}
+	lines := strings.Split(strings.TrimSpace(string(exported)), "\n")
+	if len(lines) < 6 {
+		t.Fatalf("export has %d lines:\n%s", len(lines), exported)
+	}
+	if !bytes.Contains(exported, []byte(`"history":[{"content":"User lives in Oslo."`)) {
+		t.Errorf("export lacks history:\n%s", exported)
+	}
+	queries := []string{"where do I live", "skiing", "locker code", "what is my name"}
+	before := map[string]string{}
+	for _, q := range queries {
+		before[q] = searchSnapshot(a, "sk-dana", q)
+	}
+	_, list := a.do("GET", "/memory/admin/memories?owner=sk-dana&include_deleted=true", "admin", nil)
+
+	status, out := a.do("DELETE", "/memory/admin/owners/sk-dana", "admin", nil)
+	f := out["forgotten"].(map[string]any)
+	if status != 200 || int(f["memories"].(float64)) != len(lines) || f["history"].(float64) != 1 {
+		t.Fatalf("forget: %d %v", status, out)
+	}
+	for _, q := range queries {
+		if got := searchSnapshot(a, "sk-dana", q); got != "" {
+			t.Fatalf("after forget, %q still finds:\n%s", q, got)
+		}
+	}
+
+	status, out = a.do("POST", "/memory/admin/import", "admin", exported)
+	if status != 200 || int(out["imported"].(float64)) != len(lines) || len(out["errors"].([]any)) != 0 {
+		t.Fatalf("import: %d %v", status, out)
+	}
+	for _, q := range queries {
+		if got := searchSnapshot(a, "sk-dana", q); got != before[q] {
+			t.Errorf("%q after export, forget, import:\n%s\nwant:\n%s", q, got, before[q])
+		}
+	}
+	_, relist := a.do("GET", "/memory/admin/memories?owner=sk-dana&include_deleted=true", "admin", nil)
+	if fmt.Sprint(listContents(relist)) != fmt.Sprint(listContents(list)) {
+		t.Errorf("listing changed:\n%v\n%v", listContents(relist), listContents(list))
+	}
+	// Importing the same export again is idempotent.
+	status, out = a.do("POST", "/memory/admin/import", "admin", exported)
+	if status != 200 || out["imported"].(float64) != 0 || int(out["replaced"].(float64)) != len(lines) {
+		t.Errorf("second import: %d %v", status, out)
+	}
+	if _, again := a.do("GET", "/memory/admin/memories?owner=sk-dana&include_deleted=true", "admin", nil); len(listContents(again)) != len(lines) {
+		t.Errorf("a second import duplicated memories: %v", listContents(again))
+	}
+	// And the proxy recalls the restored memories.
+	post(t, tester, "/v1/chat/completions", "sk-dana", chatBody(false, msg("user", "Where do I live?")))
+	if !strings.Contains(string(up.last("/chat/completions").Body), "User lives in Bergen.") {
+		t.Errorf("the proxy does not recall imported memories: %s", up.last("/chat/completions").Body)
+	}
+}
+
+func TestImportReportsBadLinesAndRemapsOwners(t *testing.T) {
+	storage := t.TempDir()
+	up := newFakeLLM(t)
+	tester := startCaddy(t, apiConfig(t, storage, up.addr(), ""))
+	a := apiCall{t, tester.Client}
+	good := `{"id":5,"owner":"` + strings.Repeat("ab", 16) + `","kind":"note","key":"k1","content":"Erin keeps bees.","created_at":"2024-01-02T03:04:05Z","updated_at":"2024-01-02T03:04:05Z","mentions":1,"version":0,"seq":9}`
+	body := strings.Join([]string{
+		good,
+		`{"owner":"` + strings.Repeat("ab", 16) + `","kind":"note","content":"Erin sails on weekends."}`,
+		`not json at all`,
+		`{"owner":"` + strings.Repeat("ab", 16) + `","content":""}`,
+		`{"owner":"someone","content":"no owner id"}`,
+		`{"owner":"` + strings.Repeat("ab", 16) + `","content":"x","favourite":true}`,
+		``,
+	}, "\n")
+	status, out := a.do("POST", "/memory/admin/import", "admin", []byte(body))
+	if status != 200 || out["imported"].(float64) != 2 {
+		t.Fatalf("import: %d %v", status, out)
+	}
+	var lines []int
+	for _, e := range out["errors"].([]any) {
+		lines = append(lines, int(e.(map[string]any)["line"].(float64)))
+	}
+	if fmt.Sprint(lines) != "[3 4 5 6]" {
+		t.Errorf("bad lines reported: %v (%v)", lines, out["errors"])
+	}
+	if !strings.Contains(fmt.Sprint(out["errors"]), `unknown field \"favourite\"`) && !strings.Contains(fmt.Sprint(out["errors"]), `unknown field "favourite"`) {
+		t.Errorf("the unknown field is not named: %v", out["errors"])
+	}
+	if _, got := a.do("GET", "/memory/admin/memories/5", "admin", nil); memoryOf(got)["content"] != "Erin keeps bees." {
+		t.Errorf("an imported memory did not keep its id: %v", got)
+	}
+	// Remap to an owner the proxy knows: the proxy then recalls it.
+	status, out = a.do("POST", "/memory/admin/import?owner=sk-erin", "admin", []byte(good))
+	if status != 200 || out["renumbered"].(float64) != 1 {
+		t.Errorf("import for another owner, whose id 5 is taken: %d %v", status, out)
+	}
+	post(t, tester, "/v1/chat/completions", "sk-erin", chatBody(false, msg("user", "Do I keep bees?")))
+	if !strings.Contains(string(up.last("/chat/completions").Body), "Erin keeps bees.") {
+		t.Errorf("the remapped import is not recalled for its new owner")
+	}
+	// Nothing good at all: 400, with the reasons.
+	if status, out = a.do("POST", "/memory/admin/import", "admin", []byte("{}\n[]")); status != 400 || len(out["errors"].([]any)) != 2 {
+		t.Errorf("all-bad import: %d %v", status, out)
+	}
+}
+
+// TestForgetLeavesNoByteBehind: after DELETE /owners/{owner} the owner's
+// words are in neither the store file nor any index dictionary, while
+// another owner's are untouched.
+func TestForgetLeavesNoByteBehind(t *testing.T) {
+	storage := t.TempDir()
+	up := newFakeLLM(t)
+	up.answer = func(body []byte) string {
+		if strings.Contains(string(body), "zqgoneq") {
+			return "Noted your zqgoneq plan."
+		}
+		return "Noted."
+	}
+	tester := startCaddy(t, apiConfig(t, storage, up.addr(), ""))
+	a := apiCall{t, tester.Client}
+
+	post(t, tester, "/v1/chat/completions", "sk-gone", chatBody(false, msg("user", "Remember that my zqgoneq password hint is zqgoneq.")))
+	post(t, tester, "/v1/chat/completions", "sk-keep", chatBody(true, msg("user", "Remember that my zqstayq hint is zqstayq.")))
+	settle(t, storage, 2)
+	a.do("POST", "/memory/admin/memories", "admin", map[string]any{"owner": "sk-gone", "content": "zqgoneq old value", "key": "h"})
+	a.do("POST", "/memory/admin/memories", "admin", map[string]any{"owner": "sk-gone", "content": "zqgoneq newer value", "key": "h"})
+
+	e := engineAt(storage)
+	fileHas := func(word string) bool {
+		b, err := os.ReadFile(filepath.Join(storage, "memory.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return bytes.Contains(b, []byte(word))
+	}
+	indexHas := func(word string) bool {
+		terms := e.Index().Terms(word)
+		if len(terms) != 1 {
+			t.Fatalf("%q analyses to %v", word, terms)
+		}
+		found, err := e.Index().HasTerm("content", terms[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return found
+	}
+	// The checks can see the words before the forget.
+	if !fileHas("zqgoneq") || !indexHas("zqgoneq") || !fileHas("zqstayq") || !indexHas("zqstayq") {
+		t.Fatalf("the scan cannot see the words it looks for")
+	}
+
+	status, out := a.do("DELETE", "/memory/admin/owners/sk-gone", "admin", nil)
+	if status != 200 {
+		t.Fatalf("forget: %d %v", status, out)
+	}
+	f := out["forgotten"].(map[string]any)
+	if f["memories"].(float64) != 3 || f["history"].(float64) != 1 {
+		t.Errorf("forget counts: %v", f)
+	}
+	if fileHas("zqgoneq") {
+		t.Errorf("the store file still holds the forgotten owner's words")
+	}
+	if indexHas("zqgoneq") {
+		t.Errorf("the index still holds the forgotten owner's words")
+	}
+	var stray []string
+	filepath.Walk(storage, func(p string, info os.FileInfo, err error) error {
+		if err == nil && !info.IsDir() {
+			if b, _ := os.ReadFile(p); bytes.Contains(b, []byte("zqgoneq")) {
+				stray = append(stray, p)
+			}
+		}
+		return nil
+	})
+	if len(stray) > 0 {
+		t.Errorf("files under the storage still hold the forgotten words: %v", stray)
+	}
+	if !fileHas("zqstayq") || !indexHas("zqstayq") {
+		t.Errorf("forgetting one owner damaged another")
+	}
+	// Pending work of the owner is gone too, and nothing comes back.
+	var n int
+	e.Store().View(func(tx *store.Tx) error {
+		return tx.ForEach(e.OwnerID("sk-gone"), func(*store.Memory) error { n++; return nil })
+	})
+	if n != 0 || e.Store().PendingJobs() != 0 {
+		t.Errorf("after forget: %d memories, %d pending jobs", n, e.Store().PendingJobs())
+	}
+	post(t, tester, "/v1/chat/completions", "sk-keep", chatBody(false, msg("user", "What is my hint?")))
+	if !strings.Contains(string(up.last("/chat/completions").Body), "zqstayq") {
+		t.Errorf("the other owner's memories are no longer recalled")
+	}
+}
+
+// TestAdminEndpointAndDiagnostics: admin.api.memory on Caddy's admin
+// endpoint, the diagnostic headers, and the metrics.
+func TestAdminEndpointAndDiagnostics(t *testing.T) {
+	storage := t.TempDir()
+	up := newFakeLLM(t)
+	tester := startCaddy(t, siteConfig(storage, up.addr(), "diagnostics"))
+	resp, _ := post(t, tester, "/v1/chat/completions", "sk-diag", chatBody(false, msg("user", "I live in Lisbon.")))
+	if resp.Header.Get("X-Memory-Status") != "nothing_relevant" || resp.Header.Get("X-Memory-Injected") != "0" {
+		t.Errorf("first turn headers: %v", resp.Header)
+	}
+	settle(t, storage, 1)
+	resp, _ = post(t, tester, "/v1/chat/completions", "sk-diag", chatBody(false, msg("user", "Where do I live?")))
+	if resp.Header.Get("X-Memory-Status") != "injected" || resp.Header.Get("X-Memory-Injected") != "2" || !strings.HasSuffix(resp.Header.Get("X-Memory-Time"), "ms") {
+		t.Errorf("diagnostic headers: %v", resp.Header)
+	}
+	resp, _ = post(t, tester, "/v1/chat/completions", "", chatBody(false, msg("user", "Hi")))
+	if resp.Header.Get("X-Memory-Status") != "passed_through" {
+		t.Errorf("no-owner headers: %v", resp.Header)
+	}
+	settle(t, storage, 2)
+
+	admin := func(method, path string) (int, map[string]any) {
+		req, _ := http.NewRequest(method, "http://localhost:2999"+path, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		b, _ := io.ReadAll(resp.Body)
+		json.Unmarshal(b, &out)
+		return resp.StatusCode, out
+	}
+	status, out := admin("GET", "/memory/stats")
+	st, _ := out[storage].(map[string]any)
+	if status != 200 || st == nil || st["memories"].(float64) != 3 || st["index_shards"].(float64) != 4 {
+		t.Errorf("admin stats: %d %v", status, out)
+	}
+	if status, out = admin("POST", "/memory/reindex?storage="+storage); status != 200 || out[storage].(map[string]any)["indexed_docs"].(float64) != 3 {
+		t.Errorf("admin reindex: %d %v", status, out)
+	}
+	if status, out = admin("POST", "/memory/compact"); status != 200 || out[storage].(map[string]any)["file_bytes_after"].(float64) <= 0 {
+		t.Errorf("admin compact: %d %v", status, out)
+	}
+	if status, _ = admin("GET", "/memory/reindex"); status != http.StatusMethodNotAllowed {
+		t.Errorf("GET reindex: %d", status)
+	}
+	if status, _ = admin("GET", "/memory/stats?storage=/nowhere"); status != http.StatusNotFound {
+		t.Errorf("stats of an unknown storage: %d", status)
+	}
+	// Recall still works after reindex and compaction.
+	post(t, tester, "/v1/chat/completions", "sk-diag", chatBody(false, msg("user", "Where do I live?")))
+	if !strings.Contains(string(up.last("/chat/completions").Body), "User lives in Lisbon.") {
+		t.Errorf("recall broke after reindex and compaction")
+	}
+
+	resp2, err := http.Get("http://localhost:2999/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(resp2.Body)
+	resp2.Body.Close()
+	for _, want := range []string{
+		`caddy_memory_requests_total{outcome="injected"}`,
+		`caddy_memory_requests_total{outcome="passed_through"}`,
+		`caddy_memory_extraction_jobs_total{result="done"}`,
+		`caddy_memory_memories_stored_total`,
+		`caddy_memory_retrieval_seconds_bucket`,
+		`caddy_memory_injected_memories_bucket`,
+	} {
+		if !bytes.Contains(metrics, []byte(want)) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+}

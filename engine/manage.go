@@ -1,0 +1,130 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/caddy-memory/memory/index"
+	"github.com/caddy-memory/memory/store"
+)
+
+// Forgotten reports what Forget removed.
+type Forgotten struct {
+	store.Forgotten
+	IndexShard int   `json:"index_shard"`
+	FileBefore int64 `json:"file_bytes_before"`
+	FileAfter  int64 `json:"file_bytes_after"`
+}
+
+// Forget removes an owner completely: memories, transcripts, history,
+// pending turns, and their index entries. When it returns, no byte of the
+// owner's content is left in the store file (it is compacted) or in the
+// index (the owner's shard is rebuilt without them). Turns of the owner
+// already handed over are finished first, so none lands after the forget.
+// Compaction pauses every other use of the store (about 1 s per 100 MB).
+func (e *Engine) Forget(ctx context.Context, owner string) (Forgotten, error) {
+	var f Forgotten
+	if err := e.Sync(ctx); err != nil {
+		return f, err
+	}
+	seq, err := e.Write(func(tx *store.Tx) error {
+		var err error
+		f.Forgotten, err = tx.ForgetOwner(owner)
+		return err
+	})
+	if err != nil {
+		return f, err
+	}
+	if err := e.WaitIndexed(ctx, seq); err != nil {
+		return f, err
+	}
+	if f.FileBefore, f.FileAfter, err = e.store.Compact(); err != nil {
+		return f, err
+	}
+	f.IndexShard = e.index.ShardOf(owner)
+	return f, e.rebuildShard(f.IndexShard)
+}
+
+// Compact rewrites the store file without its free pages (see store.Compact).
+func (e *Engine) Compact() (before, after int64, err error) { return e.store.Compact() }
+
+// Reindex rebuilds every index shard from the store, one at a time, while
+// the old shards keep serving searches.
+func (e *Engine) Reindex(ctx context.Context) error {
+	for i := 0; i < e.index.K(); i++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := e.rebuildShard(i); err != nil {
+			return fmt.Errorf("rebuilding index shard %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// Stats describes the database.
+type Stats struct {
+	store.Stats
+	IndexedDocs uint64 `json:"indexed_docs"`
+	IndexShards int    `json:"index_shards"`
+	IndexLag    uint64 `json:"index_lag"` // changes not yet searchable
+	Rebuilding  []int  `json:"rebuilding_shards,omitempty"`
+	QueuedTurns int    `json:"queued_turns"` // in memory, not yet durable
+	IndexBytes  int64  `json:"index_bytes"`
+	Storage     string `json:"storage"`
+}
+
+// Stats counts what the database holds.
+func (e *Engine) Stats() (Stats, error) {
+	st, err := e.store.Stats()
+	if err != nil {
+		return Stats{}, err
+	}
+	s := Stats{Stats: st, IndexedDocs: e.index.DocCount(), IndexShards: e.index.K(),
+		QueuedTurns: len(e.queue), Storage: e.cfg.Dir, IndexBytes: dirSize(filepath.Join(e.cfg.Dir, "index"))}
+	e.mu.Lock()
+	if m := e.minThrough(); st.LastSeq > m {
+		s.IndexLag = st.LastSeq - m
+	}
+	for i := range e.rebuilding {
+		s.Rebuilding = append(s.Rebuilding, i)
+	}
+	e.mu.Unlock()
+	return s, nil
+}
+
+// Health is a round trip through the store and the index.
+type Health struct {
+	StoreLatency time.Duration
+	IndexLatency time.Duration
+}
+
+// Health reads from the store and searches the index, and times both.
+func (e *Engine) Health(ctx context.Context) (Health, error) {
+	var h Health
+	start := time.Now()
+	if err := e.store.View(func(tx *store.Tx) error { _ = tx.LastSeq(); return nil }); err != nil {
+		return h, fmt.Errorf("store: %w", err)
+	}
+	h.StoreLatency = time.Since(start)
+	start = time.Now()
+	if _, err := e.index.Search(ctx, index.Query{Owner: "health-check", Text: "health check"}); err != nil {
+		return h, fmt.Errorf("index: %w", err)
+	}
+	h.IndexLatency = time.Since(start)
+	return h, nil
+}
+
+func dirSize(dir string) int64 {
+	var n int64
+	filepath.Walk(dir, func(_ string, info os.FileInfo, err error) error {
+		if err == nil && !info.IsDir() {
+			n += info.Size()
+		}
+		return nil
+	})
+	return n
+}

@@ -1,0 +1,156 @@
+package memory
+
+import (
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"strings"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.uber.org/zap"
+
+	"github.com/caddy-memory/memory/api"
+	"github.com/caddy-memory/memory/engine"
+)
+
+func init() {
+	caddy.RegisterModule(API{})
+}
+
+// API is the management REST surface, http.handlers.memory_api. Mount it
+// wherever you want (e.g. handle /memory/*) behind Caddy's own auth; it
+// shares the database of the memory handlers with the same storage.
+type API struct {
+	// Storage is the memory database to manage; the same default as the
+	// memory handler's.
+	Storage string `json:"storage,omitempty"`
+	// Mode is "self" (default: callers manage only their own memories, the
+	// owner resolved as the proxy resolves it) or "admin" (every owner).
+	Mode string `json:"mode,omitempty"`
+	// Owner are the templates naming the caller in self mode; use the memory
+	// handler's. Default: ["{memory.api_key}"].
+	Owner []string `json:"owner,omitempty"`
+	// MaxBody bounds JSON request bodies. Default: 1 MiB.
+	MaxBody int64 `json:"max_body,omitempty"`
+	// MaxImport bounds a JSONL import. Default: 64 MiB.
+	MaxImport int64 `json:"max_import,omitempty"`
+	// IndexShards is used if this handler is the first to open the storage.
+	IndexShards int `json:"index_shards,omitempty"`
+
+	handler     *api.Handler
+	storagePath string
+}
+
+// CaddyModule returns the Caddy module information.
+func (API) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  "http.handlers.memory_api",
+		New: func() caddy.Module { return new(API) },
+	}
+}
+
+// Provision acquires the shared engine and builds the API.
+func (a *API) Provision(ctx caddy.Context) error {
+	if a.Mode == "" {
+		a.Mode = string(api.Self)
+	}
+	if len(a.Owner) == 0 {
+		a.Owner = []string{"{" + apiKeyPlaceholder + "}"}
+	}
+	if err := a.Validate(); err != nil {
+		return err
+	}
+	dir, err := storageDir(a.Storage)
+	if err != nil {
+		return err
+	}
+	e, err := acquireEngine(dir, engine.Config{
+		Dir:      dir,
+		Shards:   a.IndexShards,
+		Logger:   func() *zap.Logger { return caddy.Log().Named("http.handlers.memory") },
+		Observer: observer{},
+	}, defaultDrainTimeout)
+	if err != nil {
+		return fmt.Errorf("opening memory storage %s: %w", dir, err)
+	}
+	a.storagePath = dir
+	owners := a.Owner
+	a.handler = api.New(api.Config{
+		Engine:    e,
+		Mode:      api.Mode(a.Mode),
+		Caller:    func(r *http.Request) string { return resolveOwner(owners, r) },
+		MaxBody:   a.MaxBody,
+		MaxImport: a.MaxImport,
+		Logger:    ctx.Logger(),
+	})
+	return nil
+}
+
+// Validate checks the configuration.
+func (a *API) Validate() error {
+	if a.Mode != string(api.Self) && a.Mode != string(api.Admin) {
+		return fmt.Errorf("memory_api: mode must be self or admin, not %q", a.Mode)
+	}
+	if a.MaxBody < 0 || a.MaxImport < 0 || a.IndexShards < 0 {
+		return fmt.Errorf("memory_api: sizes must not be negative")
+	}
+	return nil
+}
+
+// Cleanup releases the engine.
+func (a *API) Cleanup() error {
+	if a.storagePath == "" {
+		return nil
+	}
+	path := a.storagePath
+	a.storagePath, a.handler = "", nil
+	return releaseEngine(path)
+}
+
+// ServeHTTP answers the API's routes, wherever the API is mounted: the path
+// is read from its first API segment (/memory/memories/7 is /memories/7).
+func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
+	r2 := r.Clone(r.Context())
+	r2.URL.Path = apiPath(r.URL.Path)
+	r2.URL.RawPath = ""
+	a.handler.ServeHTTP(w, r2)
+	return nil
+}
+
+// apiPath drops the mount prefix: everything before the first segment that
+// starts an API route.
+func apiPath(p string) string {
+	segs := strings.Split(strings.Trim(p, "/"), "/")
+	for i, s := range segs {
+		for _, root := range api.Roots {
+			if s == root {
+				return "/" + strings.Join(segs[i:], "/")
+			}
+		}
+	}
+	return p
+}
+
+// storageDir resolves a storage setting to the absolute pool key.
+func storageDir(storage string) (string, error) {
+	dir := storage
+	if dir == "" {
+		dir = filepath.Join(caddy.AppDataDir(), "memory")
+	}
+	dir, err := filepath.Abs(caddy.NewReplacer().ReplaceKnown(dir, ""))
+	if err != nil {
+		return "", fmt.Errorf("memory storage path: %w", err)
+	}
+	return dir, nil
+}
+
+// Interface guards
+var (
+	_ caddy.Provisioner           = (*API)(nil)
+	_ caddy.Validator             = (*API)(nil)
+	_ caddy.CleanerUpper          = (*API)(nil)
+	_ caddyhttp.MiddlewareHandler = (*API)(nil)
+	_ caddyfile.Unmarshaler       = (*API)(nil)
+)
