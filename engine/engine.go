@@ -87,6 +87,9 @@ type Engine struct {
 	indexedCh chan struct{} // closed and replaced whenever progress is made
 	// rebuildMu runs one shard rebuild at a time.
 	rebuildMu sync.Mutex
+	// applyMu is held for reading by each index pass and for writing while
+	// a rebuild marks its shard (see indexPass).
+	applyMu sync.RWMutex
 }
 
 // Open opens (creating if needed) the database in cfg.Dir and starts its

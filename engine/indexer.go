@@ -49,33 +49,49 @@ func (e *Engine) indexer() {
 // indexPending applies every change not yet in the index.
 func (e *Engine) indexPending() {
 	for !e.stopping() {
-		e.mu.Lock()
-		from := e.minThrough()
-		epochs := append([]uint64(nil), e.epoch...)
-		e.mu.Unlock()
-		changes, _, err := e.store.Changes(from, indexBatch)
-		if err != nil {
-			e.log().Error("reading the memory change log", zap.Error(err))
+		if !e.indexPass() {
 			return
 		}
-		if len(changes) == 0 {
-			e.advance(e.store.LastSeq(), epochs)
-			return
-		}
-		last := changes[len(changes)-1].Seq
-		docs, err := e.docs(changes)
-		if err != nil {
-			e.log().Error("loading changed memories for the index", zap.Error(err))
-			return
-		}
-		if err := e.index.Apply(docs, last); err != nil {
-			if !errors.Is(err, index.ErrClosed) {
-				e.log().Error("updating the memory index failed; will retry", zap.Error(err))
-			}
-			return
-		}
-		e.advance(last, epochs)
 	}
+}
+
+// indexPass applies one batch of changes; false when there is nothing left
+// (or an error to retry later). A rebuild cannot start while a pass holds
+// applyMu, so no pass applies documents read before a rebuild's snapshot to
+// the rebuilt shard.
+func (e *Engine) indexPass() bool {
+	e.applyMu.RLock()
+	defer e.applyMu.RUnlock()
+	e.mu.Lock()
+	from := e.minThrough()
+	epochs := append([]uint64(nil), e.epoch...)
+	e.mu.Unlock()
+	// Read how far the log goes before reading it: a change committed
+	// after this read is not claimed as indexed below.
+	upTo := e.store.LastSeq()
+	changes, _, err := e.store.Changes(from, indexBatch)
+	if err != nil {
+		e.log().Error("reading the memory change log", zap.Error(err))
+		return false
+	}
+	if len(changes) == 0 {
+		e.advance(upTo, epochs)
+		return false
+	}
+	last := changes[len(changes)-1].Seq
+	docs, err := e.docs(changes)
+	if err != nil {
+		e.log().Error("loading changed memories for the index", zap.Error(err))
+		return false
+	}
+	if err := e.index.Apply(docs, last); err != nil {
+		if !errors.Is(err, index.ErrClosed) {
+			e.log().Error("updating the memory index failed; will retry", zap.Error(err))
+		}
+		return false
+	}
+	e.advance(last, epochs)
+	return true
 }
 
 // docs loads the current state of the memories that changes name, skipping
@@ -215,10 +231,12 @@ func (e *Engine) rebuildShard(i int) error {
 	e.rebuildMu.Lock()
 	defer e.rebuildMu.Unlock()
 	start := time.Now()
+	e.applyMu.Lock() // let a pass in flight finish; later ones skip shard i
 	e.mu.Lock()
 	e.rebuilding[i] = true
 	e.epoch[i]++
 	e.mu.Unlock()
+	e.applyMu.Unlock()
 	var seq uint64
 	var docs int
 	err := e.store.View(func(tx *store.Tx) error {

@@ -59,8 +59,8 @@ func (e *Engine) Ingest(ctx context.Context, owner, session string, turns []Turn
 				return err
 			}
 			res.Turns++
-			if !facts || t.Role == "assistant" || t.Role == "system" {
-				continue
+			if !facts || speaker == "Assistant" || strings.EqualFold(t.Role, "system") {
+				continue // the assistant's words are not facts about a person
 			}
 			for _, f := range extract.Facts(text) {
 				f = extract.About(f, speaker)

@@ -118,6 +118,11 @@ func (t *Tx) Count(owner string) (Counts, error) {
 	return c, err
 }
 
+// maxImportedID is the largest id an import keeps (larger ones are
+// renumbered): ids stay exact in JSON numbers, and an import can never push
+// the numbering of new memories to its end.
+const maxImportedID = 1 << 53
+
 // ImportOp says what Import did.
 type ImportOp string
 
@@ -166,6 +171,8 @@ func (t *Tx) Import(owner string, m *Memory) (ImportOp, error) {
 	op := Imported
 	if k := ob.Bucket(bucketKeys).Get([]byte(m.Key)); k != nil && decodeU64(k) != m.ID {
 		m.ID, op = decodeU64(k), Replaced // the owner's memory for this key
+	} else if m.ID > maxImportedID {
+		m.ID, op = 0, Renumbered // would exhaust the numbering
 	} else if m.ID != 0 {
 		switch holder := ids.Get(encodeU64(m.ID)); {
 		case holder == nil:
