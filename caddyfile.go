@@ -118,8 +118,8 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			h.MaxItems, err = positive(arg)
 		case "min_score":
 			var f float64
-			if f, err = strconv.ParseFloat(arg, 64); err != nil || f < 0 {
-				return d.Errf("min_score: %q is not a number of zero or more", arg)
+			if f, err = strconv.ParseFloat(arg, 64); err != nil || f < 0 || f > 1 {
+				return d.Errf("min_score: %q is not a number from 0 to 1", arg)
 			}
 			h.MinScore = &f
 		case "max_body":

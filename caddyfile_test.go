@@ -67,7 +67,7 @@ func TestCaddyfileErrorsSayWhatIsWrong(t *testing.T) {
 		"memory {\n max_items 0\n}":     `"0" is not a positive whole number`,
 		"memory {\n max_body huge\n}":   "is not a size",
 		"memory {\n timeout soon\n}":    "is not a duration",
-		"memory {\n min_score -1\n}":    "is not a number of zero or more",
+		"memory {\n min_score -1\n}":    "is not a number from 0 to 1",
 		"memory {\n storage\n}":         "wrong argument count",
 		"memory {\n storage /a /b\n}":   "storage takes one argument",
 		"memory extra":                  "wrong argument count",

@@ -84,9 +84,11 @@ type Handler struct {
 	MaxTokens int `json:"max_tokens,omitempty"`
 	// MaxItems bounds the memories in the block. Default: 10.
 	MaxItems int `json:"max_items,omitempty"`
-	// MinScore is the relevance floor (BM25): memories scoring below it are
-	// not injected, and nothing is injected when none clears it. Default: 0,
-	// meaning any memory sharing a topic word with the question.
+	// MinScore is the relevance floor, from 0 to 1: the share of the
+	// question (its words weighted by how rare they are; names the owner
+	// never mentioned weigh most) that a memory must cover for the request to
+	// get memories at all. Memories covering less than half of it are never
+	// injected. 0 injects anything sharing a topic word. Default: 0.35.
 	MinScore *float64 `json:"min_score,omitempty"`
 
 	// MaxBody is the largest request body read for rewriting; larger bodies
@@ -163,6 +165,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if h.Placement == "" {
 		h.Placement = string(inject.CacheSafe)
 	}
+	h.minScore = engine.DefaultMinScore
 	if h.MinScore != nil {
 		h.minScore = *h.MinScore
 	}

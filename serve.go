@@ -85,6 +85,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		User:            req.Query(),
 		NewTurn:         req.NewTurn(),
 		Turn:            req.UserTurns(),
+		Before:          req.Before(2),
 		Response:        t.buf.Bytes(),
 		ContentType:     t.ctype,
 		ContentEncoding: t.encoding,

@@ -34,7 +34,7 @@ func TestDerivedSessions(t *testing.T) {
 			same := up.last(w.path).Body
 
 			if !strings.Contains(string(same), "User loves sushi.") {
-				t.Errorf("the conversation's own memory was not recalled in it")
+				t.Errorf("the conversation's own memory was not recalled in it: %s", same)
 			}
 			if scope == "session" && other {
 				t.Errorf("scope session: another conversation recalled this one's memories")

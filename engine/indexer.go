@@ -136,7 +136,7 @@ func (e *Engine) docs(changes []store.Change) ([]index.Doc, error) {
 }
 
 func docOf(m *store.Memory) index.Doc {
-	return index.Doc{ID: m.ID, Owner: m.Owner, Session: m.Session, Kind: m.Kind, Content: m.Content}
+	return index.Doc{ID: m.ID, Owner: m.Owner, Session: m.Session, Kind: m.Kind, Content: m.Content, Context: m.Context}
 }
 
 // advance records that every ready shard is consistent up to seq, except

@@ -44,17 +44,15 @@ func (e *Engine) Ingest(ctx context.Context, owner, session string, turns []Turn
 				continue
 			}
 			speaker := speakerName(t.Role)
-			key := "ingest:" + session + ":" + t.Ref
-			if t.Ref == "" {
-				key = "ingest:" + session + ":" + shortHash(t.Role+"\x00"+t.Time.String()+"\x00"+text)
-			}
-			meta := map[string]string{"role": t.Role}
+			key := ingestKey(session, t)
+			meta := map[string]string{"role": t.Role, "position": strconv.Itoa(i)}
 			if session != "" {
 				meta["conversation"] = session
 			}
 			if _, _, err := tx.Upsert(owner, store.Put{
 				Session: session, Kind: "turn", Key: key, Ref: t.Ref, Time: t.Time, Meta: meta,
 				Content: speaker + ": " + inject.Truncate(text, maxTurnUser/4),
+				Context: neighbours(turns, i) + dateWords(t.Time),
 			}); err != nil {
 				return err
 			}
@@ -66,7 +64,7 @@ func (e *Engine) Ingest(ctx context.Context, owner, session string, turns []Turn
 				f = extract.About(f, speaker)
 				if _, _, err := tx.Upsert(owner, store.Put{
 					Session: session, Kind: f.Kind, Key: f.Key, Content: f.Content, Ref: t.Ref,
-					Time: t.Time, Meta: map[string]string{"turn": key, "position": strconv.Itoa(i)},
+					Time: t.Time, Meta: map[string]string{"turn": key},
 				}); err != nil {
 					return err
 				}
@@ -91,4 +89,37 @@ func speakerName(role string) string {
 		return "Assistant"
 	}
 	return role
+}
+
+// maxContextTokens bounds each neighbour's text in a turn's context.
+const maxContextTokens = 60
+
+// neighbours is the text of the turns around turn i: a turn is often
+// searched for with the words of the question it answered.
+func neighbours(turns []Turn, i int) string {
+	var parts []string
+	for _, j := range []int{i - 2, i - 1, i + 1, i + 2} {
+		if j >= 0 && j < len(turns) {
+			parts = append(parts, inject.Truncate(inject.Strip(turns[j].Content), maxContextTokens))
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// dateWords writes when a turn was said in the words questions use: "8 May
+// 2023", "May 2023", and the ISO form.
+func dateWords(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return "\n" + t.Format("2 January 2006") + " " + t.Format("2006-01-02")
+}
+
+// ingestKey is the stable key of an ingested turn: by session and reference,
+// or, without a reference, by its speaker, time and text.
+func ingestKey(session string, t Turn) string {
+	if t.Ref != "" {
+		return "ingest:" + session + ":" + t.Ref
+	}
+	return "ingest:" + session + ":" + shortHash(t.Role+"\x00"+t.Time.String()+"\x00"+strings.TrimSpace(inject.Strip(t.Content)))
 }

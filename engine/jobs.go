@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -29,6 +30,9 @@ type Job struct {
 	User    string `json:"user"`
 	NewTurn bool   `json:"new_turn"`
 	Turn    int    `json:"turn"`
+	// Before are the messages before the user's, indexed as the turn's
+	// context (see store.Memory.Context).
+	Before []string `json:"before,omitempty"`
 	// Response is the (possibly truncated) copy of the upstream response,
 	// in its Content-Encoding.
 	Response        []byte `json:"response,omitempty"`
@@ -245,7 +249,7 @@ func (e *Engine) memoriesOf(j *Job) (puts []store.Put, responseID string) {
 		ref = j.Ref
 	}
 	turnKey := TurnKey(j.Conversation, j.Turn, j.User)
-	meta := map[string]string{}
+	meta := map[string]string{"position": strconv.Itoa(j.Turn)}
 	if j.Conversation != "" {
 		meta["conversation"] = j.Conversation
 	}
@@ -258,9 +262,14 @@ func (e *Engine) memoriesOf(j *Job) (puts []store.Put, responseID string) {
 		if a.Text != "" {
 			content += "\nAssistant: " + inject.Truncate(a.Text, maxTurnAssistant/4)
 		}
+		var before []string
+		for _, b := range j.Before {
+			before = append(before, inject.Truncate(b, maxContextTokens))
+		}
 		puts = append(puts, store.Put{
 			Session: j.Session, Kind: "turn", Key: turnKey, Content: content,
-			Ref: ref, Time: j.Time, Meta: meta,
+			Context: strings.Join(before, "\n") + dateWords(j.Time),
+			Ref:     ref, Time: j.Time, Meta: meta,
 		})
 	}
 	if j.NewTurn {

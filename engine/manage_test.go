@@ -323,8 +323,16 @@ func TestIngest(t *testing.T) {
 	if again.Turns != res.Turns {
 		t.Errorf("re-ingest stored %d turns, first ingest %d", again.Turns, res.Turns)
 	}
-	if r := search(t, e, owner, "zqcarolword"); len(r) != 1 {
-		t.Errorf("after re-ingest, search finds %d copies of the turn: %q", len(r), contents(r))
+	// Neighbouring turns match through their context; copies would be
+	// several memories holding the turn itself.
+	copies := 0
+	for _, r := range search(t, e, owner, "zqcarolword") {
+		if strings.Contains(r.Memory.Content, "zqcarolword") {
+			copies++
+		}
+	}
+	if copies != 1 {
+		t.Errorf("after re-ingest, search finds %d copies of the turn", copies)
 	}
 }
 

@@ -3,11 +3,20 @@ package engine
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
+	"unicode"
 
 	"github.com/caddy-memory/memory/index"
 	"github.com/caddy-memory/memory/store"
 )
+
+// DefaultMinScore is the relevance floor the proxy uses unless configured:
+// a request gets memories when one covers at least 35% of its question
+// (see index.Coverage and relevanceWeights). Measured on the LoCoMo dev
+// split, it costs 0.004 of recall@5 against no floor, while questions from
+// other conversations inject something in 6.5% of cases instead of 91%.
+const DefaultMinScore = 0.35
 
 // SearchRequest asks for an owner's memories relevant to a text.
 type SearchRequest struct {
@@ -17,7 +26,8 @@ type SearchRequest struct {
 	OnlySession bool
 	Query       string
 	Limit       int
-	// MinScore drops hits whose text relevance (BM25) is below it.
+	// MinScore drops memories whose coverage of the query (0 to 1: the
+	// IDF-weighted share of its terms they hold) is below it.
 	MinScore float64
 	// ExcludeTurn leaves out the memories learned from this turn (see
 	// TurnKey): its transcript and its facts. A request never needs to be
@@ -50,15 +60,19 @@ func (e *Engine) Search(ctx context.Context, r SearchRequest) ([]Result, error) 
 	if err != nil || len(hits) == 0 {
 		return nil, err
 	}
+
+	var weights map[string]float64
+	if r.MinScore > 0 {
+		if weights, err = e.relevanceWeights(ctx, r.Owner, r.Query); err != nil {
+			return nil, err
+		}
+	}
 	score := make(map[uint64]float64, len(hits))
 	var cands []index.Candidate
 	mems := make(map[uint64]*store.Memory, len(hits))
 	now := time.Now()
 	err = e.store.View(func(tx *store.Tx) error {
 		for _, h := range hits {
-			if h.Score < r.MinScore {
-				continue
-			}
 			m, err := tx.Get(r.Owner, h.ID)
 			if errors.Is(err, store.ErrNotFound) {
 				continue // purged after it was indexed
@@ -85,6 +99,7 @@ func (e *Engine) Search(ctx context.Context, r SearchRequest) ([]Result, error) 
 	index.Rank(cands, now)
 	out := make([]Result, 0, r.Limit)
 	seen := make(map[string]bool, len(cands))
+	relevant := weights == nil
 	for _, c := range cands {
 		m := mems[c.ID]
 		norm := store.Normalize(m.Content)
@@ -92,16 +107,105 @@ func (e *Engine) Search(ctx context.Context, r SearchRequest) ([]Result, error) 
 			continue
 		}
 		seen[norm] = true
+		// The relevance floor, checked in rank order, only as far as needed:
+		// the request is about something remembered when one memory covers
+		// MinScore of it; then memories that cover less but still some of it
+		// (a reply that answers the question without its words) come along.
+		if weights != nil {
+			cov := e.index.Coverage(weights, m.Content, m.Context)
+			if cov >= r.MinScore {
+				relevant = true
+			} else if cov < r.MinScore*companionFloor {
+				continue
+			}
+		}
 		out = append(out, Result{Memory: m, Score: score[c.ID], Rank: c.Rank})
 		if len(out) == r.Limit {
 			break
 		}
 	}
+	if !relevant {
+		return nil, nil
+	}
 	return out, nil
 }
+
+// companionFloor is the share of MinScore a memory needs once another
+// memory has cleared MinScore itself.
+var companionFloor = 0.5
 
 // ConversationOf returns the conversation a provider response id belongs to,
 // for requests that continue from a response rather than resend history.
 func (e *Engine) ConversationOf(owner, ref string) string {
 	return e.store.Conversation(owner, ref)
+}
+
+// unknownNameWeight is how much a name the owner never mentioned weighs in
+// the relevance floor, against the heaviest term of the query.
+var unknownNameWeight = 2.0
+
+// relevanceWeights are the query terms' weights for the relevance floor.
+// A word the owner has used weighs its IDF. A word the owner never used says
+// nothing either way ("suggest a snack" asked of someone whose memories are
+// about allergies) and weighs nothing, with one exception: a question about
+// someone or something never mentioned, asked in the third person ("What
+// did John buy?"), is not about what this owner's memories hold, however
+// many ordinary words it shares with them, so such a name (a capitalised
+// word inside the question) weighs double the heaviest word. Said in the
+// first person ("I live in Oslo", "what should I cook for John?") a new name
+// is only context.
+func (e *Engine) relevanceWeights(ctx context.Context, owner, query string) (map[string]float64, error) {
+	terms := e.index.Terms(query)
+	weights, err := e.index.Weights(owner, terms)
+	if err != nil || len(weights) == 0 {
+		return weights, err
+	}
+	isName := map[string]bool{}
+	for _, name := range thirdPersonNames(query) {
+		for _, t := range e.index.Terms(name) {
+			isName[t] = true
+		}
+	}
+	heaviest := 0.0
+	for _, w := range weights {
+		heaviest = max(heaviest, w)
+	}
+	for _, t := range terms {
+		has, err := e.index.OwnerHas(ctx, owner, t)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case has:
+		case isName[t]:
+			weights[t] = heaviest * unknownNameWeight
+		default:
+			delete(weights, t)
+		}
+	}
+	return weights, nil
+}
+
+// thirdPersonNames are the capitalised words of a text that do not start
+// a sentence (people, places, products), when the text speaks of others:
+// none when it is in the first person.
+func thirdPersonNames(text string) []string {
+	var out []string
+	start := true
+	for _, w := range strings.Fields(text) {
+		word := strings.Trim(w, `"'()[]{},;:!?.`)
+		if firstPerson[strings.ToLower(word)] {
+			return nil
+		}
+		if !start && word != "" && unicode.IsUpper([]rune(word)[0]) {
+			out = append(out, word)
+		}
+		start = strings.HasSuffix(w, ".") || strings.HasSuffix(w, "?") || strings.HasSuffix(w, "!")
+	}
+	return out
+}
+
+var firstPerson = map[string]bool{
+	"i": true, "i'm": true, "i've": true, "i'd": true, "i'll": true, "me": true, "my": true,
+	"mine": true, "myself": true, "we": true, "we're": true, "we've": true, "us": true, "our": true, "ours": true,
 }

@@ -36,6 +36,8 @@ type Doc struct {
 	Session string
 	Kind    string
 	Content string
+	// Context is searchable text around the memory, weighted less.
+	Context string
 	Delete  bool
 }
 

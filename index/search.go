@@ -2,11 +2,16 @@ package index
 
 import (
 	"context"
+	"math"
 	"sort"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/search/query"
 )
+
+// contextWeight is how much a query term found only around a memory counts
+// against one found in it.
+var contextWeight = 0.5
 
 // MaxQueryTerms caps the distinct terms a search uses: a pasted page of text
 // must not turn into a query over thousands of postings lists.
@@ -107,11 +112,14 @@ func (x *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
 		scope = bleve.NewTermQuery(q.Owner)
 		scope.SetField("owner")
 	}
-	text := make([]query.Query, len(terms))
-	for i, t := range terms {
+	text := make([]query.Query, 0, 2*len(terms))
+	for _, t := range terms {
 		tq := bleve.NewTermQuery(t)
 		tq.SetField("content")
-		text[i] = tq
+		cq := bleve.NewTermQuery(t)
+		cq.SetField("context")
+		cq.SetBoost(contextWeight)
+		text = append(text, tq, cq)
 	}
 	size := q.Size
 	if size <= 0 {
@@ -131,4 +139,67 @@ func (x *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
 		hits = append(hits, Hit{ID: id, Score: h.Score})
 	}
 	return hits, nil
+}
+
+// Weights returns the IDF of each term in owner's shard (smoothed with
+// idfPrior): how much finding it says. Terms the shard has never seen weigh
+// the most.
+func (x *Index) Weights(owner string, terms []string) (map[string]float64, error) {
+	x.closeMu.RLock()
+	defer x.closeMu.RUnlock()
+	if x.closed {
+		return nil, ErrClosed
+	}
+	s := x.shards[x.ShardOf(owner)]
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	n, err := s.idx.DocCount()
+	if err != nil {
+		return nil, err
+	}
+	w := make(map[string]float64, len(terms))
+	for _, t := range terms {
+		df := uint64(0)
+		d, err := s.idx.FieldDictRange("content", []byte(t), []byte(t))
+		if err != nil {
+			return nil, err
+		}
+		if e, _ := d.Next(); e != nil && e.Term == t {
+			df = e.Count
+		}
+		d.Close()
+		w[t] = math.Log(1 + (float64(n+idfPrior)-float64(df)+0.5)/(float64(df)+0.5))
+	}
+	return w, nil
+}
+
+// idfPrior is a number of background documents, without any of the
+// terms, counted into every IDF: over the few memories of a new owner, raw
+// IDF swings wildly (a word in 1 of 3 memories outweighs one in 3 of 3
+// sevenfold); with the prior it weighs about a third more, as it would in a
+// large store.
+const idfPrior = 100
+
+// OwnerHas reports whether any of owner's memories contains term in its
+// content.
+func (x *Index) OwnerHas(ctx context.Context, owner, term string) (bool, error) {
+	x.closeMu.RLock()
+	defer x.closeMu.RUnlock()
+	if x.closed {
+		return false, ErrClosed
+	}
+	s := x.shards[x.ShardOf(owner)]
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	own := bleve.NewTermQuery(owner)
+	own.SetField("owner")
+	tq := bleve.NewTermQuery(term)
+	tq.SetField("content")
+	req := bleve.NewSearchRequestOptions(bleve.NewConjunctionQuery(own, tq), 0, 0, false)
+	req.Score = "none"
+	res, err := s.idx.SearchInContext(ctx, req)
+	if err != nil {
+		return false, err
+	}
+	return res.Total > 0, nil
 }

@@ -112,6 +112,19 @@ func (r *Request) NewTurn() bool {
 	return true
 }
 
+// Before returns the texts of up to n messages before the latest user
+// message, oldest first: what the user's words answer.
+func (r *Request) Before(n int) []string {
+	i := r.LatestUser()
+	var out []string
+	for j := max(0, i-n); j >= 0 && j < i; j++ {
+		if t := Strip(r.Messages[j].Text); strings.TrimSpace(t) != "" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 // UserTurns counts the user messages: the position of the latest turn in the
 // conversation.
 func (r *Request) UserTurns() int {

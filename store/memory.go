@@ -24,8 +24,11 @@ type Memory struct {
 	Kind string `json:"kind"`
 	// Key is the stable upsert key: a newer value for the same key supersedes
 	// the older one, which moves to History.
-	Key       string            `json:"key"`
-	Content   string            `json:"content"`
+	Key     string `json:"key"`
+	Content string `json:"content"`
+	// Context is text around the memory that helps find it (a transcript
+	// turn's neighbours); it is searched with less weight, never injected.
+	Context   string            `json:"context,omitempty"`
 	Ref       string            `json:"ref,omitempty"`
 	Meta      map[string]string `json:"meta,omitempty"`
 	CreatedAt time.Time         `json:"created_at"`
@@ -62,8 +65,10 @@ type Put struct {
 	Kind    string
 	// Key is the stable upsert key. Empty derives one from the kind and the
 	// normalised content, so restating the same thing updates one memory.
-	Key       string
-	Content   string
+	Key     string
+	Content string
+	// Context is searchable text around the memory (see Memory.Context).
+	Context   string
 	Ref       string
 	Meta      map[string]string
 	Time      time.Time // when it was said; zero means now
@@ -193,6 +198,9 @@ func (t *Tx) Upsert(owner string, p Put) (*Memory, Op, error) {
 	}
 	m.Kind = p.Kind
 	m.Content = p.Content
+	if p.Context != "" || op != Updated {
+		m.Context = p.Context
+	}
 	m.Session = p.Session
 	if p.Ref != "" || op != Updated {
 		m.Ref = p.Ref

@@ -1,0 +1,374 @@
+// Command memeval measures recall on the LoCoMo long-conversation benchmark:
+// it ingests every conversation through the engine's ingest path (the one
+// POST /ingest uses), asks each question through the retrieval the proxy uses,
+// and scores the turns it brings back against the question's evidence.
+//
+//	go run ./cmd/memeval -data ../shared/evals/locomo/locomo-dev.json
+//
+// It reads LoCoMo's own JSON format (a list of samples with "conversation"
+// and "qa"), so it runs on any file of that shape, such as locomo10.json.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log"
+	"math/rand/v2"
+	"os"
+	"runtime/pprof"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/caddy-memory/memory/engine"
+	"github.com/caddy-memory/memory/inject"
+)
+
+func main() {
+	data := flag.String("data", "../shared/evals/locomo/locomo-dev.json", "LoCoMo JSON: a list of samples with conversation and qa")
+	storage := flag.String("storage", "", "storage directory (default: a fresh temporary one)")
+	ks := flag.String("k", "1,5,10", "cut-offs for recall@k")
+	limit := flag.Int("limit", 10, "memories retrieved per question (max_items)")
+	maxTokens := flag.Int("max_tokens", 800, "token budget of the injected block, for the token figure")
+	minScore := flag.Float64("min_score", engine.DefaultMinScore, "relevance floor, as the memory handler's min_score")
+	offTopic := flag.Int("offtopic", 200, "off-topic questions per conversation for the relevance-floor check (0 to skip)")
+	jsonOut := flag.String("json", "", "also write the results as JSON to this file")
+	facts := flag.Bool("facts", true, "learn facts from the turns, as POST /ingest does by default")
+	misses := flag.Int("misses", 0, "print this many questions whose evidence is not in the top 5, with what was found")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the question phase to this file")
+	flag.Parse()
+	log.SetFlags(0)
+
+	samples, err := load(*data)
+	if err != nil {
+		log.Fatalf("memeval: %v", err)
+	}
+	cuts, err := parseKs(*ks)
+	if err != nil {
+		log.Fatalf("memeval: -k: %v", err)
+	}
+	dir := *storage
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "memeval-*"); err != nil {
+			log.Fatal(err)
+		}
+		defer os.RemoveAll(dir)
+	}
+	e, err := engine.Open(engine.Config{Dir: dir})
+	if err != nil {
+		log.Fatalf("memeval: %v", err)
+	}
+	defer e.Close(context.Background())
+
+	ctx := context.Background()
+	start := time.Now()
+	turns := 0
+	for _, s := range samples {
+		n, err := ingest(ctx, e, s, *facts)
+		if err != nil {
+			log.Fatalf("memeval: ingesting %s: %v", s.ID, err)
+		}
+		turns += n
+	}
+	ingestTook := time.Since(start)
+
+	showMisses = *misses
+	texts = map[string]string{}
+	for _, s := range samples {
+		for _, sess := range s.Sessions {
+			for _, t := range sess.Turns {
+				texts[s.ID+"/"+t.DiaID] = t.Speaker + ": " + t.Text
+			}
+		}
+	}
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		pprof.StartCPUProfile(f)
+	}
+	r := run(ctx, e, samples, cuts, *limit, *maxTokens, *minScore, *offTopic)
+	if *cpuprofile != "" {
+		pprof.StopCPUProfile()
+	}
+	r.Turns, r.IngestSeconds = turns, ingestTook.Seconds()
+	r.print(os.Stdout, cuts)
+	if *jsonOut != "" {
+		b, _ := json.MarshalIndent(r, "", " ")
+		if err := os.WriteFile(*jsonOut, b, 0o644); err != nil {
+			log.Fatalf("memeval: %v", err)
+		}
+	}
+}
+
+func parseKs(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		k, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || k < 1 {
+			return nil, fmt.Errorf("%q is not a cut-off", f)
+		}
+		out = append(out, k)
+	}
+	sort.Ints(out)
+	return out, nil
+}
+
+// ingest loads one conversation as one owner, one LoCoMo session per
+// session, each turn at its session's date with its dia_id as reference.
+func ingest(ctx context.Context, e *engine.Engine, s sample, facts bool) (int, error) {
+	owner := e.OwnerID(s.ID)
+	n := 0
+	for _, sess := range s.Sessions {
+		turns := make([]engine.Turn, len(sess.Turns))
+		for i, t := range sess.Turns {
+			text := t.Text
+			if t.Caption != "" {
+				text += " [shares a photo: " + t.Caption + "]"
+			}
+			turns[i] = engine.Turn{Role: t.Speaker, Content: text, Time: sess.Date, Ref: t.DiaID}
+		}
+		if _, err := e.Ingest(ctx, owner, sess.Name, turns, facts); err != nil {
+			return n, err
+		}
+		n += len(turns)
+	}
+	return n, nil
+}
+
+// result is the outcome of a run.
+type result struct {
+	Turns          int                           `json:"turns"`
+	IngestSeconds  float64                       `json:"ingest_seconds"`
+	Groups         map[string]map[string]float64 `json:"groups"`
+	Counts         map[string]int                `json:"counts"`
+	MeanTokens     float64                       `json:"mean_injected_tokens"`
+	LatencyP50Ms   float64                       `json:"search_p50_ms"`
+	LatencyP99Ms   float64                       `json:"search_p99_ms"`
+	OffTopicAsked  int                           `json:"offtopic_questions"`
+	OffTopicInject float64                       `json:"offtopic_inject_rate"`
+}
+
+var groupOrder = []string{"single-hop", "multi-hop", "temporal", "open-domain", "adversarial", "all_but_adversarial", "all"}
+
+func run(ctx context.Context, e *engine.Engine, samples []sample, cuts []int, limit, maxTokens int, minScore float64, offTopic int) *result {
+	agg := map[string]map[string][]float64{}
+	add := func(g, m string, v float64) {
+		if agg[g] == nil {
+			agg[g] = map[string][]float64{}
+		}
+		agg[g][m] = append(agg[g][m], v)
+	}
+	var lat []float64
+	var tokens []float64
+	for _, s := range samples {
+		owner := e.OwnerID(s.ID)
+		for _, q := range s.Questions {
+			if len(q.Evidence) == 0 {
+				continue
+			}
+			t0 := time.Now()
+			res, err := e.Search(ctx, engine.SearchRequest{Owner: owner, Query: q.Question, Limit: limit, MinScore: minScore})
+			lat = append(lat, float64(time.Since(t0).Microseconds())/1000)
+			if err != nil {
+				log.Fatalf("memeval: search: %v", err)
+			}
+			ranked := turnsOf(res)
+			if showMisses > 0 && q.Category != "adversarial" && !anyIn(ranked[:min(5, len(ranked))], q.Evidence) {
+				showMisses--
+				fmt.Printf("MISS [%s] %s\n", q.Category, q.Question)
+				for _, d := range q.Evidence {
+					fmt.Printf("   want %s  %.160s\n", d, texts[s.ID+"/"+d])
+				}
+				for _, d := range ranked[:min(3, len(ranked))] {
+					fmt.Printf("   got  %s  %.160s\n", d, texts[s.ID+"/"+d])
+				}
+			}
+			tokens = append(tokens, float64(blockTokens(res, maxTokens, limit)))
+			ev := map[string]bool{}
+			for _, d := range q.Evidence {
+				ev[d] = true
+			}
+			groups := []string{q.Category, "all"}
+			if q.Category != "adversarial" {
+				groups = append(groups, "all_but_adversarial")
+			}
+			for _, g := range groups {
+				for _, k := range cuts {
+					hit := 0
+					for _, d := range ranked[:min(k, len(ranked))] {
+						if ev[d] {
+							hit++
+						}
+					}
+					add(g, fmt.Sprintf("recall@%d", k), float64(hit)/float64(len(ev)))
+					add(g, fmt.Sprintf("hit@%d", k), b2f(hit > 0))
+				}
+			}
+		}
+	}
+	r := &result{Groups: map[string]map[string]float64{}, Counts: map[string]int{}}
+	for g, ms := range agg {
+		r.Groups[g] = map[string]float64{}
+		for m, vs := range ms {
+			r.Groups[g][m] = mean(vs)
+			r.Counts[g] = len(vs)
+		}
+	}
+	r.MeanTokens = mean(tokens)
+	r.LatencyP50Ms, r.LatencyP99Ms = percentile(lat, 50), percentile(lat, 99)
+	if offTopic > 0 {
+		r.OffTopicAsked, r.OffTopicInject = offTopicRate(ctx, e, samples, offTopic, limit, maxTokens, minScore)
+	}
+	return r
+}
+
+// turnsOf maps ranked memories to the turns they came from (their ref, a
+// dia_id), dropping repeats and keeping the order.
+func turnsOf(res []engine.Result) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, r := range res {
+		for _, d := range strings.Split(r.Memory.Ref, ",") {
+			if d = strings.TrimSpace(d); d != "" && !seen[d] {
+				seen[d] = true
+				out = append(out, d)
+			}
+		}
+	}
+	return out
+}
+
+// blockTokens is the size of the block the proxy would inject.
+func blockTokens(res []engine.Result, maxTokens, maxItems int) int {
+	items := make([]inject.Item, len(res))
+	for i, r := range res {
+		items[i] = inject.Item{Text: r.Memory.Content, Time: r.Memory.UpdatedAt}
+	}
+	block, _ := inject.Render(items, maxTokens, maxItems)
+	if block == "" {
+		return 0
+	}
+	return inject.EstimateTokens(block)
+}
+
+// offTopicRate asks each conversation's owner questions from the other
+// conversations (same owner, unrelated topic) and returns how often a block
+// would be injected anyway.
+func offTopicRate(ctx context.Context, e *engine.Engine, samples []sample, per, limit, maxTokens int, minScore float64) (int, float64) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	asked, injected := 0, 0
+	for i, s := range samples {
+		var pool []string
+		for j, o := range samples {
+			if j == i {
+				continue
+			}
+			for _, q := range o.Questions {
+				if q.Category != "adversarial" && !mentions(q.Question, s.Speakers) {
+					pool = append(pool, q.Question)
+				}
+			}
+		}
+		rng.Shuffle(len(pool), func(a, b int) { pool[a], pool[b] = pool[b], pool[a] })
+		owner := e.OwnerID(s.ID)
+		for _, q := range pool[:min(per, len(pool))] {
+			res, err := e.Search(ctx, engine.SearchRequest{Owner: owner, Query: q, Limit: limit, MinScore: minScore})
+			if err != nil {
+				log.Fatalf("memeval: search: %v", err)
+			}
+			asked++
+			if blockTokens(res, maxTokens, limit) > 0 {
+				injected++
+				if showMisses > 0 {
+					showMisses--
+					fmt.Printf("OFFTOPIC %s: %q -> %.120q\n", s.ID, q, res[0].Memory.Content)
+				}
+			}
+		}
+	}
+	return asked, float64(injected) / float64(max(asked, 1))
+}
+
+// mentions reports whether a question names one of the speakers (then it is
+// not off-topic for their conversation).
+func mentions(q string, names []string) bool {
+	for _, n := range names {
+		if n != "" && strings.Contains(q, n) {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *result) print(w *os.File, cuts []int) {
+	fmt.Fprintf(w, "ingested %d turns in %.1fs\n\n", r.Turns, r.IngestSeconds)
+	fmt.Fprintf(w, "%-22s%6s", "group", "n")
+	for _, k := range cuts {
+		fmt.Fprintf(w, "%11s", fmt.Sprintf("recall@%d", k))
+	}
+	fmt.Fprintf(w, "%9s\n", "hit@5")
+	for _, g := range groupOrder {
+		m, ok := r.Groups[g]
+		if !ok {
+			continue
+		}
+		fmt.Fprintf(w, "%-22s%6d", g, r.Counts[g])
+		for _, k := range cuts {
+			fmt.Fprintf(w, "%11.3f", m[fmt.Sprintf("recall@%d", k)])
+		}
+		fmt.Fprintf(w, "%9.3f\n", m["hit@5"])
+	}
+	fmt.Fprintf(w, "\nmean injected tokens %.0f   search p50 %.2f ms   p99 %.2f ms\n", r.MeanTokens, r.LatencyP50Ms, r.LatencyP99Ms)
+	if r.OffTopicAsked > 0 {
+		fmt.Fprintf(w, "off-topic questions that inject anything: %.1f%% of %d\n", 100*r.OffTopicInject, r.OffTopicAsked)
+	}
+}
+
+// showMisses and texts serve the -misses flag.
+var (
+	showMisses int
+	texts      map[string]string
+)
+
+func anyIn(ranked, want []string) bool {
+	for _, d := range ranked {
+		for _, w := range want {
+			if d == w {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func mean(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := 0.0
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
+}
+
+func percentile(v []float64, p float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	return s[min(len(s)-1, int(float64(len(s))*p/100))]
+}
