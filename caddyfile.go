@@ -57,6 +57,15 @@ func parseAPICaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, err
 //	    timeout       <duration>
 //	    fail          open|closed
 //	    diagnostics
+//	    embed {
+//	        url            <embeddings endpoint>
+//	        model          <model>
+//	        dimensions     <n>
+//	        api_key        <key or placeholder>
+//	        timeout        <duration>
+//	        min_similarity <0..1>
+//	        batch_size     <n>
+//	    }
 //	    index_shards  <n>
 //	    queue_size    <n>
 //	    drain_timeout <duration>
@@ -69,6 +78,16 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	for d.NextBlock(0) {
 		sub := d.Val()
 		switch sub {
+		case "embed":
+			if d.NextArg() {
+				return d.ArgErr()
+			}
+			cfg, err := parseEmbed(d)
+			if err != nil {
+				return err
+			}
+			h.Embed = cfg
+			continue
 		case "diagnostics":
 			if d.NextArg() {
 				return d.Errf("diagnostics takes no argument")
@@ -206,6 +225,49 @@ func (a *API) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		}
 	}
 	return nil
+}
+
+// parseEmbed reads the embed block.
+func parseEmbed(d *caddyfile.Dispenser) (*EmbedConfig, error) {
+	cfg := new(EmbedConfig)
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		sub := d.Val()
+		var arg string
+		if !d.Args(&arg) {
+			return nil, d.ArgErr()
+		}
+		if d.NextArg() {
+			return nil, d.Errf("embed %s takes one argument", sub)
+		}
+		var err error
+		switch sub {
+		case "url":
+			cfg.URL = arg
+		case "model":
+			cfg.Model = arg
+		case "dimensions":
+			cfg.Dimensions, err = positive(arg)
+		case "api_key":
+			cfg.APIKey = arg
+		case "timeout":
+			cfg.Timeout, err = duration(arg)
+		case "min_similarity":
+			if cfg.MinSimilarity, err = strconv.ParseFloat(arg, 64); err != nil || cfg.MinSimilarity < 0 || cfg.MinSimilarity > 1 {
+				return nil, d.Errf("embed min_similarity: %q is not a number from 0 to 1", arg)
+			}
+		case "batch_size":
+			cfg.BatchSize, err = positive(arg)
+		default:
+			return nil, d.Errf("unrecognized embed subdirective '%s'", sub)
+		}
+		if err != nil {
+			return nil, d.Errf("embed %s: %v", sub, err)
+		}
+	}
+	if cfg.URL == "" || cfg.Model == "" {
+		return nil, d.Err("embed needs url and model")
+	}
+	return cfg, nil
 }
 
 func positive(s string) (int, error) {

@@ -41,13 +41,17 @@ var (
 		Namespace: "caddy", Subsystem: "memory", Name: "memories_stored_total",
 		Help: "Memories created or updated by extraction.",
 	})
+	embeddingFailures = prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: "caddy", Subsystem: "memory", Name: "embedding_failures_total",
+		Help: "Failed calls to the embeddings endpoint (recall fell back to lexical).",
+	})
 )
 
 func registerMetrics(reg prometheus.Registerer) error {
 	if reg == nil {
 		return nil
 	}
-	for _, c := range []prometheus.Collector{requestsTotal, injectedPerRequest, retrievalSeconds, jobsTotal, storedTotal} {
+	for _, c := range []prometheus.Collector{requestsTotal, injectedPerRequest, retrievalSeconds, jobsTotal, storedTotal, embeddingFailures} {
 		var already prometheus.AlreadyRegisteredError
 		if err := reg.Register(c); err != nil && !errors.As(err, &already) {
 			return err
@@ -63,6 +67,9 @@ type observer struct{}
 
 func (observer) JobDropped() { jobsTotal.WithLabelValues("dropped").Inc() }
 func (observer) JobFailed()  { jobsTotal.WithLabelValues("failed").Inc() }
+func (observer) EmbeddingFailed() {
+	embeddingFailures.Inc()
+}
 func (observer) JobDone(stored int) {
 	jobsTotal.WithLabelValues("done").Inc()
 	storedTotal.Add(float64(stored))

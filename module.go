@@ -18,6 +18,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
+	"github.com/caddy-memory/memory/embed"
 	"github.com/caddy-memory/memory/engine"
 	"github.com/caddy-memory/memory/inject"
 )
@@ -102,6 +103,11 @@ type Handler struct {
 	// FailClosed answers 503 when memory retrieval fails, instead of passing
 	// the request on without memories (the default).
 	FailClosed bool `json:"fail_closed,omitempty"`
+	// Embed turns on embedding recall (optional): memories are embedded in
+	// the background through an OpenAI-compatible embeddings endpoint and
+	// found by meaning as well as by words.
+	Embed *EmbedConfig `json:"embed,omitempty"`
+
 	// Diagnostics adds response headers saying what memory did:
 	// X-Memory-Status (the outcome), X-Memory-Injected (how many memories)
 	// and X-Memory-Time (time spent searching). For debugging a deployment.
@@ -124,6 +130,29 @@ type Handler struct {
 	placement   inject.Placement
 	minScore    float64
 	format      inject.Dialect
+}
+
+// EmbedConfig configures embedding recall.
+type EmbedConfig struct {
+	// URL is an OpenAI-compatible embeddings endpoint, e.g.
+	// https://api.openai.com/v1/embeddings or http://127.0.0.1:11434/v1/embeddings.
+	URL string `json:"url"`
+	// Model is the embedding model.
+	Model string `json:"model"`
+	// Dimensions asks the model for shorter vectors when it can (OpenAI's
+	// text-embedding-3); 0 takes the model's own.
+	Dimensions int `json:"dimensions,omitempty"`
+	// APIKey is sent as a bearer token; use a placeholder such as
+	// "{env.OPENAI_API_KEY}".
+	APIKey string `json:"api_key,omitempty"`
+	// Timeout bounds embedding a question on the request path; after it the
+	// request gets lexical recall only. Default: 300ms.
+	Timeout caddy.Duration `json:"timeout,omitempty"`
+	// MinSimilarity is the cosine similarity at which a memory found by
+	// meaning counts as relevant. It depends on the model. Default: 0.45.
+	MinSimilarity float64 `json:"min_similarity,omitempty"`
+	// BatchSize is how many memories are embedded per call. Default: 64.
+	BatchSize int `json:"batch_size,omitempty"`
 }
 
 // defaultNoSystemRole are the models known to reject the system role. The
@@ -203,6 +232,16 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		return fmt.Errorf("opening memory storage %s: %w", dir, err)
 	}
 	h.storagePath = dir
+	if h.Embed != nil {
+		cfg := h.Embed
+		client := &embed.Client{URL: cfg.URL, Model: cfg.Model, Dimensions: cfg.Dimensions,
+			APIKey: caddy.NewReplacer().ReplaceKnown(cfg.APIKey, "")}
+		if !h.engine.UseEmbedding(engine.EmbedConfig{Client: client, QueryTimeout: time.Duration(cfg.Timeout),
+			MinSimilarity: cfg.MinSimilarity, Batch: cfg.BatchSize}) {
+			h.logger.Info("memory storage already has embedding recall on; its first configuration stays in effect until the storage is closed",
+				zap.String("storage", dir))
+		}
+	}
 	return nil
 }
 
@@ -216,6 +255,14 @@ func (h *Handler) Validate() error {
 	}
 	if h.Timeout < 0 || h.DrainTimeout < 0 {
 		return fmt.Errorf("memory: durations must not be negative")
+	}
+	if e := h.Embed; e != nil {
+		if e.URL == "" || e.Model == "" {
+			return fmt.Errorf("memory: embed needs url and model (an OpenAI-compatible embeddings endpoint and its model)")
+		}
+		if e.Dimensions < 0 || e.BatchSize < 0 || e.Timeout < 0 || e.MinSimilarity < 0 || e.MinSimilarity > 1 {
+			return fmt.Errorf("memory: embed: dimensions, batch_size and timeout must not be negative, min_similarity from 0 to 1")
+		}
 	}
 	return nil
 }

@@ -33,6 +33,9 @@ type Observer interface {
 	JobDropped()
 	JobDone(stored int)
 	JobFailed()
+	// EmbeddingFailed: a call to the embeddings endpoint failed (recall
+	// stays lexical meanwhile).
+	EmbeddingFailed()
 }
 
 // Config configures Open.
@@ -90,6 +93,8 @@ type Engine struct {
 	// applyMu is held for reading by each index pass and for writing while
 	// a rebuild marks its shard (see indexPass).
 	applyMu sync.RWMutex
+
+	emb atomic.Pointer[embedder] // set once embedding recall is on
 }
 
 // Open opens (creating if needed) the database in cfg.Dir and starts its
@@ -256,6 +261,9 @@ func (e *Engine) Close(ctx context.Context) error {
 	for _, done := range append(stages, e.rebuilderDone) {
 		<-done
 	}
+	if em := e.embedding(); em != nil {
+		<-em.done
+	}
 	if n := len(e.queue); n > 0 {
 		for range n {
 			e.cfg.Observer.JobDropped()
@@ -333,6 +341,7 @@ func (e *Engine) WaitIndexed(ctx context.Context, seq uint64) error {
 
 type nopObserver struct{}
 
-func (nopObserver) JobDropped() {}
-func (nopObserver) JobDone(int) {}
-func (nopObserver) JobFailed()  {}
+func (nopObserver) JobDropped()      {}
+func (nopObserver) JobDone(int)      {}
+func (nopObserver) JobFailed()       {}
+func (nopObserver) EmbeddingFailed() {}

@@ -401,3 +401,5 @@ type countingObserver struct {
 func (c *countingObserver) JobDropped() { c.dropped.Add(1) }
 func (c *countingObserver) JobDone(int) { c.done.Add(1) }
 func (c *countingObserver) JobFailed()  { c.failed.Add(1) }
+
+func (c *countingObserver) EmbeddingFailed() {}

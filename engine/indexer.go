@@ -188,6 +188,9 @@ func (e *Engine) oldestThrough() uint64 {
 // missed a trimmed change.
 func (e *Engine) trim() {
 	upTo := e.oldestThrough()
+	if e.embedding() != nil {
+		upTo = min(upTo, e.store.Cursor(embedCursor)) // the embedder follows the log too
+	}
 	if upTo == 0 {
 		return
 	}

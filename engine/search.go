@@ -3,10 +3,14 @@ package engine
 import (
 	"context"
 	"errors"
+	"sort"
 	"strings"
 	"time"
 	"unicode"
 
+	"go.uber.org/zap"
+
+	"github.com/caddy-memory/memory/embed"
 	"github.com/caddy-memory/memory/index"
 	"github.com/caddy-memory/memory/store"
 )
@@ -39,8 +43,11 @@ type SearchRequest struct {
 // Result is a retrieved memory.
 type Result struct {
 	Memory *store.Memory
-	Score  float64 // text relevance
+	Score  float64 // text relevance (fused with vector similarity when embeddings are on)
 	Rank   float64 // relevance with priors; results are sorted by it
+	// Similarity is the cosine similarity to the question, when the memory
+	// was found by meaning.
+	Similarity float32
 }
 
 // candidatesPerResult is how many index hits are read per result wanted:
@@ -53,12 +60,52 @@ func (e *Engine) Search(ctx context.Context, r SearchRequest) ([]Result, error) 
 	if r.Limit <= 0 {
 		r.Limit = 10
 	}
+	size := r.Limit * candidatesPerResult
+	// With embeddings on, the question is embedded while the index is
+	// searched; the vector ranking joins only if it arrives in time.
+	em := e.embedding()
+	var qvec chan []float32
+	if em != nil && strings.TrimSpace(r.Query) != "" {
+		qvec = make(chan []float32, 1)
+		go func() {
+			ctx, cancel := context.WithTimeout(ctx, em.cfg.QueryTimeout)
+			defer cancel()
+			v, err := em.cfg.Client.Embed(ctx, []string{r.Query})
+			if err != nil || len(v) != 1 {
+				e.cfg.Observer.EmbeddingFailed()
+				if c := e.log().Check(zap.DebugLevel, "embedding the question failed; lexical recall only"); c != nil {
+					c.Write(zap.Error(err))
+				}
+				qvec <- nil
+				return
+			}
+			qvec <- v[0]
+		}()
+	}
 	hits, err := e.index.Search(ctx, index.Query{
 		Owner: r.Owner, Session: r.Session, OnlySession: r.OnlySession,
-		Text: r.Query, Size: r.Limit * candidatesPerResult,
+		Text: r.Query, Size: size,
 	})
-	if err != nil || len(hits) == 0 {
+	if err != nil {
 		return nil, err
+	}
+	var similar map[uint64]float32
+	var vectors *vectorSet
+	if qvec != nil {
+		if v := <-qvec; v != nil {
+			if vectors, err = e.vectorsOf(em, r.Owner); err != nil {
+				return nil, err
+			}
+			top := vectors.Top(v, size)
+			similar = make(map[uint64]float32, len(top))
+			for _, s := range top {
+				similar[s.ID] = s.Similarity
+			}
+			hits = fuse(hits, top)
+		}
+	}
+	if len(hits) == 0 {
+		return nil, nil
 	}
 
 	var weights map[string]float64
@@ -88,6 +135,9 @@ func (e *Engine) Search(ctx context.Context, r SearchRequest) ([]Result, error) 
 			if r.ExcludeTurn != "" && (m.Key == r.ExcludeTurn || m.Meta["turn"] == r.ExcludeTurn) {
 				continue
 			}
+			if _, ok := similar[m.ID]; ok && vectors.hashes[m.ID] != embed.TextHash(m.Content) {
+				delete(similar, m.ID) // a vector of text the memory no longer has
+			}
 			mems[m.ID], score[m.ID] = m, h.Score
 			cands = append(cands, index.Candidate{ID: m.ID, Score: h.Score, Kind: m.Kind, Updated: m.UpdatedAt, Mentions: m.Mentions})
 		}
@@ -109,17 +159,20 @@ func (e *Engine) Search(ctx context.Context, r SearchRequest) ([]Result, error) 
 		seen[norm] = true
 		// The relevance floor, checked in rank order, only as far as needed:
 		// the request is about something remembered when one memory covers
-		// MinScore of it; then memories that cover less but still some of it
-		// (a reply that answers the question without its words) come along.
+		// MinScore of it (or, found by meaning, is similar enough); then
+		// memories that cover less but still some of it (a reply that answers
+		// the question without its words) come along.
 		if weights != nil {
 			cov := e.index.Coverage(weights, m.Content, m.Context)
-			if cov >= r.MinScore {
+			sim, bySense := similar[m.ID]
+			switch {
+			case cov >= r.MinScore || (bySense && float64(sim) >= em.cfg.MinSimilarity):
 				relevant = true
-			} else if cov < r.MinScore*companionFloor {
+			case cov < r.MinScore*companionFloor && !(bySense && float64(sim) >= em.cfg.MinSimilarity*companionFloor):
 				continue
 			}
 		}
-		out = append(out, Result{Memory: m, Score: score[c.ID], Rank: c.Rank})
+		out = append(out, Result{Memory: m, Score: score[c.ID], Rank: c.Rank, Similarity: similar[m.ID]})
 		if len(out) == r.Limit {
 			break
 		}
@@ -128,6 +181,33 @@ func (e *Engine) Search(ctx context.Context, r SearchRequest) ([]Result, error) 
 		return nil, nil
 	}
 	return out, nil
+}
+
+// rrfK is the constant of reciprocal-rank fusion: a memory's fused score is
+// the sum over the rankings it is in of 1/(rrfK + its rank).
+const rrfK = 60
+
+// fuse merges the lexical and the vector ranking by reciprocal rank. The
+// fused score replaces BM25 as the relevance the priors then adjust.
+func fuse(lexical []index.Hit, vector []embed.Scored) []index.Hit {
+	fused := make(map[uint64]float64, len(lexical)+len(vector))
+	for i, h := range lexical {
+		fused[h.ID] += 1 / float64(rrfK+i+1)
+	}
+	for i, v := range vector {
+		fused[v.ID] += 1 / float64(rrfK+i+1)
+	}
+	out := make([]index.Hit, 0, len(fused))
+	for id, sc := range fused {
+		out = append(out, index.Hit{ID: id, Score: sc})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Score != out[j].Score {
+			return out[i].Score > out[j].Score
+		}
+		return out[i].ID > out[j].ID
+	})
+	return out
 }
 
 // companionFloor is the share of MinScore a memory needs once another

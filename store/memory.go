@@ -274,6 +274,11 @@ func (t *Tx) Purge(owner string, id uint64) error {
 	if err := ob.Bucket(bucketMem).Delete(encodeU64(id)); err != nil {
 		return err
 	}
+	if vb := ob.Bucket(bucketVectors); vb != nil {
+		if err := vb.Delete(encodeU64(id)); err != nil {
+			return err
+		}
+	}
 	if err := t.tx.Bucket(bucketIDs).Delete(encodeU64(id)); err != nil {
 		return err
 	}
@@ -407,4 +412,46 @@ func (s *DB) Conversation(owner, ref string) string {
 		return nil
 	})
 	return c
+}
+
+// PutVector stores a memory's embedding (opaque bytes) in its owner's
+// partition. Forgetting the owner or purging the memory removes it.
+func (t *Tx) PutVector(owner string, id uint64, v []byte) error {
+	ob, err := t.ownerBucket(owner, false)
+	if err != nil {
+		return err
+	}
+	vb, err := ob.CreateBucketIfNotExists(bucketVectors)
+	if err != nil {
+		return err
+	}
+	return vb.Put(encodeU64(id), v)
+}
+
+// Vector returns a memory's stored embedding, or nil.
+func (t *Tx) Vector(owner string, id uint64) []byte {
+	ob, err := t.ownerBucket(owner, false)
+	if err != nil {
+		return nil
+	}
+	if vb := ob.Bucket(bucketVectors); vb != nil {
+		if v := vb.Get(encodeU64(id)); v != nil {
+			return append([]byte(nil), v...)
+		}
+	}
+	return nil
+}
+
+// Vectors calls fn with each stored embedding of owner. The bytes are valid
+// only during the call.
+func (t *Tx) Vectors(owner string, fn func(id uint64, v []byte) error) error {
+	ob, err := t.ownerBucket(owner, false)
+	if err != nil {
+		return nil
+	}
+	vb := ob.Bucket(bucketVectors)
+	if vb == nil {
+		return nil
+	}
+	return vb.ForEach(func(k, v []byte) error { return fn(decodeU64(k), v) })
 }

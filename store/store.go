@@ -8,7 +8,8 @@
 //
 //	meta/      "secret" → 32 random bytes (HMAC key for owner ids), "shards" → K
 //	owners/    <owner id> → bucket { m/: id → Memory JSON, k/: key → id,
-//	                                 r/: response id → conversation id }
+//	                                 r/: response id → conversation id,
+//	                                 v/: id → embedding (optional) }
 //	ids/       id → owner id (find a memory's partition from its id alone)
 //	changes/   seq → owner id + id (every change, in the transaction that made it)
 //	jobs/      seq → job bytes (opaque to the store)
@@ -44,6 +45,8 @@ var (
 	bucketMem  = []byte("m")
 	bucketKeys = []byte("k")
 	bucketRefs = []byte("r")
+	// bucketVectors holds optional embeddings: id → text hash + vector.
+	bucketVectors = []byte("v")
 
 	keySecret = []byte("secret")
 	keyShards = []byte("shards")
@@ -255,4 +258,20 @@ func decodeU64(b []byte) uint64 {
 		return 0
 	}
 	return binary.BigEndian.Uint64(b)
+}
+
+// Cursor reads a named position (a change sequence) that a background task
+// keeps in the store.
+func (s *DB) Cursor(name string) uint64 {
+	var v uint64
+	_ = s.view(func(tx *bolt.Tx) error {
+		v = decodeU64(tx.Bucket(bucketMeta).Get([]byte("cursor:" + name)))
+		return nil
+	})
+	return v
+}
+
+// SetCursor records a named position.
+func (t *Tx) SetCursor(name string, seq uint64) error {
+	return t.tx.Bucket(bucketMeta).Put([]byte("cursor:"+name), encodeU64(seq))
 }

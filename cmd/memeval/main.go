@@ -23,6 +23,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/caddy-memory/memory/embed"
 	"github.com/caddy-memory/memory/engine"
 	"github.com/caddy-memory/memory/inject"
 )
@@ -39,6 +40,10 @@ func main() {
 	facts := flag.Bool("facts", true, "learn facts from the turns, as POST /ingest does by default")
 	misses := flag.Int("misses", 0, "print this many questions whose evidence is not in the top 5, with what was found")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the question phase to this file")
+	embedURL := flag.String("embed-url", "", "OpenAI-compatible embeddings endpoint, to measure embedding recall (off by default)")
+	embedModel := flag.String("embed-model", "", "embedding model, with -embed-url")
+	embedDims := flag.Int("embed-dims", 0, "embedding dimensions, with -embed-url (0: the model's)")
+	embedKey := flag.String("embed-key", os.Getenv("OPENAI_API_KEY"), "API key for -embed-url (default $OPENAI_API_KEY)")
 	flag.Parse()
 	log.SetFlags(0)
 
@@ -64,6 +69,12 @@ func main() {
 	defer e.Close(context.Background())
 
 	ctx := context.Background()
+	if *embedURL != "" {
+		e.UseEmbedding(engine.EmbedConfig{
+			Client:       &embed.Client{URL: *embedURL, Model: *embedModel, Dimensions: *embedDims, APIKey: *embedKey},
+			QueryTimeout: 10 * time.Second,
+		})
+	}
 	start := time.Now()
 	turns := 0
 	for _, s := range samples {
@@ -74,6 +85,14 @@ func main() {
 		turns += n
 	}
 	ingestTook := time.Since(start)
+	if *embedURL != "" {
+		if err := e.Sync(ctx); err != nil {
+			log.Fatal(err)
+		}
+		for e.Store().Cursor("embedded_seq") < e.Store().LastSeq() {
+			time.Sleep(100 * time.Millisecond) // the embedder works in the background
+		}
+	}
 
 	showMisses = *misses
 	texts = map[string]string{}

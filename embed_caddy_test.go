@@ -1,0 +1,52 @@
+package memory
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/caddy-memory/memory/embed/embedtest"
+)
+
+// TestEmbeddingRecallThroughCaddy: with an embed block, a question that
+// shares no word with a memory still recalls it; when the embeddings
+// endpoint fails, requests go on with lexical recall and the failure is
+// counted.
+func TestEmbeddingRecallThroughCaddy(t *testing.T) {
+	storage := t.TempDir()
+	up := newFakeLLM(t)
+	emb := embedtest.NewServer()
+	t.Cleanup(emb.Close)
+	tester := startCaddy(t, siteConfig(storage, up.addr(), `embed {
+			url `+emb.Endpoint()+`
+			model test-embedder
+			api_key {env.MEMORY_TEST_EMBED_KEY}
+			timeout 2s
+			min_similarity 0.5
+		}`))
+
+	post(t, tester, "/v1/chat/completions", "sk-emb", chatBody(false, msg("user", "I bike to my job every morning.")))
+	settle(t, storage, 1)
+	e := engineAt(storage)
+	deadline := time.Now().Add(10 * time.Second)
+	for e.Store().Cursor("embedded_seq") < e.Store().LastSeq() && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	post(t, tester, "/v1/chat/completions", "sk-emb", chatBody(false, msg("user", "How long is my commute to the office?")))
+	if body := string(up.last("/chat/completions").Body); !strings.Contains(body, "bike to my job") {
+		t.Fatalf("a question sharing no word with the memory did not recall it: %s", body)
+	}
+
+	emb.Fail.Store(true)
+	before := testutil.ToFloat64(embeddingFailures)
+	resp, _ := post(t, tester, "/v1/chat/completions", "sk-emb", chatBody(false, msg("user", "Do I bike to my job?")))
+	if resp.StatusCode != 200 || !strings.Contains(string(up.last("/chat/completions").Body), "bike to my job") {
+		t.Errorf("with the embeddings endpoint down, lexical recall should still work")
+	}
+	if testutil.ToFloat64(embeddingFailures) <= before {
+		t.Errorf("the embedding failure was not counted")
+	}
+}

@@ -1,0 +1,277 @@
+package engine
+
+import (
+	"container/list"
+	"context"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/caddy-memory/memory/embed"
+	"github.com/caddy-memory/memory/store"
+)
+
+// EmbedConfig turns on embedding recall.
+type EmbedConfig struct {
+	Client *embed.Client
+	// QueryTimeout bounds embedding the question on the request path; past
+	// it the request gets lexical recall only. Default 300ms.
+	QueryTimeout time.Duration
+	// MinSimilarity is the cosine similarity at which a memory found by
+	// meaning counts as relevant (model dependent). Default 0.45.
+	MinSimilarity float64
+	// Batch is how many memories are embedded per call. Default 64.
+	Batch int
+	// CacheBytes bounds the owners' vectors kept in memory. Default 256 MiB.
+	CacheBytes int
+}
+
+// embedCursor is the store cursor naming the last change embedded.
+const embedCursor = "embedded_seq"
+
+// embedder is the engine's optional embedding state.
+type embedder struct {
+	cfg   EmbedConfig
+	wake  chan struct{}
+	cache *vectorCache
+	done  chan struct{}
+}
+
+// UseEmbedding turns on embedding recall with cfg, once: memories get
+// vectors in the background, and searches fuse vector and lexical recall.
+// It reports false, changing nothing, when embedding is already on.
+func (e *Engine) UseEmbedding(cfg EmbedConfig) bool {
+	if cfg.QueryTimeout <= 0 {
+		cfg.QueryTimeout = 300 * time.Millisecond
+	}
+	if cfg.MinSimilarity <= 0 {
+		cfg.MinSimilarity = 0.45
+	}
+	if cfg.Batch <= 0 {
+		cfg.Batch = 64
+	}
+	if cfg.CacheBytes <= 0 {
+		cfg.CacheBytes = 256 << 20
+	}
+	em := &embedder{cfg: cfg, wake: make(chan struct{}, 1), cache: newVectorCache(cfg.CacheBytes), done: make(chan struct{})}
+	if !e.emb.CompareAndSwap(nil, em) {
+		return false
+	}
+	go e.embedLoop(em)
+	return true
+}
+
+func (e *Engine) embedding() *embedder { return e.emb.Load() }
+
+// embedLoop gives memories vectors, following the change log from its own
+// durable position, in batches, off the request path. Failures wait and retry.
+func (e *Engine) embedLoop(em *embedder) {
+	defer close(em.done)
+	backoff := time.Second
+	tick := time.NewTicker(2 * time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-em.wake:
+		case <-tick.C:
+		case <-e.drain:
+			return
+		}
+		for !e.stopping() {
+			more, err := e.embedPass(em)
+			if err != nil {
+				e.cfg.Observer.EmbeddingFailed()
+				e.log().Warn("embedding memories failed; retrying, recall stays lexical meanwhile",
+					zap.Error(err), zap.Duration("retry_in", backoff))
+				select {
+				case <-time.After(backoff):
+				case <-e.drain:
+					return
+				}
+				backoff = min(2*backoff, time.Minute)
+				continue
+			}
+			backoff = time.Second
+			if !more {
+				break
+			}
+		}
+	}
+}
+
+// embedPass embeds up to one batch of changed memories; more reports that
+// the log holds more.
+func (e *Engine) embedPass(em *embedder) (more bool, err error) {
+	pos := e.store.Cursor(embedCursor)
+	upTo := e.store.LastSeq()
+	changes, oldest, err := e.store.Changes(pos, em.cfg.Batch*4)
+	if err != nil {
+		return false, err
+	}
+	var todo []*store.Memory
+	if oldest > pos+1 {
+		// The log was trimmed past this position (embedding was off, or
+		// failing for long): look at every memory instead.
+		err = e.store.View(func(tx *store.Tx) error {
+			return tx.Owners(func(owner string) error {
+				return tx.ForEach(owner, func(m *store.Memory) error {
+					if e.needsVector(tx, m) {
+						todo = append(todo, m)
+					}
+					return nil
+				})
+			})
+		})
+		changes = nil
+	} else {
+		if len(changes) == 0 {
+			return false, nil
+		}
+		upTo = changes[len(changes)-1].Seq
+		seen := map[uint64]bool{}
+		err = e.store.View(func(tx *store.Tx) error {
+			for _, c := range changes {
+				if seen[c.ID] {
+					continue
+				}
+				seen[c.ID] = true
+				if m, err := tx.Get(c.Owner, c.ID); err == nil && e.needsVector(tx, m) {
+					todo = append(todo, m)
+				}
+			}
+			return nil
+		})
+	}
+	if err != nil {
+		return false, err
+	}
+	for start := 0; start < len(todo); start += em.cfg.Batch {
+		if err := e.embedBatch(em, todo[start:min(start+em.cfg.Batch, len(todo))]); err != nil {
+			return false, err
+		}
+	}
+	// Vectors first, then the position: a crash between re-embeds a batch.
+	return len(changes) > 0, e.store.Update(func(tx *store.Tx) error { return tx.SetCursor(embedCursor, upTo) })
+}
+
+// needsVector reports whether an active memory lacks a vector of its text.
+func (e *Engine) needsVector(tx *store.Tx, m *store.Memory) bool {
+	if !m.Active(tx.Now()) {
+		return false
+	}
+	raw := tx.Vector(m.Owner, m.ID)
+	if raw == nil {
+		return true
+	}
+	hash, _, err := embed.Decode(raw)
+	return err != nil || hash != embed.TextHash(m.Content)
+}
+
+// embedBatch embeds memories and stores their vectors.
+func (e *Engine) embedBatch(em *embedder, batch []*store.Memory) error {
+	texts := make([]string, len(batch))
+	for i, m := range batch {
+		texts[i] = m.Content
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	vecs, err := em.cfg.Client.Embed(ctx, texts)
+	cancel()
+	if err != nil {
+		return err
+	}
+	owners := map[string]bool{}
+	err = e.store.Update(func(tx *store.Tx) error {
+		for i, m := range batch {
+			if err := tx.PutVector(m.Owner, m.ID, embed.Encode(embed.TextHash(m.Content), vecs[i])); err != nil {
+				return err
+			}
+			owners[m.Owner] = true
+		}
+		return nil
+	})
+	for o := range owners {
+		em.cache.drop(o)
+	}
+	return err
+}
+
+// vectorsOf returns an owner's vectors, from the cache or the store.
+func (e *Engine) vectorsOf(em *embedder, owner string) (*vectorSet, error) {
+	if s := em.cache.get(owner); s != nil {
+		return s, nil
+	}
+	s := &vectorSet{hashes: map[uint64]uint64{}}
+	err := e.store.View(func(tx *store.Tx) error {
+		return tx.Vectors(owner, func(id uint64, raw []byte) error {
+			hash, v, err := embed.Decode(raw)
+			if err == nil {
+				s.Add(id, v)
+				s.hashes[id] = hash
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	em.cache.put(owner, s)
+	return s, nil
+}
+
+// vectorSet is an owner's vectors with the text hash each was made from.
+type vectorSet struct {
+	embed.Set
+	hashes map[uint64]uint64
+}
+
+// vectorCache keeps recently searched owners' vectors, within a byte budget.
+type vectorCache struct {
+	mu    sync.Mutex
+	max   int
+	size  int
+	order *list.List // front: most recent; values are owner ids
+	sets  map[string]*list.Element
+	data  map[string]*vectorSet
+}
+
+func newVectorCache(max int) *vectorCache {
+	return &vectorCache{max: max, order: list.New(), sets: map[string]*list.Element{}, data: map[string]*vectorSet{}}
+}
+
+func (c *vectorCache) get(owner string) *vectorSet {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.sets[owner]; ok {
+		c.order.MoveToFront(el)
+		return c.data[owner]
+	}
+	return nil
+}
+
+func (c *vectorCache) put(owner string, s *vectorSet) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.dropLocked(owner)
+	c.sets[owner] = c.order.PushFront(owner)
+	c.data[owner] = s
+	c.size += s.Bytes()
+	for c.size > c.max && c.order.Len() > 1 {
+		c.dropLocked(c.order.Back().Value.(string))
+	}
+}
+
+func (c *vectorCache) drop(owner string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.dropLocked(owner)
+}
+
+func (c *vectorCache) dropLocked(owner string) {
+	if el, ok := c.sets[owner]; ok {
+		c.order.Remove(el)
+		c.size -= c.data[owner].Bytes()
+		delete(c.sets, owner)
+		delete(c.data, owner)
+	}
+}
