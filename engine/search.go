@@ -108,12 +108,6 @@ func (e *Engine) Search(ctx context.Context, r SearchRequest) ([]Result, error) 
 		return nil, nil
 	}
 
-	var weights map[string]float64
-	if r.MinScore > 0 {
-		if weights, err = e.relevanceWeights(ctx, r.Owner, r.Query); err != nil {
-			return nil, err
-		}
-	}
 	score := make(map[uint64]float64, len(hits))
 	var cands []index.Candidate
 	mems := make(map[uint64]*store.Memory, len(hits))
@@ -146,10 +140,16 @@ func (e *Engine) Search(ctx context.Context, r SearchRequest) ([]Result, error) 
 	if err != nil {
 		return nil, err
 	}
+	var f *floor
+	if r.MinScore > 0 {
+		if f, err = e.newFloor(ctx, r.Owner, r.Query, mems); err != nil {
+			return nil, err
+		}
+	}
 	index.Rank(cands, now)
 	out := make([]Result, 0, r.Limit)
 	seen := make(map[string]bool, len(cands))
-	relevant := weights == nil
+	relevant := f == nil
 	for _, c := range cands {
 		m := mems[c.ID]
 		norm := store.Normalize(m.Content)
@@ -162,8 +162,8 @@ func (e *Engine) Search(ctx context.Context, r SearchRequest) ([]Result, error) 
 		// MinScore of it (or, found by meaning, is similar enough); then
 		// memories that cover less but still some of it (a reply that answers
 		// the question without its words) come along.
-		if weights != nil {
-			cov := e.index.Coverage(weights, m.Content, m.Context)
+		if f != nil {
+			cov := f.coverage(m.ID)
 			sim, bySense := similar[m.ID]
 			switch {
 			case cov >= r.MinScore || (bySense && float64(sim) >= em.cfg.MinSimilarity):
@@ -222,48 +222,74 @@ func (e *Engine) ConversationOf(owner, ref string) string {
 
 // unknownNameWeight is how much a name the owner never mentioned weighs in
 // the relevance floor, against the heaviest term of the query.
-var unknownNameWeight = 2.0
+const unknownNameWeight = 2.0
 
-// relevanceWeights are the query terms' weights for the relevance floor.
-// A word the owner has used weighs its IDF. A word the owner never used says
-// nothing either way ("suggest a snack" asked of someone whose memories are
-// about allergies) and weighs nothing, with one exception: a question about
+// floor holds what the relevance floor of one search needs: each
+// candidate's matched terms and the terms' weights.
+type floor struct {
+	weights          []float64
+	content, context map[uint64]uint32
+}
+
+func (f *floor) coverage(id uint64) float64 {
+	return index.Coverage(f.weights, f.content[id], f.context[id])
+}
+
+// newFloor weighs the query's terms for the relevance floor. A word the
+// owner has used weighs its IDF. A word the owner never used says nothing
+// either way ("suggest a snack" asked of someone whose memories are about
+// allergies) and weighs nothing, with one exception: a question about
 // someone or something never mentioned, asked in the third person ("What
-// did John buy?"), is not about what this owner's memories hold, however
-// many ordinary words it shares with them, so such a name (a capitalised
-// word inside the question) weighs double the heaviest word. Said in the
-// first person ("I live in Oslo", "what should I cook for John?") a new name
-// is only context.
-func (e *Engine) relevanceWeights(ctx context.Context, owner, query string) (map[string]float64, error) {
+// did John buy?"), is not about what this owner's memories hold, however many
+// ordinary words it shares with them, so such a name (a capitalised word
+// inside the question) weighs double the heaviest word. Said in the first
+// person ("I live in Oslo", "what should I cook for John?") a new name is
+// only context.
+//
+// "Used" is judged from the candidates: a memory containing a query word
+// matches the query, so the words of the candidates are, in practice, the
+// query words the owner has used. Only names found in no candidate are
+// looked up in the owner's whole index.
+func (e *Engine) newFloor(ctx context.Context, owner, query string, mems map[uint64]*store.Memory) (*floor, error) {
 	terms := e.index.Terms(query)
-	weights, err := e.index.Weights(owner, terms)
-	if err != nil || len(weights) == 0 {
-		return weights, err
+	idf, err := e.index.Weights(owner, terms)
+	if err != nil {
+		return nil, err
 	}
-	isName := map[string]bool{}
-	for _, name := range thirdPersonNames(query) {
-		for _, t := range e.index.Terms(name) {
-			isName[t] = true
-		}
+	m := index.NewMatcher(terms)
+	f := &floor{weights: idf[:len(m.Terms)], content: make(map[uint64]uint32, len(mems)), context: make(map[uint64]uint32, len(mems))}
+	var used uint32
+	for id, mem := range mems {
+		c, x := m.Match(mem.Content), m.Match(mem.Context)
+		f.content[id], f.context[id] = c, x
+		used |= c | x
 	}
 	heaviest := 0.0
-	for _, w := range weights {
+	for _, w := range f.weights {
 		heaviest = max(heaviest, w)
 	}
-	for _, t := range terms {
-		has, err := e.index.OwnerHas(ctx, owner, t)
-		if err != nil {
-			return nil, err
-		}
-		switch {
-		case has:
-		case isName[t]:
-			weights[t] = heaviest * unknownNameWeight
-		default:
-			delete(weights, t)
+	names := map[string]bool{}
+	for _, name := range thirdPersonNames(query) {
+		for _, t := range e.index.Terms(name) {
+			names[t] = true
 		}
 	}
-	return weights, nil
+	for i, t := range m.Terms {
+		if used&(1<<i) != 0 {
+			continue
+		}
+		f.weights[i] = 0
+		if names[t] {
+			has, err := e.index.OwnerHas(ctx, owner, t)
+			if err != nil {
+				return nil, err
+			}
+			if !has {
+				f.weights[i] = heaviest * unknownNameWeight
+			}
+		}
+	}
+	return f, nil
 }
 
 // thirdPersonNames are the capitalised words of a text that do not start

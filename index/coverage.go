@@ -1,69 +1,126 @@
 package index
 
 import (
-	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/blevesearch/go-porterstemmer"
 )
 
-// Coverage is the share of the query's weight a memory holds: the IDF of
-// the query terms found in its content, plus those found only in its context
-// at the context weight, over the IDF of all query terms. It is 1 when a
-// memory says everything asked, and comparable across queries, unlike BM25
-// scores, so it makes a relevance floor that means the same for every query.
-func (x *Index) Coverage(weights map[string]float64, content, context string) float64 {
-	var all float64
-	for _, w := range weights {
+// Matcher finds which of a query's terms (as the content analyzer writes
+// them: lowercased, Porter-stemmed) occur in a text, as a bitmask over the
+// terms. It is a fast path of the analyzer for this one question: words are
+// scanned without allocating, and only those sharing a term's first letters
+// are stemmed.
+type Matcher struct {
+	Terms    []string // at most 32
+	index    map[string]int
+	prefixes map[string]bool
+}
+
+// NewMatcher prepares a matcher for terms (MaxQueryTerms at most).
+func NewMatcher(terms []string) *Matcher {
+	m := &Matcher{index: make(map[string]int, len(terms)), prefixes: make(map[string]bool, len(terms))}
+	for _, t := range terms {
+		if len(m.Terms) == 32 {
+			break
+		}
+		if _, dup := m.index[t]; dup {
+			continue
+		}
+		m.index[t] = len(m.Terms)
+		m.Terms = append(m.Terms, t)
+		m.prefixes[prefix(t)] = true
+	}
+	return m
+}
+
+// Match returns the set of terms found in text, bit i for Terms[i].
+func (m *Matcher) Match(text string) uint32 {
+	var found uint32
+	var buf [64]byte
+	n := 0
+	long := false // the word overflowed buf: not a term
+	flush := func() {
+		if n > 0 && !long {
+			found |= m.word(buf[:n])
+		}
+		n, long = 0, false
+	}
+	for i := 0; i < len(text); {
+		c := text[i]
+		if c < utf8.RuneSelf {
+			i++
+			switch {
+			case c >= 'A' && c <= 'Z':
+				c += 'a' - 'A'
+			case (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'):
+			default:
+				flush()
+				continue
+			}
+			if n < len(buf) {
+				buf[n] = c
+				n++
+			} else {
+				long = true
+			}
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(text[i:])
+		i += size
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			flush()
+			continue
+		}
+		r = unicode.ToLower(r)
+		if n+utf8.RuneLen(r) <= len(buf) {
+			n += utf8.EncodeRune(buf[n:], r)
+		} else {
+			long = true
+		}
+	}
+	flush()
+	return found
+}
+
+// word is the bit of the term a lowercased word is, or analyses to.
+func (m *Matcher) word(w []byte) uint32 {
+	if !m.prefixes[string(prefixBytes(w))] { // no allocation: a map lookup by converted bytes
+		return 0
+	}
+	if i, ok := m.index[string(w)]; ok {
+		return 1 << i
+	}
+	if stem := porterstemmer.StemString(string(w)); stem != string(w) {
+		if i, ok := m.index[stem]; ok {
+			return 1 << i
+		}
+	}
+	return 0
+}
+
+// Coverage is the share of the query's weight held by a memory whose text
+// matched content and whose context matched context: the weights of the
+// terms found in its text, plus those found only in its context at the
+// context weight, over the weight of all terms. It is 1 when a memory says
+// everything asked, and comparable across queries, unlike BM25 scores, so it
+// makes a relevance floor that means the same for every query.
+func Coverage(weights []float64, content, context uint32) float64 {
+	var got, all float64
+	for i, w := range weights {
 		all += w
+		switch bit := uint32(1) << i; {
+		case content&bit != 0:
+			got += w
+		case context&bit != 0:
+			got += w * contextWeight
+		}
 	}
 	if all == 0 {
 		return 0
 	}
-	inContent := matchTerms(content, weights)
-	inContext := matchTerms(context, weights)
-	var got float64
-	for t, w := range weights {
-		switch {
-		case inContent[t]:
-			got += w
-		case inContext[t]:
-			got += w * contextWeight
-		}
-	}
 	return got / all
-}
-
-// matchTerms finds which of the terms (as the content analyzer writes
-// them: lowercased, Porter-stemmed) occur in text. It is a fast path of the
-// analyzer for this one question: only words that could stem to a wanted
-// term (they share its first letters) are stemmed.
-func matchTerms(text string, terms map[string]float64) map[string]bool {
-	found := make(map[string]bool, len(terms))
-	if text == "" {
-		return found
-	}
-	prefixes := make(map[string]bool, len(terms))
-	for t := range terms {
-		prefixes[prefix(t)] = true
-	}
-	for _, word := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	}) {
-		if !prefixes[prefix(word)] {
-			continue
-		}
-		if _, ok := terms[word]; ok {
-			found[word] = true
-			continue
-		}
-		if stem := porterstemmer.StemString(word); stem != word {
-			if _, ok := terms[stem]; ok {
-				found[stem] = true
-			}
-		}
-	}
-	return found
 }
 
 // prefix is the part of a word stemming never changes: its first three
@@ -75,6 +132,20 @@ func prefix(w string) string {
 		if n == 3 {
 			return w[:i]
 		}
+		n++
+	}
+	return w
+}
+
+// prefixBytes is prefix for a word in bytes.
+func prefixBytes(w []byte) []byte {
+	n := 0
+	for i := 0; i < len(w); {
+		if n == 3 {
+			return w[:i]
+		}
+		_, size := utf8.DecodeRune(w[i:])
+		i += size
 		n++
 	}
 	return w

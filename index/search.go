@@ -142,9 +142,9 @@ func (x *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
 }
 
 // Weights returns the IDF of each term in owner's shard (smoothed with
-// idfPrior): how much finding it says. Terms the shard has never seen weigh
-// the most.
-func (x *Index) Weights(owner string, terms []string) (map[string]float64, error) {
+// idfPrior), in the order given: how much finding it says. Terms the shard
+// has never seen weigh the most.
+func (x *Index) Weights(owner string, terms []string) ([]float64, error) {
 	x.closeMu.RLock()
 	defer x.closeMu.RUnlock()
 	if x.closed {
@@ -157,8 +157,8 @@ func (x *Index) Weights(owner string, terms []string) (map[string]float64, error
 	if err != nil {
 		return nil, err
 	}
-	w := make(map[string]float64, len(terms))
-	for _, t := range terms {
+	w := make([]float64, len(terms))
+	for i, t := range terms {
 		df := uint64(0)
 		d, err := s.idx.FieldDictRange("content", []byte(t), []byte(t))
 		if err != nil {
@@ -168,7 +168,7 @@ func (x *Index) Weights(owner string, terms []string) (map[string]float64, error
 			df = e.Count
 		}
 		d.Close()
-		w[t] = math.Log(1 + (float64(n+idfPrior)-float64(df)+0.5)/(float64(df)+0.5))
+		w[i] = math.Log(1 + (float64(n+idfPrior)-float64(df)+0.5)/(float64(df)+0.5))
 	}
 	return w, nil
 }

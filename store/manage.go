@@ -1,7 +1,6 @@
 package store
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -34,7 +33,7 @@ func (t *Tx) ForgetOwner(owner string) (Forgotten, error) {
 	var ids []uint64
 	err = ob.Bucket(bucketMem).ForEach(func(k, v []byte) error {
 		var m Memory
-		if err := json.Unmarshal(v, &m); err == nil {
+		if err := decodeMemory(v, &m); err == nil {
 			f.History += len(m.History)
 		}
 		ids = append(ids, decodeU64(k))
@@ -65,7 +64,7 @@ func (t *Tx) Scan(owner string, after uint64, fn func(*Memory) (bool, error)) er
 	c := ob.Bucket(bucketMem).Cursor()
 	for k, v := c.Seek(encodeU64(after + 1)); k != nil; k, v = c.Next() {
 		m := new(Memory)
-		if err := json.Unmarshal(v, m); err != nil {
+		if err := decodeMemory(v, m); err != nil {
 			return fmt.Errorf("decoding memory %d: %w", decodeU64(k), err)
 		}
 		more, err := fn(m)

@@ -3,7 +3,6 @@ package store
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -159,7 +158,7 @@ func (t *Tx) Upsert(owner string, p Put) (*Memory, Op, error) {
 	if idb := keys.Get([]byte(p.Key)); idb != nil {
 		if raw := mem.Get(idb); raw != nil {
 			m = new(Memory)
-			if err := json.Unmarshal(raw, m); err != nil {
+			if err := decodeMemory(raw, m); err != nil {
 				return nil, "", fmt.Errorf("decoding memory %d: %w", decodeU64(idb), err)
 			}
 		}
@@ -315,7 +314,7 @@ func (t *Tx) ForEach(owner string, fn func(*Memory) error) error {
 	}
 	return ob.Bucket(bucketMem).ForEach(func(k, v []byte) error {
 		m := new(Memory)
-		if err := json.Unmarshal(v, m); err != nil {
+		if err := decodeMemory(v, m); err != nil {
 			return fmt.Errorf("decoding memory %d: %w", decodeU64(k), err)
 		}
 		return fn(m)
@@ -358,11 +357,7 @@ func (t *Tx) put(mem *bolt.Bucket, m *Memory) error {
 		return err
 	}
 	m.Seq = seq
-	raw, err := json.Marshal(m)
-	if err != nil {
-		return err
-	}
-	return mem.Put(encodeU64(m.ID), raw)
+	return mem.Put(encodeU64(m.ID), encodeMemory(m))
 }
 
 func getMemory(ob *bolt.Bucket, id uint64) (*Memory, error) {
@@ -371,7 +366,7 @@ func getMemory(ob *bolt.Bucket, id uint64) (*Memory, error) {
 		return nil, ErrNotFound
 	}
 	m := new(Memory)
-	if err := json.Unmarshal(raw, m); err != nil {
+	if err := decodeMemory(raw, m); err != nil {
 		return nil, fmt.Errorf("decoding memory %d: %w", id, err)
 	}
 	return m, nil
