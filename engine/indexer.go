@@ -11,7 +11,10 @@ import (
 )
 
 const (
-	indexBatch = 2000 // changes read per index pass
+	// indexEvery is how often the indexer takes what was stored, when no one
+	// waits for it: about how long a proxied turn takes to become searchable.
+	indexEvery = time.Second
+	indexBatch = 5000 // changes read per index pass
 	// The change log is trimmed once it holds this many applied entries, or
 	// every trimEvery, whichever comes first.
 	trimAt    = 50_000
@@ -22,7 +25,7 @@ const (
 // store, whoever makes it, reaches the index this way.
 func (e *Engine) indexer() {
 	defer close(e.indexerDone)
-	tick := time.NewTicker(time.Second)
+	tick := time.NewTicker(indexEvery)
 	defer tick.Stop()
 	lastTrim := time.Now()
 	for {

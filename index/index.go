@@ -102,7 +102,7 @@ func Open(dir string, k int, lockTimeout time.Duration) (*Index, error) {
 
 // openShard opens s, recreating it empty when it is absent or unusable.
 func (x *Index) openShard(s *shard) error {
-	cfg := map[string]interface{}{"bolt_timeout": x.timeout.String()}
+	cfg := x.runtimeConfig()
 	idx, err := bleve.OpenUsing(s.path, cfg)
 	if err == nil {
 		v, _ := idx.GetInternal(keyMapping)
@@ -132,7 +132,7 @@ func (x *Index) openShard(s *shard) error {
 
 func (x *Index) create(path string) (bleve.Index, error) {
 	idx, err := bleve.NewUsing(path, x.mapping, scorch.Name, scorch.Name,
-		map[string]interface{}{"bolt_timeout": x.timeout.String()})
+		x.runtimeConfig())
 	if err != nil {
 		return nil, fmt.Errorf("creating index shard %s: %w", path, err)
 	}
@@ -141,6 +141,12 @@ func (x *Index) create(path string) (bleve.Index, error) {
 		return nil, err
 	}
 	return idx, nil
+}
+
+// runtimeConfig is how every shard is opened: with a lock timeout, so a
+// second opener gets an error instead of waiting forever.
+func (x *Index) runtimeConfig() map[string]interface{} {
+	return map[string]interface{}{"bolt_timeout": x.timeout.String()}
 }
 
 // isLockTimeout recognises bbolt's lock timeout, which some bleve paths
@@ -301,7 +307,7 @@ func (x *Index) Rebuild(i int, seq uint64, feed func(add func(Doc) error) error)
 	if err := os.Rename(tmp, s.path); err != nil {
 		return err
 	}
-	idx, err = bleve.OpenUsing(s.path, map[string]interface{}{"bolt_timeout": x.timeout.String()})
+	idx, err = bleve.OpenUsing(s.path, x.runtimeConfig())
 	if err != nil {
 		return fmt.Errorf("reopening rebuilt index shard %s: %w", s.path, err)
 	}

@@ -1,0 +1,382 @@
+// Command bench measures what memory costs a Caddy that proxies an LLM API,
+// against the same Caddy with reverse_proxy alone, in one run on one machine,
+// and how the engine scales to a million memories.
+//
+//	go run ./bench                       # A/B: throughput, latency, streaming TTFB, ratios
+//	go run ./bench -memories 1000000     # the same with a million stored memories
+//	go run ./bench -scale 10000,100000,1000000
+//
+// The A/B run starts, on loopback: a fast fake upstream speaking OpenAI chat
+// completions (JSON and SSE), and one Caddy with two servers, one with
+// reverse_proxy alone, one with memory in front of the same reverse_proxy, on
+// a storage preloaded with memories. Identical traffic (many owners, bodies
+// with a few turns of history, a fixed seed) goes to both in alternating
+// rounds. Absolute numbers on a shared machine are noise; the ratios measured
+// in one run are the figures.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig"
+	_ "github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	_ "github.com/caddyserver/caddy/v2/modules/standard"
+
+	_ "github.com/caddy-memory/memory"
+	"github.com/caddy-memory/memory/engine"
+	"github.com/caddy-memory/memory/inject"
+)
+
+func main() {
+	memories := flag.Int("memories", 100_000, "memories preloaded into the memory server's storage")
+	owners := flag.Int("owners", 10_000, "owners the memories (and the traffic) are spread over")
+	rounds := flag.Int("rounds", 5, "A/B rounds; each runs both servers, in alternating order")
+	duration := flag.Duration("duration", 5*time.Second, "length of each measurement")
+	concurrency := flag.Int("concurrency", 32, "concurrent clients")
+	delay := flag.Duration("upstream-delay", 20*time.Millisecond, "the upstream's time to answer (to the first token when streaming)")
+	chunks := flag.Int("chunks", 20, "SSE chunks per streamed answer")
+	chunkDelay := flag.Duration("chunk-delay", 2*time.Millisecond, "time between SSE chunks")
+	dir := flag.String("dir", "", "where to put storages (default: the system's temporary directory)")
+	scale := flag.String("scale", "", "comma-separated memory counts: run the engine scale measurements instead")
+	scaleOneN := flag.Int("scale-one", 0, "internal: one scale run")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
+	flag.Parse()
+	log.SetFlags(0)
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		pprof.StartCPUProfile(f)
+		defer pprof.StopCPUProfile()
+	}
+
+	var err error
+	switch {
+	case *scaleOneN > 0:
+		err = scaleOne(*scaleOneN, *owners, *dir)
+	case *scale != "":
+		var sizes []int
+		for _, f := range strings.Split(*scale, ",") {
+			n, perr := strconv.Atoi(strings.TrimSpace(f))
+			if perr != nil || n <= 0 {
+				log.Fatalf("bench: -scale: %q is not a count", f)
+			}
+			sizes = append(sizes, n)
+		}
+		err = runScales(sizes, *owners, *dir)
+	default:
+		err = ab(abConfig{memories: *memories, owners: *owners, rounds: *rounds, duration: *duration,
+			concurrency: *concurrency, delay: *delay, chunks: *chunks, chunkDelay: *chunkDelay, dir: *dir})
+	}
+	if err != nil {
+		pprof.StopCPUProfile()
+		log.Fatalf("bench: %v", err)
+	}
+}
+
+type abConfig struct {
+	memories, owners, rounds, concurrency, chunks int
+	duration, delay, chunkDelay                   time.Duration
+	dir                                           string
+}
+
+// upstream is the fake LLM API: answers after delay, streaming when asked.
+type upstream struct {
+	delay, chunkDelay time.Duration
+	chunks            int
+	seen, injected    atomic.Int64 // requests from the memory server, and those carrying memories
+}
+
+func (u *upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	if r.Header.Get("X-Bench") == "memory" {
+		u.seen.Add(1)
+		if bytes.Contains(body, []byte(inject.BlockEnd)) {
+			u.injected.Add(1)
+		}
+	}
+	time.Sleep(u.delay)
+	if !bytes.Contains(body, []byte(`"stream":true`)) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"chatcmpl-bench","object":"chat.completion","created":1,"model":"bench","choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"Sure, here is what I found about that, with a few details you might find useful for planning."}}],"usage":{"prompt_tokens":120,"completion_tokens":20,"total_tokens":140}}`)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	rc := http.NewResponseController(w)
+	for i := range u.chunks {
+		if i > 0 {
+			time.Sleep(u.chunkDelay)
+		}
+		fmt.Fprintf(w, "data: {\"id\":\"chatcmpl-bench\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"word%d \"}}]}\n\n", i)
+		rc.Flush()
+	}
+	io.WriteString(w, "data: [DONE]\n\n")
+	rc.Flush()
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func ab(c abConfig) error {
+	storage, err := os.MkdirTemp(c.dir, "memory-bench-*")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(storage)
+
+	fmt.Fprintf(os.Stderr, "preloading %d memories over %d owners...\n", c.memories, c.owners)
+	start := time.Now()
+	e, err := engine.Open(engine.Config{Dir: storage})
+	if err != nil {
+		return err
+	}
+	words, err := preload(e, c.memories, c.owners, 42)
+	if err == nil {
+		err = e.Sync(context.Background())
+	}
+	if cerr := e.Close(context.Background()); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "preloaded in %s\n", time.Since(start).Round(time.Second))
+
+	up := &upstream{delay: c.delay, chunkDelay: c.chunkDelay, chunks: c.chunks}
+	upSrv := httptest.NewServer(up)
+	defer upSrv.Close()
+	bare, err := freePort()
+	if err != nil {
+		return err
+	}
+	mem, err := freePort()
+	if err != nil {
+		return err
+	}
+	cfg, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(fmt.Sprintf(`{
+	admin off
+	persist_config off
+	log {
+		level ERROR
+	}
+}
+http://127.0.0.1:%d {
+	reverse_proxy %s
+}
+http://127.0.0.1:%d {
+	memory {
+		storage %s
+		diagnostics
+	}
+	reverse_proxy %s {
+		header_up X-Bench memory
+	}
+}
+`, bare, strings.TrimPrefix(upSrv.URL, "http://"), mem, storage, strings.TrimPrefix(upSrv.URL, "http://"))), nil)
+	if err != nil {
+		return err
+	}
+	if err := caddy.Load(cfg, true); err != nil {
+		return err
+	}
+	defer caddy.Stop()
+
+	bodies := traffic(words, c.owners, 2000)
+	targets := []target{{"bare", bare}, {"memory", mem}}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: c.concurrency * 2, DisableCompression: true}}
+	results := map[string][]measure{}
+	// A short warm-up of both, unrecorded.
+	for _, t := range targets {
+		run(client, t, bodies, c.concurrency, time.Second, false)
+	}
+	for round := range c.rounds {
+		order := targets
+		if round%2 == 1 {
+			order = []target{targets[1], targets[0]}
+		}
+		for _, t := range order {
+			results[t.name+"/json"] = append(results[t.name+"/json"], run(client, t, bodies, c.concurrency, c.duration, false))
+			results[t.name+"/sse"] = append(results[t.name+"/sse"], run(client, t, bodies, c.concurrency, c.duration, true))
+		}
+		fmt.Fprintf(os.Stderr, "round %d/%d done\n", round+1, c.rounds)
+	}
+	report(c, results, up)
+	return nil
+}
+
+type target struct {
+	name string
+	port int
+}
+
+type request struct {
+	key  string
+	body []byte
+}
+
+// traffic makes n requests: a random owner, a system prompt, a few turns of
+// history and a question mostly about that owner's memories.
+func traffic(words map[int][]string, owners, n int) []request {
+	v := newVocab(99)
+	system := "You are a helpful assistant. " + strings.Join(v.words(60), " ")
+	out := make([]request, n)
+	for i := range out {
+		o := v.rng.IntN(owners)
+		msgs := []map[string]string{{"role": "system", "content": system}}
+		for range 2 {
+			msgs = append(msgs,
+				map[string]string{"role": "user", "content": strings.Join(v.words(15), " ")},
+				map[string]string{"role": "assistant", "content": strings.Join(v.words(40), " ")})
+		}
+		msgs = append(msgs, map[string]string{"role": "user", "content": v.question(words[o])})
+		b, _ := json.Marshal(map[string]any{"model": "gpt-4o-mini", "messages": msgs})
+		out[i] = request{key: ownerKey(o), body: b}
+	}
+	return out
+}
+
+// measure is one measurement of one server.
+type measure struct {
+	reqs    int
+	seconds float64
+	lat     []float64 // ms, whole request
+	ttfb    []float64 // ms, to the first body byte
+	search  []float64 // ms, the memory handler's search (X-Memory-Time)
+	errors  int
+}
+
+// run sends requests from concurrency clients for d.
+func run(client *http.Client, t target, bodies []request, concurrency int, d time.Duration, stream bool) measure {
+	var mu sync.Mutex
+	var m measure
+	var next atomic.Int64
+	deadline := time.Now().Add(d)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range concurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var lat, ttfb, search []float64
+			errs := 0
+			for time.Now().Before(deadline) {
+				r := bodies[int(next.Add(1))%len(bodies)]
+				body := r.body
+				if stream {
+					body = append([]byte(`{"stream":true,`), body[1:]...)
+				}
+				req, _ := http.NewRequest(http.MethodPost, fmt.Sprintf("http://127.0.0.1:%d/v1/chat/completions", t.port), bytes.NewReader(body))
+				req.Header.Set("Authorization", "Bearer "+r.key)
+				req.Header.Set("Content-Type", "application/json")
+				t0 := time.Now()
+				resp, err := client.Do(req)
+				if err != nil {
+					errs++
+					continue
+				}
+				if v := resp.Header.Get("X-Memory-Time"); v != "" {
+					if ms, err := strconv.ParseFloat(strings.TrimSuffix(v, "ms"), 64); err == nil {
+						search = append(search, ms)
+					}
+				}
+				var first time.Duration
+				buf := make([]byte, 4096)
+				for {
+					n, err := resp.Body.Read(buf)
+					if n > 0 && first == 0 {
+						first = time.Since(t0)
+					}
+					if err != nil {
+						break
+					}
+				}
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					errs++
+					continue
+				}
+				lat = append(lat, float64(time.Since(t0).Microseconds())/1000)
+				ttfb = append(ttfb, float64(first.Microseconds())/1000)
+			}
+			mu.Lock()
+			m.lat = append(m.lat, lat...)
+			m.ttfb = append(m.ttfb, ttfb...)
+			m.search = append(m.search, search...)
+			m.errors += errs
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	m.seconds = time.Since(start).Seconds()
+	m.reqs = len(m.lat)
+	return m
+}
+
+func median(v []float64) float64 { return pct(v, 50) }
+
+func report(c abConfig, results map[string][]measure, up *upstream) {
+	stat := func(key string, f func(measure) float64) float64 {
+		var v []float64
+		for _, m := range results[key] {
+			v = append(v, f(m))
+		}
+		return median(v)
+	}
+	rps := func(m measure) float64 { return float64(m.reqs) / m.seconds }
+	p := func(q float64) func(measure) float64 { return func(m measure) float64 { return pct(m.lat, q) } }
+	tt := func(q float64) func(measure) float64 { return func(m measure) float64 { return pct(m.ttfb, q) } }
+	errs := 0
+	for _, ms := range results {
+		for _, m := range ms {
+			errs += m.errors
+		}
+	}
+
+	fmt.Printf("\n%d memories over %d owners; %d rounds of %s per server and mode; %d clients; upstream answers in %s",
+		c.memories, c.owners, c.rounds, c.duration, c.concurrency, c.delay)
+	fmt.Printf(" (streams: %d chunks, %s apart)\n", c.chunks, c.chunkDelay)
+	if n := up.seen.Load(); n > 0 {
+		fmt.Printf("memory injected memories into %.0f%% of its requests; %d failed requests in all\n\n", 100*float64(up.injected.Load())/float64(n), errs)
+	}
+	fmt.Printf("%-22s %12s %12s %12s\n", "median of rounds", "bare", "memory", "memory/bare")
+	row := func(name, key string, f func(measure) float64, unit string) {
+		b, m := stat("bare/"+key, f), stat("memory/"+key, f)
+		fmt.Printf("%-22s %10.2f%s %10.2f%s %12.3f\n", name, b, unit, m, unit, m/b)
+	}
+	row("JSON requests/s", "json", rps, "  ")
+	row("JSON p50", "json", p(50), "ms")
+	row("JSON p99", "json", p(99), "ms")
+	row("SSE requests/s", "sse", rps, "  ")
+	row("SSE first byte p50", "sse", tt(50), "ms")
+	row("SSE first byte p99", "sse", tt(99), "ms")
+	row("SSE complete p50", "sse", p(50), "ms")
+	fmt.Printf("\nmemory's own search (X-Memory-Time), JSON: p50 %.2f ms, p99 %.2f ms\n",
+		stat("memory/json", func(m measure) float64 { return pct(m.search, 50) }),
+		stat("memory/json", func(m measure) float64 { return pct(m.search, 99) }))
+	fmt.Printf("added latency, JSON: p50 %+.2f ms, p99 %+.2f ms\n",
+		stat("memory/json", p(50))-stat("bare/json", p(50)), stat("memory/json", p(99))-stat("bare/json", p(99)))
+}

@@ -1,0 +1,183 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/caddy-memory/memory/engine"
+)
+
+// scaleResult is one scale run, at one number of memories.
+type scaleResult struct {
+	Memories        int     `json:"memories"`
+	Owners          int     `json:"owners"`
+	IngestPerSec    float64 `json:"ingest_per_sec"`
+	SearchP50Ms     float64 `json:"search_p50_ms"`
+	SearchP99Ms     float64 `json:"search_p99_ms"`
+	RSSMiB          float64 `json:"rss_mib"`
+	HeapMiB         float64 `json:"heap_mib"`
+	StoreMiB        float64 `json:"store_mib"`
+	IndexMiB        float64 `json:"index_mib"`
+	StartIntactSec  float64 `json:"start_intact_sec"`
+	StartRebuildSec float64 `json:"start_rebuild_sec"`
+}
+
+// runScales runs each size in its own process, so resident memory is that
+// size's alone.
+func runScales(sizes []int, owners int, dir string) error {
+	var results []scaleResult
+	for _, n := range sizes {
+		fmt.Fprintf(os.Stderr, "scale run: %d memories over %d owners...\n", n, owners)
+		cmd := exec.Command(os.Args[0], "-scale-one", strconv.Itoa(n), "-owners", strconv.Itoa(owners), "-dir", dir)
+		cmd.Stderr = os.Stderr
+		out, err := cmd.Output()
+		if err != nil {
+			return fmt.Errorf("scale run of %d: %w", n, err)
+		}
+		var r scaleResult
+		if err := json.Unmarshal(out, &r); err != nil {
+			return fmt.Errorf("scale run of %d: %w", n, err)
+		}
+		results = append(results, r)
+	}
+	fmt.Printf("%-10s %8s %12s %10s %10s %9s %9s %9s %12s %13s\n", "memories", "owners", "ingest/s", "p50 ms", "p99 ms",
+		"RSS MiB", "bbolt MiB", "index MiB", "start (s)", "rebuild (s)")
+	for _, r := range results {
+		fmt.Printf("%-10d %8d %12.0f %10.2f %10.2f %9.0f %9.0f %9.0f %12.2f %13.1f\n", r.Memories, r.Owners, r.IngestPerSec,
+			r.SearchP50Ms, r.SearchP99Ms, r.RSSMiB, r.StoreMiB, r.IndexMiB, r.StartIntactSec, r.StartRebuildSec)
+	}
+	return nil
+}
+
+// scaleOne measures one size and prints the result as JSON.
+func scaleOne(n, owners int, parent string) error {
+	dir, err := os.MkdirTemp(parent, "memory-scale-*")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	e, err := engine.Open(engine.Config{Dir: dir})
+	if err != nil {
+		return err
+	}
+	r := scaleResult{Memories: n, Owners: owners}
+
+	start := time.Now()
+	words, err := preload(e, n, owners, 42)
+	if err != nil {
+		return err
+	}
+	if err := e.Sync(ctx); err != nil {
+		return err
+	}
+	r.IngestPerSec = float64(n) / time.Since(start).Seconds()
+
+	// Retrieval as the proxy does it, for random owners.
+	v := newVocab(7)
+	var lat []float64
+	for i := range 3000 {
+		o := v.rng.IntN(min(owners, n))
+		q := v.question(words[o])
+		t0 := time.Now()
+		if _, err := e.Search(ctx, engine.SearchRequest{Owner: e.OwnerID(ownerKey(o)), Query: q, Limit: 10, MinScore: engine.DefaultMinScore}); err != nil {
+			return err
+		}
+		if i >= 200 { // warm-up excluded
+			lat = append(lat, float64(time.Since(t0).Microseconds())/1000)
+		}
+	}
+	r.SearchP50Ms, r.SearchP99Ms = pct(lat, 50), pct(lat, 99)
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	r.HeapMiB = float64(ms.HeapInuse) / (1 << 20)
+	r.RSSMiB = rssMiB()
+
+	if err := e.Close(ctx); err != nil {
+		return err
+	}
+	r.StoreMiB = mib(fileSize(filepath.Join(dir, "memory.db")))
+	r.IndexMiB = mib(dirSize(filepath.Join(dir, "index")))
+
+	// Start-up with the index intact: open until searchable.
+	if r.StartIntactSec, err = timeOpen(dir); err != nil {
+		return err
+	}
+	// And after losing the index: rebuilt from the store.
+	if err := os.RemoveAll(filepath.Join(dir, "index")); err != nil {
+		return err
+	}
+	if r.StartRebuildSec, err = timeOpen(dir); err != nil {
+		return err
+	}
+	return json.NewEncoder(os.Stdout).Encode(r)
+}
+
+// timeOpen opens the storage and waits until every memory is searchable.
+func timeOpen(dir string) (float64, error) {
+	start := time.Now()
+	e, err := engine.Open(engine.Config{Dir: dir})
+	if err != nil {
+		return 0, err
+	}
+	defer e.Close(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
+	if err := e.Sync(ctx); err != nil {
+		return 0, err
+	}
+	return time.Since(start).Seconds(), nil
+}
+
+func rssMiB() float64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+func fileSize(p string) int64 {
+	st, err := os.Stat(p)
+	if err != nil {
+		return 0
+	}
+	return st.Size()
+}
+
+func dirSize(dir string) int64 {
+	var n int64
+	filepath.Walk(dir, func(_ string, info os.FileInfo, err error) error {
+		if err == nil && !info.IsDir() {
+			n += info.Size()
+		}
+		return nil
+	})
+	return n
+}
+
+func mib(b int64) float64 { return float64(b) / (1 << 20) }
+
+func pct(v []float64, p float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	return s[min(len(s)-1, int(float64(len(s))*p/100))]
+}

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/caddy-memory/memory/engine"
+	"github.com/caddy-memory/memory/store"
+)
+
+// common are everyday English words; with a long tail of rarer generated
+// words they make text whose term statistics look like conversation.
+var common = strings.Fields(`time year people way day man thing woman life child world school state family
+student group country problem hand part place case week company system program question work government
+number night point home water room mother area money story fact month lot right study book eye job word
+business issue side kind head house service friend father power hour game line end member law car city
+community name president team minute idea kid body information back parent face others level office door
+health person art war history party result change morning reason research girl guy moment air teacher
+force education foot boy age policy music market sense nation plan college interest death experience
+effect use class control care field development role effort rate heart drug show leader light voice wife
+police mind price report decision son view relationship town road arm difference value building action
+model season society tax director position player record paper space ground form event official matter
+center couple site project activity star table need court oil situation cost industry figure street image
+phone data picture practice piece land product doctor wall patient worker news test movie north love
+support technology step baby computer type attention film tree source organization hair window evidence
+population truth song energy rock garden coffee trip beach bike dog cat dinner recipe guitar pottery hike
+camping painting concert flight hotel budget salary rent apartment vacation birthday wedding exam course`)
+
+// vocab draws words: common ones often, rare ones seldom (Zipf).
+type vocab struct {
+	rng  *rand.Rand
+	zipf *rand.Zipf
+}
+
+func newVocab(seed uint64) *vocab {
+	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	return &vocab{rng: rng, zipf: rand.NewZipf(rng, 1.07, 2, 40_000)}
+}
+
+func (v *vocab) word() string {
+	i := v.zipf.Uint64()
+	if i < uint64(len(common)) {
+		return common[i]
+	}
+	return fmt.Sprintf("w%x", i) // the long tail
+}
+
+func (v *vocab) words(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = v.word()
+	}
+	return out
+}
+
+// memory makes one synthetic memory: mostly transcript turns (with the
+// context a proxied turn gets), some short facts.
+func (v *vocab) memory(owner int, i int, at time.Time) store.Put {
+	if v.rng.IntN(10) < 3 {
+		w := v.words(4)
+		return store.Put{Kind: "preference", Key: fmt.Sprintf("preference:%s", w[0]),
+			Content: "User likes " + strings.Join(w, " ") + ".", Time: at}
+	}
+	user := strings.Join(v.words(12+v.rng.IntN(12)), " ")
+	answer := strings.Join(v.words(20+v.rng.IntN(20)), " ")
+	return store.Put{Kind: "turn", Key: fmt.Sprintf("turn:bench:%d:%d", owner, i), Time: at,
+		Content: "User: " + user + "\nAssistant: " + answer,
+		Context: strings.Join(v.words(40), " "), Meta: map[string]string{"conversation": fmt.Sprintf("c-%d", owner)}}
+}
+
+// ownerKey is the raw owner value (an API key) of synthetic owner i.
+func ownerKey(i int) string { return fmt.Sprintf("sk-bench-%05d", i) }
+
+// preload writes n memories over owners through the engine, in large
+// transactions, and waits until they are searchable. It returns the words
+// of each owner's memories, for realistic questions.
+func preload(e *engine.Engine, n, owners int, seed uint64) (map[int][]string, error) {
+	v := newVocab(seed)
+	words := make(map[int][]string, owners)
+	base := time.Now().Add(-365 * 24 * time.Hour)
+	const perTx = 5000
+	for start := 0; start < n; start += perTx {
+		_, err := e.Write(func(tx *store.Tx) error {
+			for i := start; i < min(start+perTx, n); i++ {
+				o := i % owners
+				p := v.memory(o, i, base.Add(time.Duration(i)*time.Second))
+				if len(words[o]) < 64 {
+					words[o] = append(words[o], strings.Fields(p.Content)[1:4]...)
+				}
+				if _, _, err := tx.Upsert(e.OwnerID(ownerKey(o)), p); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return words, nil
+}
+
+// question makes a question about an owner's memories: a few of their
+// words among everyday ones.
+func (v *vocab) question(words []string) string {
+	q := []string{"Can you remind me about the"}
+	for range 2 {
+		if len(words) > 0 {
+			q = append(q, words[v.rng.IntN(len(words))])
+		}
+	}
+	q = append(q, v.words(3)...)
+	return strings.Join(q, " ") + "?"
+}
