@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -83,6 +84,14 @@ func scaleOne(n, owners int, parent string) error {
 	r.IngestPerSec = float64(n) / time.Since(start).Seconds()
 
 	// Retrieval as the proxy does it, for random owners.
+	if p := os.Getenv("BENCH_SEARCH_PROFILE"); p != "" {
+		f, err := os.Create(p)
+		if err != nil {
+			return err
+		}
+		pprof.StartCPUProfile(f)
+		defer pprof.StopCPUProfile()
+	}
 	v := newVocab(7)
 	var lat []float64
 	for i := range 3000 {

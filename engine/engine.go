@@ -88,8 +88,8 @@ type Engine struct {
 	// began before a rebuild does not move the rebuilt shard's position.
 	epoch     []uint64
 	indexedCh chan struct{} // closed and replaced whenever progress is made
-	// rebuildMu runs one shard rebuild at a time.
-	rebuildMu sync.Mutex
+	// rebuildMu[i] runs one rebuild of shard i at a time.
+	rebuildMu []sync.Mutex
 	// applyMu is held for reading by each index pass and for writing while
 	// a rebuild marks its shard (see indexPass).
 	applyMu sync.RWMutex
@@ -155,6 +155,7 @@ func Open(cfg Config) (*Engine, error) {
 		rebuilderDone: make(chan struct{}),
 		through:       make([]uint64, k),
 		epoch:         make([]uint64, k),
+		rebuildMu:     make([]sync.Mutex, k),
 		rebuilding:    make(map[int]bool),
 		indexedCh:     make(chan struct{}),
 	}

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"errors"
+	"runtime"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -215,18 +217,31 @@ func (e *Engine) trim() {
 	}
 }
 
-// rebuilder refills the given shards from the store, one at a time.
+// rebuilder refills the given shards from the store, one worker per core.
 func (e *Engine) rebuilder(shards []int) {
 	defer close(e.rebuilderDone)
+	work := make(chan int, len(shards))
 	for _, i := range shards {
-		if e.stopping() {
-			return
-		}
-		if err := e.rebuildShard(i); err != nil {
-			e.log().Error("rebuilding a memory index shard failed; its owners get no memories until the next start",
-				zap.Int("shard", i), zap.Error(err))
-		}
+		work <- i
 	}
+	close(work)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(shards)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				if e.stopping() {
+					return
+				}
+				if err := e.rebuildShard(i); err != nil {
+					e.log().Error("rebuilding a memory index shard failed; its owners get no memories until the next start",
+						zap.Int("shard", i), zap.Error(err))
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // rebuildShard replaces shard i with a fresh index of the store's active
@@ -234,8 +249,8 @@ func (e *Engine) rebuilder(shards []int) {
 // nothing, for a shard that was lost at start); changes made meanwhile are
 // replayed into the new one.
 func (e *Engine) rebuildShard(i int) error {
-	e.rebuildMu.Lock()
-	defer e.rebuildMu.Unlock()
+	e.rebuildMu[i].Lock()
+	defer e.rebuildMu[i].Unlock()
 	start := time.Now()
 	e.applyMu.Lock() // let a pass in flight finish; later ones skip shard i
 	e.mu.Lock()

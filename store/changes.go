@@ -17,6 +17,7 @@ type Change struct {
 
 func (t *Tx) logChange(owner string, id uint64) (uint64, error) {
 	b := t.tx.Bucket(bucketChanges)
+	b.FillPercent = appendFill
 	seq, err := b.NextSequence()
 	if err != nil {
 		return 0, err

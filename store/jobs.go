@@ -32,6 +32,7 @@ func decodeJob(seq uint64, v []byte) Job {
 func (s *DB) PutJobs(jobs []Job) error {
 	return s.update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketJobs)
+		b.FillPercent = appendFill
 		for _, j := range jobs {
 			seq, err := b.NextSequence()
 			if err != nil {

@@ -169,7 +169,9 @@ func (t *Tx) Upsert(owner string, p Put) (*Memory, Op, error) {
 			return nil, "", err
 		}
 		m = &Memory{ID: id, Owner: owner, Key: p.Key, CreatedAt: at, Mentions: 1}
-		if err := t.tx.Bucket(bucketIDs).Put(encodeU64(id), []byte(owner)); err != nil {
+		ids := t.tx.Bucket(bucketIDs)
+		ids.FillPercent = appendFill
+		if err := ids.Put(encodeU64(id), []byte(owner)); err != nil {
 			return nil, "", err
 		}
 		if err := keys.Put([]byte(p.Key), encodeU64(id)); err != nil {
@@ -350,6 +352,12 @@ func (t *Tx) ownerBucket(owner string, create bool) (*bolt.Bucket, error) {
 	return ob, nil
 }
 
+// appendFill is the fill of pages in buckets whose keys only grow (ids,
+// change and job sequences, an owner's records by id). bbolt splits pages
+// at half full by default, which for appended keys leaves every page half
+// empty: at a million memories the file was 1.6 GB.
+const appendFill = 0.9
+
 // put writes m with a fresh change sequence number.
 func (t *Tx) put(mem *bolt.Bucket, m *Memory) error {
 	seq, err := t.logChange(m.Owner, m.ID)
@@ -357,6 +365,7 @@ func (t *Tx) put(mem *bolt.Bucket, m *Memory) error {
 		return err
 	}
 	m.Seq = seq
+	mem.FillPercent = appendFill
 	return mem.Put(encodeU64(m.ID), encodeMemory(m))
 }
 

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"testing"
+	"time"
+)
+
+// The benchmark is run by hand (see the README); these smoke runs keep it
+// working: a tiny A/B run through Caddy, and a tiny scale run.
+
+func TestABRunsBothServers(t *testing.T) {
+	out := captureStdout(t, func() error {
+		return ab(abConfig{memories: 300, owners: 20, rounds: 1, duration: 300 * time.Millisecond, concurrency: 2,
+			delay: time.Millisecond, chunks: 3, chunkDelay: time.Millisecond, dir: t.TempDir()})
+	})
+	for _, want := range []string{"JSON requests/s", "SSE first byte p50", "memory injected memories into", "0 failed requests"} {
+		if !bytes.Contains(out, []byte(want)) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestScaleOneReportsEveryFigure(t *testing.T) {
+	out := captureStdout(t, func() error { return scaleOne(500, 50, t.TempDir()) })
+	var r scaleResult
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if r.Memories != 500 || r.IngestPerSec <= 0 || r.SearchP50Ms <= 0 || r.StoreMiB <= 0 || r.IndexMiB <= 0 ||
+		r.StartIntactSec <= 0 || r.StartRebuildSec <= 0 || r.RSSMiB <= 0 {
+		t.Errorf("missing figures: %+v", r)
+	}
+}
+
+func captureStdout(t *testing.T, fn func() error) []byte {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig := os.Stdout
+	os.Stdout = w
+	done := make(chan []byte)
+	go func() { b, _ := io.ReadAll(r); done <- b }()
+	ferr := fn()
+	w.Close()
+	os.Stdout = orig
+	out := <-done
+	if ferr != nil {
+		t.Fatal(ferr)
+	}
+	return out
+}
