@@ -56,17 +56,9 @@ func main() {
 	dir := flag.String("dir", "", "where to put storages (default: the system's temporary directory)")
 	scale := flag.String("scale", "", "comma-separated memory counts: run the engine scale measurements instead")
 	scaleOneN := flag.Int("scale-one", 0, "internal: one scale run")
-	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the measured traffic (A/B mode; after the preload) to this file")
 	flag.Parse()
 	log.SetFlags(0)
-	if *cpuprofile != "" {
-		f, err := os.Create(*cpuprofile)
-		if err != nil {
-			log.Fatal(err)
-		}
-		pprof.StartCPUProfile(f)
-		defer pprof.StopCPUProfile()
-	}
 
 	var err error
 	switch {
@@ -84,10 +76,10 @@ func main() {
 		err = runScales(sizes, *owners, *dir)
 	default:
 		err = ab(abConfig{memories: *memories, owners: *owners, rounds: *rounds, duration: *duration,
-			concurrency: *concurrency, delay: *delay, chunks: *chunks, chunkDelay: *chunkDelay, dir: *dir})
+			concurrency: *concurrency, delay: *delay, chunks: *chunks, chunkDelay: *chunkDelay, dir: *dir,
+			cpuprofile: *cpuprofile})
 	}
 	if err != nil {
-		pprof.StopCPUProfile()
 		log.Fatalf("bench: %v", err)
 	}
 }
@@ -95,7 +87,7 @@ func main() {
 type abConfig struct {
 	memories, owners, rounds, concurrency, chunks int
 	duration, delay, chunkDelay                   time.Duration
-	dir                                           string
+	dir, cpuprofile                               string
 }
 
 // upstream is the fake LLM API: answers after delay, streaming when asked.
@@ -165,6 +157,17 @@ func ab(c abConfig) error {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "preloaded in %s\n", time.Since(start).Round(time.Second))
+	if c.cpuprofile != "" {
+		f, err := os.Create(c.cpuprofile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 
 	up := &upstream{delay: c.delay, chunkDelay: c.chunkDelay, chunks: c.chunks}
 	upSrv := httptest.NewServer(up)
