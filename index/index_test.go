@@ -986,4 +986,12 @@ func BenchmarkSearch(b *testing.B) {
 		}
 		b.ReportMetric(float64(hits)/float64(b.N), "hits/op")
 	})
+	b.Run("Weights", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			if _, err := x.Weights(ownerName(i%owners), x.Terms(queries[i%len(queries)])); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
