@@ -2,7 +2,9 @@ package engine
 
 import (
 	"errors"
+	"maps"
 	"runtime"
+	"sort"
 	"sync"
 	"time"
 
@@ -14,14 +16,17 @@ import (
 
 const (
 	// indexEvery is how often the indexer looks at what was stored when no
-	// one waits for it. A pass makes one new Bleve segment in every shard it
-	// touches, and each segment costs about the same to build, persist and
-	// merge however small it is. So a pass runs when it would touch at most
-	// segmentsPerTick shards per tick waited: every second under light
-	// load; under sustained writes, when changes reach every shard, every
-	// indexAtMost ticks. At 100k memories and ~300 proxied turns/s, indexing
-	// every second took 37% of the CPU and cut proxy throughput to 0.7 of
-	// bare reverse_proxy; every 4 s, 15% and 0.89 (bench -cpuprofile).
+	// one waits for it. Indexing a shard makes a new Bleve segment in it, and
+	// each segment costs about the same to build, persist and merge however
+	// small it is; a tick that touches every shard at once takes both cores
+	// of a small machine away from requests. So a tick indexes at most
+	// segmentsPerTick shards, those that have waited longest, and any shard
+	// that has waited indexAtMost ticks. Under light load every pending shard
+	// fits and a turn is searchable within a second; under sustained writes
+	// each shard is indexed every few seconds, in a steady rotation instead
+	// of a burst. At 100k memories and ~300 proxied turns/s, indexing every
+	// shard every second took 37% of the CPU and cut proxy throughput to
+	// 0.7 of bare reverse_proxy (bench -cpuprofile).
 	indexEvery      = time.Second
 	segmentsPerTick = 16
 	indexAtMost     = 5    // ticks: the longest a proxied turn waits to be searchable
@@ -39,14 +44,14 @@ func (e *Engine) indexer() {
 	tick := time.NewTicker(indexEvery)
 	defer tick.Stop()
 	lastTrim := time.Now()
-	waited := 0 // ticks since the last pass
+	waited := map[int]int{} // pending shard -> ticks it has waited
 	for {
 		select {
 		case <-e.wakeIndexer:
+			e.indexPending()
+			clear(waited)
 		case <-tick.C:
-			if waited++; !e.indexDue(waited) {
-				continue
-			}
+			e.indexPaced(waited)
 		case <-e.drain:
 			select {
 			case <-e.processorDone:
@@ -56,8 +61,6 @@ func (e *Engine) indexer() {
 			e.indexPending()
 			return
 		}
-		e.indexPending()
-		waited = 0
 		if n := e.store.LastSeq() - e.oldestThrough(); n > trimAt || time.Since(lastTrim) > trimEvery {
 			e.trim()
 			lastTrim = time.Now()
@@ -65,40 +68,113 @@ func (e *Engine) indexer() {
 	}
 }
 
-// indexDue reports whether a pass is due after waited ticks.
-func (e *Engine) indexDue(waited int) bool {
+// indexPaced is one tick's pass: it indexes the shards dueShards picks
+// from those with pending changes, and counts a tick for the others. A
+// backlog (a full batch of changes) is caught up at once.
+func (e *Engine) indexPaced(waited map[int]int) {
 	e.mu.Lock()
 	through := e.minThrough()
 	e.mu.Unlock()
-	last := e.store.LastSeq()
-	return passDue(waited, last-min(through, last), e.index.K())
+	if e.store.LastSeq() <= through {
+		clear(waited)
+		return
+	}
+	pending, full, err := e.pendingShards()
+	if err != nil {
+		e.log().Error("reading the memory change log", zap.Error(err))
+		return
+	}
+	if full {
+		e.indexPending()
+		clear(waited)
+		return
+	}
+	for i := range waited {
+		if !pending[i] {
+			delete(waited, i)
+		}
+	}
+	for i := range pending {
+		waited[i]++
+	}
+	due := dueShards(waited)
+	if len(due) == 0 {
+		return
+	}
+	if e.indexShards(due) {
+		for _, i := range due {
+			delete(waited, i)
+		}
+	}
 }
 
-// passDue is the pacing rule of indexEvery: a pass is due when there is
-// something to index and the shards it could touch are few enough for the
-// ticks waited.
-func passDue(waited int, pending uint64, shards int) bool {
-	if pending == 0 {
-		return false
+// dueShards picks the shards a paced pass indexes, given the ticks each
+// pending shard has waited: all that waited indexAtMost ticks, and the
+// longest waiting of the others up to segmentsPerTick in all.
+func dueShards(waited map[int]int) []int {
+	shards := make([]int, 0, len(waited))
+	for i := range waited {
+		shards = append(shards, i)
 	}
-	touched := min(pending, uint64(shards))
-	return waited >= indexAtMost || uint64(waited)*segmentsPerTick >= touched
+	sort.Slice(shards, func(a, b int) bool {
+		if waited[shards[a]] != waited[shards[b]] {
+			return waited[shards[a]] > waited[shards[b]]
+		}
+		return shards[a] < shards[b]
+	})
+	n := min(len(shards), segmentsPerTick)
+	for n < len(shards) && waited[shards[n]] >= indexAtMost {
+		n++
+	}
+	return shards[:n]
+}
+
+// pendingShards are the ready shards with changes not yet indexed, in the
+// next batch of the change log; full when that batch is full.
+func (e *Engine) pendingShards() (map[int]bool, bool, error) {
+	e.mu.Lock()
+	from := e.minThrough()
+	through := append([]uint64(nil), e.through...)
+	rebuilding := maps.Clone(e.rebuilding)
+	e.mu.Unlock()
+	changes, _, err := e.store.Changes(from, indexBatch)
+	if err != nil {
+		return nil, false, err
+	}
+	pending := map[int]bool{}
+	for _, c := range changes {
+		if i := e.index.ShardOf(c.Owner); !rebuilding[i] && c.Seq > through[i] {
+			pending[i] = true
+		}
+	}
+	return pending, len(changes) == indexBatch, nil
 }
 
 // indexPending applies every change not yet in the index.
 func (e *Engine) indexPending() {
 	for !e.stopping() {
-		if !e.indexPass() {
+		if more, _ := e.indexPass(nil); !more {
 			return
 		}
 	}
 }
 
-// indexPass applies one batch of changes; false when there is nothing left
-// (or an error to retry later). A rebuild cannot start while a pass holds
-// applyMu, so no pass applies documents read before a rebuild's snapshot to
-// the rebuilt shard.
-func (e *Engine) indexPass() bool {
+// indexShards applies the pending changes of the given shards, from one
+// batch of the change log; false on an error (retried at a later tick).
+func (e *Engine) indexShards(shards []int) bool {
+	only := make(map[int]bool, len(shards))
+	for _, i := range shards {
+		only[i] = true
+	}
+	_, err := e.indexPass(only)
+	return err == nil
+}
+
+// indexPass applies one batch of changes, for every shard or only those
+// in only; more is false when there is nothing left (or an error to retry
+// later). A rebuild cannot start while a pass holds applyMu, so no pass
+// applies documents read before a rebuild's snapshot to the rebuilt shard.
+func (e *Engine) indexPass(only map[int]bool) (more bool, err error) {
 	e.applyMu.RLock()
 	defer e.applyMu.RUnlock()
 	e.mu.Lock()
@@ -111,41 +187,40 @@ func (e *Engine) indexPass() bool {
 	changes, _, err := e.store.Changes(from, indexBatch)
 	if err != nil {
 		e.log().Error("reading the memory change log", zap.Error(err))
-		return false
+		return false, err
 	}
 	if len(changes) == 0 {
-		e.advance(upTo, epochs)
-		return false
+		e.advance(upTo, epochs, nil)
+		return false, nil
 	}
 	last := changes[len(changes)-1].Seq
-	docs, err := e.docs(changes)
+	docs, deferred, err := e.docs(changes, only)
 	if err != nil {
 		e.log().Error("loading changed memories for the index", zap.Error(err))
-		return false
+		return false, err
 	}
 	if err := e.index.Apply(docs, last); err != nil {
 		if !errors.Is(err, index.ErrClosed) {
 			e.log().Error("updating the memory index failed; will retry", zap.Error(err))
 		}
-		return false
+		return false, err
 	}
-	e.advance(last, epochs)
-	return true
+	e.advance(last, epochs, deferred)
+	return true, nil
 }
 
-// docs loads the current state of the memories that changes name, skipping
-// shards that already hold them. A memory that is gone or inactive becomes a
-// delete, so replaying a change is always safe.
-func (e *Engine) docs(changes []store.Change) ([]index.Doc, error) {
+// docs loads the current state of the memories that changes name, for the
+// shards in only (all when nil), skipping shards that already hold them; the
+// other shards with changes to apply are deferred. A memory that is gone or
+// inactive becomes a delete, so replaying a change is always safe.
+func (e *Engine) docs(changes []store.Change, only map[int]bool) ([]index.Doc, map[int]bool, error) {
 	e.mu.Lock()
 	through := append([]uint64(nil), e.through...)
-	rebuilding := make(map[int]bool, len(e.rebuilding))
-	for i := range e.rebuilding {
-		rebuilding[i] = true
-	}
+	rebuilding := maps.Clone(e.rebuilding)
 	e.mu.Unlock()
 
 	seen := make(map[uint64]bool, len(changes))
+	deferred := map[int]bool{}
 	var docs []index.Doc
 	err := e.store.View(func(tx *store.Tx) error {
 		now := time.Now()
@@ -154,6 +229,10 @@ func (e *Engine) docs(changes []store.Change) ([]index.Doc, error) {
 			c := changes[i]
 			shard := e.index.ShardOf(c.Owner)
 			if seen[c.ID] || rebuilding[shard] || c.Seq <= through[shard] {
+				continue
+			}
+			if only != nil && !only[shard] {
+				deferred[shard] = true
 				continue
 			}
 			seen[c.ID] = true
@@ -171,7 +250,7 @@ func (e *Engine) docs(changes []store.Change) ([]index.Doc, error) {
 		}
 		return nil
 	})
-	return docs, err
+	return docs, deferred, err
 }
 
 func docOf(m *store.Memory) index.Doc {
@@ -179,13 +258,13 @@ func docOf(m *store.Memory) index.Doc {
 }
 
 // advance records that every ready shard is consistent up to seq, except
-// shards rebuilt since the pass began (epochs).
-func (e *Engine) advance(seq uint64, epochs []uint64) {
+// shards rebuilt since the pass began (epochs) and deferred ones.
+func (e *Engine) advance(seq uint64, epochs []uint64, deferred map[int]bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	moved := false
 	for i := range e.through {
-		if !e.rebuilding[i] && e.epoch[i] == epochs[i] && e.through[i] < seq {
+		if !e.rebuilding[i] && !deferred[i] && e.epoch[i] == epochs[i] && e.through[i] < seq {
 			e.through[i] = seq
 			moved = true
 		}

@@ -1,30 +1,48 @@
 package engine
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 )
 
-func TestPassPacing(t *testing.T) {
-	for _, c := range []struct {
-		waited  int
-		pending uint64
-		shards  int
-		due     bool
-	}{
-		{1, 0, 64, false},   // nothing to do
-		{1, 3, 64, true},    // light load: every second
-		{1, 16, 64, true},   // as many segments as one tick allows
-		{1, 500, 64, false}, // every shard: wait for a larger batch
-		{3, 500, 64, false},
-		{4, 500, 64, true},
-		{5, 1e6, 1024, true}, // never longer than indexAtMost
-		{1, 500, 8, true},    // few shards: each pass is cheap
-	} {
-		if got := passDue(c.waited, c.pending, c.shards); got != c.due {
-			t.Errorf("passDue(%d ticks, %d pending, %d shards) = %v, want %v", c.waited, c.pending, c.shards, got, c.due)
+func TestDueShards(t *testing.T) {
+	// Light load: every pending shard is indexed at the next tick.
+	if got := dueShards(map[int]int{3: 1, 9: 1, 40: 1}); !slices.Equal(got, []int{3, 9, 40}) {
+		t.Errorf("light load: due %v, want all three pending shards", got)
+	}
+	// Sustained writes to every shard: segmentsPerTick per tick, longest
+	// waiting first, so each shard is indexed every few ticks, never in a
+	// burst of all of them.
+	waited := map[int]int{}
+	last := map[int]int{} // shard -> tick it was last indexed
+	worst := 0
+	for tick := 1; tick <= 40; tick++ {
+		for i := range 64 {
+			waited[i]++
 		}
+		due := dueShards(waited)
+		if len(due) > segmentsPerTick {
+			t.Fatalf("tick %d: %d shards due, want at most %d while none waited %d ticks", tick, len(due), segmentsPerTick, indexAtMost)
+		}
+		for _, i := range due {
+			worst = max(worst, tick-last[i])
+			last[i] = tick
+			delete(waited, i)
+		}
+	}
+	if worst > indexAtMost {
+		t.Errorf("under sustained writes a shard waited %d ticks, want at most %d", worst, indexAtMost)
+	}
+	// A shard that waited indexAtMost ticks is indexed whatever the budget.
+	waited = map[int]int{}
+	for i := range 40 {
+		waited[i] = indexAtMost
+	}
+	if got := dueShards(waited); len(got) != 40 {
+		t.Errorf("%d of 40 overdue shards due, want all", len(got))
 	}
 }
 
@@ -52,4 +70,40 @@ func TestProxiedTurnSearchableWithoutSync(t *testing.T) {
 	if took := time.Since(start); took > 2500*time.Millisecond {
 		t.Errorf("a lone turn took %s to become searchable; light load should index every %s", took, indexEvery)
 	}
+}
+
+// Turns of many owners at once reach more shards than one tick indexes:
+// the rest follow at the next ticks, and none is lost or left behind.
+func TestTurnsAcrossShardsAllSearchable(t *testing.T) {
+	e := open(t, t.TempDir(), 64)
+	defer closeEngine(t, e)
+	const owners = 60
+	shards := map[int]bool{}
+	start := time.Now()
+	for i := range owners {
+		owner := e.OwnerID(fmt.Sprintf("sk-rotation-%d", i))
+		shards[e.index.ShardOf(owner)] = true
+		if !e.Enqueue(&Job{
+			Owner: owner, Dialect: "openai_chat", Conversation: "c-1", Turn: 1, NewTurn: true,
+			User:     fmt.Sprintf("My locker number is %d.", 1000+i),
+			Response: chatJSON("Noted."), ContentType: "application/json", Time: time.Now(),
+		}) {
+			t.Fatal("job not accepted")
+		}
+	}
+	if len(shards) <= segmentsPerTick {
+		t.Fatalf("owners reach %d shards; the test needs more than one tick's %d", len(shards), segmentsPerTick)
+	}
+	deadline := start.Add(time.Duration(indexAtMost+3) * indexEvery)
+	for i := range owners {
+		owner := e.OwnerID(fmt.Sprintf("sk-rotation-%d", i))
+		want := fmt.Sprint(1000 + i)
+		for !strings.Contains(contents(search(t, e, owner, "what is my locker number")), want) {
+			if time.Now().After(deadline) {
+				t.Fatalf("owner %d's turn not searchable %s after it was handed over", i, time.Since(start).Round(time.Millisecond))
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	t.Logf("%d turns over %d shards searchable after %s", owners, len(shards), time.Since(start).Round(time.Millisecond))
 }
