@@ -56,6 +56,7 @@ func main() {
 	dir := flag.String("dir", "", "where to put storages (default: the system's temporary directory)")
 	scale := flag.String("scale", "", "comma-separated memory counts: run the engine scale measurements instead")
 	scaleOneN := flag.Int("scale-one", 0, "internal: one scale run")
+	shards := flag.Int("shards", engine.DefaultShards, "index shards of the storages created (index_shards)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the measured traffic (A/B mode; after the preload) to this file")
 	flag.Parse()
 	log.SetFlags(0)
@@ -63,7 +64,7 @@ func main() {
 	var err error
 	switch {
 	case *scaleOneN > 0:
-		err = scaleOne(*scaleOneN, *owners, *dir)
+		err = scaleOne(*scaleOneN, *owners, *shards, *dir)
 	case *scale != "":
 		var sizes []int
 		for _, f := range strings.Split(*scale, ",") {
@@ -73,10 +74,10 @@ func main() {
 			}
 			sizes = append(sizes, n)
 		}
-		err = runScales(sizes, *owners, *dir)
+		err = runScales(sizes, *owners, *shards, *dir)
 	default:
 		err = ab(abConfig{memories: *memories, owners: *owners, rounds: *rounds, duration: *duration,
-			concurrency: *concurrency, delay: *delay, chunks: *chunks, chunkDelay: *chunkDelay, dir: *dir,
+			concurrency: *concurrency, delay: *delay, chunks: *chunks, chunkDelay: *chunkDelay, dir: *dir, shards: *shards,
 			cpuprofile: *cpuprofile})
 	}
 	if err != nil {
@@ -85,9 +86,9 @@ func main() {
 }
 
 type abConfig struct {
-	memories, owners, rounds, concurrency, chunks int
-	duration, delay, chunkDelay                   time.Duration
-	dir, cpuprofile                               string
+	memories, owners, rounds, concurrency, chunks, shards int
+	duration, delay, chunkDelay                           time.Duration
+	dir, cpuprofile                                       string
 }
 
 // upstream is the fake LLM API: answers after delay, streaming when asked.
@@ -142,7 +143,7 @@ func ab(c abConfig) error {
 
 	fmt.Fprintf(os.Stderr, "preloading %d memories over %d owners...\n", c.memories, c.owners)
 	start := time.Now()
-	e, err := engine.Open(engine.Config{Dir: storage})
+	e, err := engine.Open(engine.Config{Dir: storage, Shards: c.shards})
 	if err != nil {
 		return err
 	}

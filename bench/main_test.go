@@ -25,13 +25,13 @@ func TestABRunsBothServers(t *testing.T) {
 }
 
 func TestScaleOneReportsEveryFigure(t *testing.T) {
-	out := captureStdout(t, func() error { return scaleOne(500, 50, t.TempDir()) })
+	out := captureStdout(t, func() error { return scaleOne(500, 50, 8, t.TempDir()) })
 	var r scaleResult
 	if err := json.Unmarshal(out, &r); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
 	if r.Memories != 500 || r.IngestPerSec <= 0 || r.SearchP50Ms <= 0 || r.StoreMiB <= 0 || r.IndexMiB <= 0 ||
-		r.StartIntactSec <= 0 || r.StartRebuildSec <= 0 || r.RSSMiB <= 0 {
+		r.StartIntactSec <= 0 || r.StartRebuildSec <= 0 || r.RSSMiB <= 0 || r.RSSIngestMiB <= 0 || r.HeapMiB <= 0 {
 		t.Errorf("missing figures: %+v", r)
 	}
 }

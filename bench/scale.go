@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"sort"
 	"strconv"
@@ -24,7 +25,8 @@ type scaleResult struct {
 	IngestPerSec    float64 `json:"ingest_per_sec"`
 	SearchP50Ms     float64 `json:"search_p50_ms"`
 	SearchP99Ms     float64 `json:"search_p99_ms"`
-	RSSMiB          float64 `json:"rss_mib"`
+	RSSIngestMiB    float64 `json:"rss_ingest_mib"`
+	RSSMiB          float64 `json:"rss_mib"` // restarted, serving searches
 	HeapMiB         float64 `json:"heap_mib"`
 	StoreMiB        float64 `json:"store_mib"`
 	IndexMiB        float64 `json:"index_mib"`
@@ -34,11 +36,12 @@ type scaleResult struct {
 
 // runScales runs each size in its own process, so resident memory is that
 // size's alone.
-func runScales(sizes []int, owners int, dir string) error {
+func runScales(sizes []int, owners, shards int, dir string) error {
 	var results []scaleResult
 	for _, n := range sizes {
 		fmt.Fprintf(os.Stderr, "scale run: %d memories over %d owners...\n", n, owners)
-		cmd := exec.Command(os.Args[0], "-scale-one", strconv.Itoa(n), "-owners", strconv.Itoa(owners), "-dir", dir)
+		cmd := exec.Command(os.Args[0], "-scale-one", strconv.Itoa(n), "-owners", strconv.Itoa(owners),
+			"-shards", strconv.Itoa(shards), "-dir", dir)
 		cmd.Stderr = os.Stderr
 		out, err := cmd.Output()
 		if err != nil {
@@ -50,24 +53,24 @@ func runScales(sizes []int, owners int, dir string) error {
 		}
 		results = append(results, r)
 	}
-	fmt.Printf("%-10s %8s %12s %10s %10s %9s %9s %9s %12s %13s\n", "memories", "owners", "ingest/s", "p50 ms", "p99 ms",
-		"RSS MiB", "bbolt MiB", "index MiB", "start (s)", "rebuild (s)")
+	fmt.Printf("%-10s %8s %10s %8s %8s %12s %12s %10s %10s %10s %12s %12s\n", "memories", "owners", "ingest/s", "p50 ms", "p99 ms",
+		"RSS serving", "RSS ingest", "heap MiB", "bbolt MiB", "index MiB", "start (s)", "rebuild (s)")
 	for _, r := range results {
-		fmt.Printf("%-10d %8d %12.0f %10.2f %10.2f %9.0f %9.0f %9.0f %12.2f %13.1f\n", r.Memories, r.Owners, r.IngestPerSec,
-			r.SearchP50Ms, r.SearchP99Ms, r.RSSMiB, r.StoreMiB, r.IndexMiB, r.StartIntactSec, r.StartRebuildSec)
+		fmt.Printf("%-10d %8d %10.0f %8.2f %8.2f %12.0f %12.0f %10.0f %10.0f %10.0f %12.2f %12.1f\n", r.Memories, r.Owners, r.IngestPerSec,
+			r.SearchP50Ms, r.SearchP99Ms, r.RSSMiB, r.RSSIngestMiB, r.HeapMiB, r.StoreMiB, r.IndexMiB, r.StartIntactSec, r.StartRebuildSec)
 	}
 	return nil
 }
 
 // scaleOne measures one size and prints the result as JSON.
-func scaleOne(n, owners int, parent string) error {
+func scaleOne(n, owners, shards int, parent string) error {
 	dir, err := os.MkdirTemp(parent, "memory-scale-*")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
 	ctx := context.Background()
-	e, err := engine.Open(engine.Config{Dir: dir})
+	e, err := engine.Open(engine.Config{Dir: dir, Shards: shards})
 	if err != nil {
 		return err
 	}
@@ -82,16 +85,65 @@ func scaleOne(n, owners int, parent string) error {
 		return err
 	}
 	r.IngestPerSec = float64(n) / time.Since(start).Seconds()
+	r.RSSIngestMiB = rssMiB()
+	if err := e.Close(ctx); err != nil {
+		return err
+	}
+	r.StoreMiB = mib(fileSize(filepath.Join(dir, "memory.db")))
+	r.IndexMiB = mib(dirSize(filepath.Join(dir, "index")))
 
-	// Retrieval as the proxy does it, for random owners.
+	// A restarted server: start-up with the index intact (open until
+	// searchable), then retrieval as the proxy does it, for random owners,
+	// and what the process holds while serving. The ingest's garbage is
+	// returned to the system first, as a new process would not have it.
+	debug.FreeOSMemory()
+	start = time.Now()
+	if e, err = open(dir); err != nil {
+		return err
+	}
+	r.StartIntactSec = time.Since(start).Seconds()
+	if err := searches(e, words, owners, n, &r); err != nil {
+		e.Close(ctx)
+		return err
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	r.HeapMiB = float64(ms.HeapInuse) / (1 << 20)
+	r.RSSMiB = rssMiB()
+	if err := e.Close(ctx); err != nil {
+		return err
+	}
+
+	// And after losing the index: rebuilt from the store.
+	if err := os.RemoveAll(filepath.Join(dir, "index")); err != nil {
+		return err
+	}
+	start = time.Now()
+	if e, err = open(dir); err != nil {
+		return err
+	}
+	r.StartRebuildSec = time.Since(start).Seconds()
+	if err := e.Close(ctx); err != nil {
+		return err
+	}
+	return json.NewEncoder(os.Stdout).Encode(r)
+}
+
+// searches measures retrieval as the proxy does it, for random owners.
+// BENCH_SEARCH_PROFILE names a file for a CPU profile of them.
+func searches(e *engine.Engine, words map[int][]string, owners, n int, r *scaleResult) error {
 	if p := os.Getenv("BENCH_SEARCH_PROFILE"); p != "" {
 		f, err := os.Create(p)
 		if err != nil {
 			return err
 		}
-		pprof.StartCPUProfile(f)
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
 		defer pprof.StopCPUProfile()
 	}
+	ctx := context.Background()
 	v := newVocab(7)
 	var lat []float64
 	for i := range 3000 {
@@ -106,45 +158,22 @@ func scaleOne(n, owners int, parent string) error {
 		}
 	}
 	r.SearchP50Ms, r.SearchP99Ms = pct(lat, 50), pct(lat, 99)
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	r.HeapMiB = float64(ms.HeapInuse) / (1 << 20)
-	r.RSSMiB = rssMiB()
-
-	if err := e.Close(ctx); err != nil {
-		return err
-	}
-	r.StoreMiB = mib(fileSize(filepath.Join(dir, "memory.db")))
-	r.IndexMiB = mib(dirSize(filepath.Join(dir, "index")))
-
-	// Start-up with the index intact: open until searchable.
-	if r.StartIntactSec, err = timeOpen(dir); err != nil {
-		return err
-	}
-	// And after losing the index: rebuilt from the store.
-	if err := os.RemoveAll(filepath.Join(dir, "index")); err != nil {
-		return err
-	}
-	if r.StartRebuildSec, err = timeOpen(dir); err != nil {
-		return err
-	}
-	return json.NewEncoder(os.Stdout).Encode(r)
+	return nil
 }
 
-// timeOpen opens the storage and waits until every memory is searchable.
-func timeOpen(dir string) (float64, error) {
-	start := time.Now()
+// open opens the storage and waits until every memory is searchable.
+func open(dir string) (*engine.Engine, error) {
 	e, err := engine.Open(engine.Config{Dir: dir})
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	defer e.Close(context.Background())
 	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
 	defer cancel()
 	if err := e.Sync(ctx); err != nil {
-		return 0, err
+		e.Close(context.Background())
+		return nil, err
 	}
-	return time.Since(start).Seconds(), nil
+	return e, nil
 }
 
 func rssMiB() float64 {

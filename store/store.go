@@ -91,9 +91,11 @@ func (s *DB) update(fn func(*bolt.Tx) error) error {
 func boltOptions(timeout time.Duration) *bolt.Options {
 	return &bolt.Options{
 		Timeout: timeout,
-		// Rebuilding the freelist at open is cheap (about 240 ms for 370 MB) and
-		// avoids rewriting it on every commit, which hurts after large deletes.
-		NoFreelistSync: true,
+		// The freelist is written with each commit (bbolt's default). Without
+		// it, open walks the whole file to rebuild the list, which made every
+		// page resident: 1.1 GB of RSS for 1M memories before any request,
+		// and 0.5 s of start-up. The list stays short: purges compact the file.
+		NoFreelistSync: false,
 		FreelistType:   bolt.FreelistMapType,
 	}
 }
