@@ -56,6 +56,7 @@ func main() {
 	dir := flag.String("dir", "", "where to put storages (default: the system's temporary directory)")
 	scale := flag.String("scale", "", "comma-separated memory counts: run the engine scale measurements instead")
 	scaleOneN := flag.Int("scale-one", 0, "internal: one scale run")
+	scaleServe := flag.String("scale-serve", "", "internal: the restarted server of a scale run, on this storage")
 	shards := flag.Int("shards", engine.DefaultShards, "index shards of the storages created (index_shards)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the measured traffic (A/B mode; after the preload) to this file")
 	flag.Parse()
@@ -63,6 +64,8 @@ func main() {
 
 	var err error
 	switch {
+	case *scaleServe != "":
+		err = serveOne(*scaleServe, *owners, *memories)
 	case *scaleOneN > 0:
 		err = scaleOne(*scaleOneN, *owners, *shards, *dir)
 	case *scale != "":

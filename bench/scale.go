@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"runtime/pprof"
 	"sort"
 	"strconv"
@@ -26,7 +25,8 @@ type scaleResult struct {
 	SearchP50Ms     float64 `json:"search_p50_ms"`
 	SearchP99Ms     float64 `json:"search_p99_ms"`
 	RSSIngestMiB    float64 `json:"rss_ingest_mib"`
-	RSSMiB          float64 `json:"rss_mib"` // restarted, serving searches
+	RSSMiB          float64 `json:"rss_mib"`     // restarted, serving searches
+	PrivateMiB      float64 `json:"private_mib"` // of which not file pages
 	HeapMiB         float64 `json:"heap_mib"`
 	StoreMiB        float64 `json:"store_mib"`
 	IndexMiB        float64 `json:"index_mib"`
@@ -54,10 +54,10 @@ func runScales(sizes []int, owners, shards int, dir string) error {
 		results = append(results, r)
 	}
 	fmt.Printf("%-10s %8s %10s %8s %8s %12s %12s %10s %10s %10s %12s %12s\n", "memories", "owners", "ingest/s", "p50 ms", "p99 ms",
-		"RSS serving", "RSS ingest", "heap MiB", "bbolt MiB", "index MiB", "start (s)", "rebuild (s)")
+		"RSS serving", "private MiB", "RSS ingest", "bbolt MiB", "index MiB", "start (s)", "rebuild (s)")
 	for _, r := range results {
 		fmt.Printf("%-10d %8d %10.0f %8.2f %8.2f %12.0f %12.0f %10.0f %10.0f %10.0f %12.2f %12.1f\n", r.Memories, r.Owners, r.IngestPerSec,
-			r.SearchP50Ms, r.SearchP99Ms, r.RSSMiB, r.RSSIngestMiB, r.HeapMiB, r.StoreMiB, r.IndexMiB, r.StartIntactSec, r.StartRebuildSec)
+			r.SearchP50Ms, r.SearchP99Ms, r.RSSMiB, r.PrivateMiB, r.RSSIngestMiB, r.StoreMiB, r.IndexMiB, r.StartIntactSec, r.StartRebuildSec)
 	}
 	return nil
 }
@@ -85,34 +85,31 @@ func scaleOne(n, owners, shards int, parent string) error {
 		return err
 	}
 	r.IngestPerSec = float64(n) / time.Since(start).Seconds()
-	r.RSSIngestMiB = rssMiB()
+	r.RSSIngestMiB, _ = rssMiB()
 	if err := e.Close(ctx); err != nil {
 		return err
 	}
 	r.StoreMiB = mib(fileSize(filepath.Join(dir, "memory.db")))
 	r.IndexMiB = mib(dirSize(filepath.Join(dir, "index")))
 
-	// A restarted server: start-up with the index intact (open until
-	// searchable), then retrieval as the proxy does it, for random owners,
-	// and what the process holds while serving. The ingest's garbage is
-	// returned to the system first, as a new process would not have it.
-	debug.FreeOSMemory()
-	start = time.Now()
-	if e, err = open(dir); err != nil {
+	// A restarted server, in a new process so nothing of the ingest is
+	// resident: start-up with the index intact (open until searchable),
+	// retrieval as the proxy does it, and what the process holds.
+	if err := writeJSON(filepath.Join(dir, "words.json"), words); err != nil {
 		return err
 	}
-	r.StartIntactSec = time.Since(start).Seconds()
-	if err := searches(e, words, owners, n, &r); err != nil {
-		e.Close(ctx)
-		return err
+	cmd := exec.Command(os.Args[0], "-scale-serve", dir, "-owners", strconv.Itoa(owners), "-memories", strconv.Itoa(n))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return fmt.Errorf("serving run: %w", err)
 	}
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	r.HeapMiB = float64(ms.HeapInuse) / (1 << 20)
-	r.RSSMiB = rssMiB()
-	if err := e.Close(ctx); err != nil {
-		return err
+	var served scaleResult
+	if err := json.Unmarshal(out, &served); err != nil {
+		return fmt.Errorf("serving run: %w", err)
 	}
+	r.StartIntactSec, r.SearchP50Ms, r.SearchP99Ms = served.StartIntactSec, served.SearchP50Ms, served.SearchP99Ms
+	r.RSSMiB, r.PrivateMiB, r.HeapMiB = served.RSSMiB, served.PrivateMiB, served.HeapMiB
 
 	// And after losing the index: rebuilt from the store.
 	if err := os.RemoveAll(filepath.Join(dir, "index")); err != nil {
@@ -127,6 +124,43 @@ func scaleOne(n, owners, shards int, parent string) error {
 		return err
 	}
 	return json.NewEncoder(os.Stdout).Encode(r)
+}
+
+// serveOne opens a storage scaleOne filled, as a restarted server would,
+// and reports start-up, retrieval and resident memory as JSON.
+func serveOne(dir string, owners, n int) error {
+	var words map[int][]string
+	b, err := os.ReadFile(filepath.Join(dir, "words.json"))
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, &words); err != nil {
+		return err
+	}
+	var r scaleResult
+	start := time.Now()
+	e, err := open(dir)
+	if err != nil {
+		return err
+	}
+	defer e.Close(context.Background())
+	r.StartIntactSec = time.Since(start).Seconds()
+	if err := searches(e, words, owners, n, &r); err != nil {
+		return err
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	r.HeapMiB = float64(ms.HeapInuse) / (1 << 20)
+	r.RSSMiB, r.PrivateMiB = rssMiB()
+	return json.NewEncoder(os.Stdout).Encode(r)
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o600)
 }
 
 // searches measures retrieval as the proxy does it, for random owners.
@@ -176,18 +210,28 @@ func open(dir string) (*engine.Engine, error) {
 	return e, nil
 }
 
-func rssMiB() float64 {
+// rssMiB is the process's resident memory, and the part of it that is its
+// own (anonymous: heap, stacks, runtime) rather than mapped file pages, which
+// the kernel shares with its page cache and can drop at any time.
+func rssMiB() (total, private float64) {
 	b, err := os.ReadFile("/proc/self/status")
 	if err != nil {
-		return 0
+		return 0, 0
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
-			kb, _ := strconv.ParseFloat(f[1], 64)
-			return kb / 1024
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		kb, _ := strconv.ParseFloat(f[1], 64)
+		switch f[0] {
+		case "VmRSS:":
+			total = kb / 1024
+		case "RssAnon:":
+			private = kb / 1024
 		}
 	}
-	return 0
+	return total, private
 }
 
 func fileSize(p string) int64 {
