@@ -49,7 +49,7 @@ func main() {
 	owners := flag.Int("owners", 10_000, "owners the memories (and the traffic) are spread over")
 	rounds := flag.Int("rounds", 5, "A/B rounds; each runs both servers, in alternating order")
 	duration := flag.Duration("duration", 5*time.Second, "length of each measurement")
-	concurrency := flag.Int("concurrency", 32, "concurrent clients")
+	concurrency := flag.Int("concurrency", 8, "concurrent clients (closed loop; 8 keeps a 2-core machine below saturation)")
 	delay := flag.Duration("upstream-delay", 20*time.Millisecond, "the upstream's time to answer (to the first token when streaming)")
 	chunks := flag.Int("chunks", 20, "SSE chunks per streamed answer")
 	chunkDelay := flag.Duration("chunk-delay", 2*time.Millisecond, "time between SSE chunks")
