@@ -106,14 +106,10 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			}
 			continue
 		}
-		var arg string
-		if !d.Args(&arg) {
-			return d.ArgErr()
+		arg, err := oneArg(d, sub)
+		if err != nil {
+			return err
 		}
-		if d.NextArg() {
-			return d.Errf("%s takes one argument", sub)
-		}
-		var err error
 		switch sub {
 		case "storage":
 			h.Storage = arg
@@ -195,14 +191,10 @@ func (a *API) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			}
 			continue
 		}
-		var arg string
-		if !d.Args(&arg) {
-			return d.ArgErr()
+		arg, err := oneArg(d, sub)
+		if err != nil {
+			return err
 		}
-		if d.NextArg() {
-			return d.Errf("%s takes one argument", sub)
-		}
-		var err error
 		switch sub {
 		case "storage":
 			a.Storage = arg
@@ -227,19 +219,27 @@ func (a *API) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	return nil
 }
 
+// oneArg reads the single argument of the subdirective named name.
+func oneArg(d *caddyfile.Dispenser, name string) (string, error) {
+	var arg string
+	if !d.Args(&arg) {
+		return "", d.ArgErr()
+	}
+	if d.NextArg() {
+		return "", d.Errf("%s takes one argument", name)
+	}
+	return arg, nil
+}
+
 // parseEmbed reads the embed block.
 func parseEmbed(d *caddyfile.Dispenser) (*EmbedConfig, error) {
 	cfg := new(EmbedConfig)
 	for nesting := d.Nesting(); d.NextBlock(nesting); {
 		sub := d.Val()
-		var arg string
-		if !d.Args(&arg) {
-			return nil, d.ArgErr()
+		arg, err := oneArg(d, "embed "+sub)
+		if err != nil {
+			return nil, err
 		}
-		if d.NextArg() {
-			return nil, d.Errf("embed %s takes one argument", sub)
-		}
-		var err error
 		switch sub {
 		case "url":
 			cfg.URL = arg
