@@ -79,32 +79,38 @@ func (e *Engine) indexPaced(waited map[int]int) {
 		clear(waited)
 		return
 	}
-	pending, full, err := e.pendingShards()
+	var due []int
+	backlog := false
+	_, err := e.indexPass(func(pending map[int]bool, full bool) map[int]bool {
+		if full {
+			backlog = true
+			return pending
+		}
+		for i := range waited {
+			if !pending[i] {
+				delete(waited, i)
+			}
+		}
+		for i := range pending {
+			waited[i]++
+		}
+		due = dueShards(waited)
+		only := make(map[int]bool, len(due))
+		for _, i := range due {
+			only[i] = true
+		}
+		return only
+	})
 	if err != nil {
-		e.log().Error("reading the memory change log", zap.Error(err))
 		return
 	}
-	if full {
+	if backlog {
 		e.indexPending()
 		clear(waited)
 		return
 	}
-	for i := range waited {
-		if !pending[i] {
-			delete(waited, i)
-		}
-	}
-	for i := range pending {
-		waited[i]++
-	}
-	due := dueShards(waited)
-	if len(due) == 0 {
-		return
-	}
-	if e.indexShards(due) {
-		for _, i := range due {
-			delete(waited, i)
-		}
+	for _, i := range due {
+		delete(waited, i)
 	}
 }
 
@@ -129,27 +135,6 @@ func dueShards(waited map[int]int) []int {
 	return shards[:n]
 }
 
-// pendingShards are the ready shards with changes not yet indexed, in the
-// next batch of the change log; full when that batch is full.
-func (e *Engine) pendingShards() (map[int]bool, bool, error) {
-	e.mu.Lock()
-	from := e.minThrough()
-	through := append([]uint64(nil), e.through...)
-	rebuilding := maps.Clone(e.rebuilding)
-	e.mu.Unlock()
-	changes, _, err := e.store.Changes(from, indexBatch)
-	if err != nil {
-		return nil, false, err
-	}
-	pending := map[int]bool{}
-	for _, c := range changes {
-		if i := e.index.ShardOf(c.Owner); !rebuilding[i] && c.Seq > through[i] {
-			pending[i] = true
-		}
-	}
-	return pending, len(changes) == indexBatch, nil
-}
-
 // indexPending applies every change not yet in the index.
 func (e *Engine) indexPending() {
 	for !e.stopping() {
@@ -159,27 +144,20 @@ func (e *Engine) indexPending() {
 	}
 }
 
-// indexShards applies the pending changes of the given shards, from one
-// batch of the change log; false on an error (retried at a later tick).
-func (e *Engine) indexShards(shards []int) bool {
-	only := make(map[int]bool, len(shards))
-	for _, i := range shards {
-		only[i] = true
-	}
-	_, err := e.indexPass(only)
-	return err == nil
-}
-
-// indexPass applies one batch of changes, for every shard or only those
-// in only; more is false when there is nothing left (or an error to retry
+// indexPass applies one batch of changes. choose, when given, is told
+// which shards have changes in the batch to apply, and whether the batch is
+// full, and picks those to index now; the others are deferred to a later
+// pass. more is false when there is nothing left (or an error to retry
 // later). A rebuild cannot start while a pass holds applyMu, so no pass
 // applies documents read before a rebuild's snapshot to the rebuilt shard.
-func (e *Engine) indexPass(only map[int]bool) (more bool, err error) {
+func (e *Engine) indexPass(choose func(pending map[int]bool, full bool) map[int]bool) (more bool, err error) {
 	e.applyMu.RLock()
 	defer e.applyMu.RUnlock()
 	e.mu.Lock()
 	from := e.minThrough()
 	epochs := append([]uint64(nil), e.epoch...)
+	through := append([]uint64(nil), e.through...)
+	rebuilding := maps.Clone(e.rebuilding)
 	e.mu.Unlock()
 	// Read how far the log goes before reading it: a change committed
 	// after this read is not claimed as indexed below.
@@ -194,7 +172,18 @@ func (e *Engine) indexPass(only map[int]bool) (more bool, err error) {
 		return false, nil
 	}
 	last := changes[len(changes)-1].Seq
-	docs, deferred, err := e.docs(changes, only)
+	// Shards a rebuild will fill, or that already hold a change, skip it.
+	pending := map[int]bool{}
+	for _, c := range changes {
+		if i := e.index.ShardOf(c.Owner); !rebuilding[i] && c.Seq > through[i] {
+			pending[i] = true
+		}
+	}
+	only := pending
+	if choose != nil {
+		only = choose(pending, len(changes) == indexBatch)
+	}
+	docs, err := e.docs(changes, only, through)
 	if err != nil {
 		e.log().Error("loading changed memories for the index", zap.Error(err))
 		return false, err
@@ -205,22 +194,18 @@ func (e *Engine) indexPass(only map[int]bool) (more bool, err error) {
 		}
 		return false, err
 	}
+	deferred := maps.Clone(pending)
+	maps.DeleteFunc(deferred, func(i int, _ bool) bool { return only[i] })
 	e.advance(last, epochs, deferred)
 	return true, nil
 }
 
 // docs loads the current state of the memories that changes name, for the
-// shards in only (all when nil), skipping shards that already hold them; the
-// other shards with changes to apply are deferred. A memory that is gone or
-// inactive becomes a delete, so replaying a change is always safe.
-func (e *Engine) docs(changes []store.Change, only map[int]bool) ([]index.Doc, map[int]bool, error) {
-	e.mu.Lock()
-	through := append([]uint64(nil), e.through...)
-	rebuilding := maps.Clone(e.rebuilding)
-	e.mu.Unlock()
-
+// shards in only, skipping changes a shard already holds (up to through). A
+// memory that is gone or inactive becomes a delete, so replaying a change
+// is always safe.
+func (e *Engine) docs(changes []store.Change, only map[int]bool, through []uint64) ([]index.Doc, error) {
 	seen := make(map[uint64]bool, len(changes))
-	deferred := map[int]bool{}
 	var docs []index.Doc
 	err := e.store.View(func(tx *store.Tx) error {
 		now := time.Now()
@@ -228,11 +213,7 @@ func (e *Engine) docs(changes []store.Change, only map[int]bool) ([]index.Doc, m
 		for i := len(changes) - 1; i >= 0; i-- {
 			c := changes[i]
 			shard := e.index.ShardOf(c.Owner)
-			if seen[c.ID] || rebuilding[shard] || c.Seq <= through[shard] {
-				continue
-			}
-			if only != nil && !only[shard] {
-				deferred[shard] = true
+			if seen[c.ID] || !only[shard] || c.Seq <= through[shard] {
 				continue
 			}
 			seen[c.ID] = true
@@ -250,7 +231,7 @@ func (e *Engine) docs(changes []store.Change, only map[int]bool) ([]index.Doc, m
 		}
 		return nil
 	})
-	return docs, deferred, err
+	return docs, err
 }
 
 func docOf(m *store.Memory) index.Doc {
