@@ -40,15 +40,9 @@ func runScales(sizes []int, owners, shards int, dir string) error {
 	var results []scaleResult
 	for _, n := range sizes {
 		fmt.Fprintf(os.Stderr, "scale run: %d memories over %d owners...\n", n, owners)
-		cmd := exec.Command(os.Args[0], "-scale-one", strconv.Itoa(n), "-owners", strconv.Itoa(owners),
-			"-shards", strconv.Itoa(shards), "-dir", dir)
-		cmd.Stderr = os.Stderr
-		out, err := cmd.Output()
-		if err != nil {
-			return fmt.Errorf("scale run of %d: %w", n, err)
-		}
 		var r scaleResult
-		if err := json.Unmarshal(out, &r); err != nil {
+		if err := child(&r, "-scale-one", strconv.Itoa(n), "-owners", strconv.Itoa(owners),
+			"-shards", strconv.Itoa(shards), "-dir", dir); err != nil {
 			return fmt.Errorf("scale run of %d: %w", n, err)
 		}
 		results = append(results, r)
@@ -60,6 +54,18 @@ func runScales(sizes []int, owners, shards int, dir string) error {
 			r.SearchP50Ms, r.SearchP99Ms, r.RSSMiB, r.PrivateMiB, r.RSSIngestMiB, r.StoreMiB, r.IndexMiB, r.StartIntactSec, r.StartRebuildSec)
 	}
 	return nil
+}
+
+// child runs this program again with args, in a process of its own, and
+// decodes the JSON it prints into v.
+func child(v any, args ...string) error {
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(out, v)
 }
 
 // scaleOne measures one size and prints the result as JSON.
@@ -98,14 +104,8 @@ func scaleOne(n, owners, shards int, parent string) error {
 	if err := writeJSON(filepath.Join(dir, "words.json"), words); err != nil {
 		return err
 	}
-	cmd := exec.Command(os.Args[0], "-scale-serve", dir, "-owners", strconv.Itoa(owners), "-memories", strconv.Itoa(n))
-	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return fmt.Errorf("serving run: %w", err)
-	}
 	var served scaleResult
-	if err := json.Unmarshal(out, &served); err != nil {
+	if err := child(&served, "-scale-serve", dir, "-owners", strconv.Itoa(owners), "-memories", strconv.Itoa(n)); err != nil {
 		return fmt.Errorf("serving run: %w", err)
 	}
 	r.StartIntactSec, r.SearchP50Ms, r.SearchP99Ms = served.StartIntactSec, served.SearchP50Ms, served.SearchP99Ms
