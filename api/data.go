@@ -194,7 +194,7 @@ func (h *Handler) importJSONL(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, res)
 		return
 	}
-	seq, err := h.cfg.Engine.Write(func(tx *store.Tx) error {
+	err = h.write(r, func(tx *store.Tx) error {
 		res.Imported, res.Replaced, res.Renumbered = 0, 0, 0
 		for _, l := range good {
 			op, err := tx.Import(l.m.Owner, l.m)
@@ -216,9 +216,6 @@ func (h *Handler) importJSONL(w http.ResponseWriter, r *http.Request) {
 		}
 		return nil
 	})
-	if err == nil {
-		err = h.cfg.Engine.WaitIndexed(r.Context(), seq)
-	}
 	if err != nil {
 		h.fail(w, err)
 		return

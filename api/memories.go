@@ -236,15 +236,12 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request) {
 	}
 	var m *store.Memory
 	var op store.Op
-	seq, err := h.cfg.Engine.Write(func(tx *store.Tx) error {
+	err = h.write(r, func(tx *store.Tx) error {
 		var err error
 		m, op, err = tx.Upsert(owner, store.Put{Session: in.Session, Kind: in.Kind, Key: in.Key,
 			Content: in.Content, Ref: in.Ref, Meta: in.Meta, ExpiresAt: in.ExpiresAt})
 		return err
 	})
-	if err == nil {
-		err = h.cfg.Engine.WaitIndexed(r.Context(), seq)
-	}
 	if err != nil {
 		h.fail(w, err)
 		return
@@ -328,7 +325,7 @@ func (h *Handler) patch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var m *store.Memory
-	seq, err := h.cfg.Engine.Write(func(tx *store.Tx) error {
+	err = h.write(r, func(tx *store.Tx) error {
 		owner, cur, err := h.lookup(r, tx, id)
 		if err != nil {
 			return err
@@ -367,9 +364,6 @@ func (h *Handler) patch(w http.ResponseWriter, r *http.Request) {
 		})
 		return err
 	})
-	if err == nil {
-		err = h.cfg.Engine.WaitIndexed(r.Context(), seq)
-	}
 	if err != nil {
 		h.fail(w, err)
 		return
@@ -391,7 +385,7 @@ func (h *Handler) remove(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, err)
 		return
 	}
-	seq, err := h.cfg.Engine.Write(func(tx *store.Tx) error {
+	err = h.write(r, func(tx *store.Tx) error {
 		owner, _, err := h.lookup(r, tx, id)
 		if err != nil {
 			return err
@@ -402,9 +396,6 @@ func (h *Handler) remove(w http.ResponseWriter, r *http.Request) {
 		_, err = tx.Delete(owner, id)
 		return err
 	})
-	if err == nil {
-		err = h.cfg.Engine.WaitIndexed(r.Context(), seq)
-	}
 	if err != nil {
 		h.fail(w, err)
 		return
