@@ -16,6 +16,8 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/caddy-memory/memory/store"
 )
 
 // TestReloadKeepsMemories: a config reload provisions the new handler while
@@ -125,7 +127,16 @@ func TestFailOpenAndFailClosed(t *testing.T) {
 	for _, closed := range []bool{false, true} {
 		t.Run(fmt.Sprintf("fail_closed=%v", closed), func(t *testing.T) {
 			h := provisioned(t, &Handler{FailClosed: closed})
-			h.engine.Index().Close() // retrieval now fails
+			// The owner has a memory the question matches, so retrieval
+			// reaches the index, and the index is closed: it fails.
+			owner := h.engine.OwnerID("sk-unit")
+			if _, err := h.engine.Write(func(tx *store.Tx) error {
+				_, _, err := tx.Upsert(owner, store.Put{Kind: "identity", Content: "User lives in Lisbon."})
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			h.engine.Index().Close()
 
 			body := chatBody(false, msg("user", "Where do I live?"))
 			var upstreamGot []byte

@@ -50,6 +50,10 @@ type Config struct {
 	QueueSize int
 	// LockTimeout bounds the wait for the store and index file locks.
 	LockTimeout time.Duration
+	// LocalSearchMax is the most memories an owner may have to be searched
+	// by scoring its records rather than by querying the index (see
+	// searchLocal): 0 means DefaultLocalSearchMax, a negative value never.
+	LocalSearchMax int
 	// Logger returns the logger to use; it is called at each use because the
 	// engine outlives the configuration that opened it.
 	Logger   func() *zap.Logger

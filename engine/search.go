@@ -82,12 +82,20 @@ func (e *Engine) Search(ctx context.Context, r SearchRequest) ([]Result, error) 
 			qvec <- v[0]
 		}()
 	}
-	hits, err := e.index.Search(ctx, index.Query{
-		Owner: r.Owner, Session: r.Session, OnlySession: r.OnlySession,
-		Text: r.Query, Size: size,
-	})
+	now := time.Now()
+	local, ok, err := e.searchLocal(r, size, now)
 	if err != nil {
 		return nil, err
+	}
+	hits := local.hits
+	if !ok {
+		hits, err = e.index.Search(ctx, index.Query{
+			Owner: r.Owner, Session: r.Session, OnlySession: r.OnlySession,
+			Text: r.Query, Size: size,
+		})
+		if err != nil {
+			return nil, err
+		}
 	}
 	var similar map[uint64]float32
 	var vectors *vectorSet
@@ -111,15 +119,18 @@ func (e *Engine) Search(ctx context.Context, r SearchRequest) ([]Result, error) 
 	score := make(map[uint64]float64, len(hits))
 	var cands []index.Candidate
 	mems := make(map[uint64]*store.Memory, len(hits))
-	now := time.Now()
 	err = e.store.View(func(tx *store.Tx) error {
 		for _, h := range hits {
-			m, err := tx.Get(r.Owner, h.ID)
-			if errors.Is(err, store.ErrNotFound) {
-				continue // purged after it was indexed
-			}
-			if err != nil {
-				return err
+			m := local.mems[h.ID]
+			if m == nil {
+				var err error
+				m, err = tx.Get(r.Owner, h.ID)
+				if errors.Is(err, store.ErrNotFound) {
+					continue // purged after it was indexed
+				}
+				if err != nil {
+					return err
+				}
 			}
 			// The index is derived data: trust only what the owner's own
 			// partition says.
@@ -142,7 +153,7 @@ func (e *Engine) Search(ctx context.Context, r SearchRequest) ([]Result, error) 
 	}
 	var f *floor
 	if r.MinScore > 0 {
-		if f, err = e.newFloor(ctx, r.Owner, r.Query, mems); err != nil {
+		if f, err = e.newFloor(ctx, r.Owner, r.Query, mems, local); err != nil {
 			return nil, err
 		}
 	}
@@ -250,23 +261,20 @@ func (f *floor) coverage(id uint64) float64 {
 // matches the query, so the words of the candidates are, in practice, the
 // query words the owner has used. Only names found in no candidate are
 // looked up in the owner's whole index.
-func (e *Engine) newFloor(ctx context.Context, owner, query string, mems map[uint64]*store.Memory) (*floor, error) {
-	terms := e.index.Terms(query)
-	idf, err := e.index.Weights(owner, terms)
-	if err != nil {
-		return nil, err
+func (e *Engine) newFloor(ctx context.Context, owner, query string, mems map[uint64]*store.Memory, local localResult) (*floor, error) {
+	sc := local.scorer
+	if sc == nil {
+		sc = e.index.NewScorer(owner, e.index.Terms(query))
 	}
-	m := index.NewMatcher(terms)
-	f := &floor{weights: idf[:len(m.Terms)], content: make(map[uint64]uint32, len(mems)), context: make(map[uint64]uint32, len(mems))}
+	f := &floor{content: make(map[uint64]uint32, len(mems)), context: make(map[uint64]uint32, len(mems))}
 	var used uint32
 	for id, mem := range mems {
-		c, x := m.Match(mem.Content), m.Match(mem.Context)
-		f.content[id], f.context[id] = c, x
-		used |= c | x
-	}
-	heaviest := 0.0
-	for _, w := range f.weights {
-		heaviest = max(heaviest, w)
+		m, ok := local.found[id]
+		if !ok {
+			m.Content, m.Context = sc.Matcher.Match(mem.Content), sc.Matcher.Match(mem.Context)
+		}
+		f.content[id], f.context[id] = m.Content, m.Context
+		used |= m.Content | m.Context
 	}
 	names := map[string]bool{}
 	for _, name := range thirdPersonNames(query) {
@@ -274,21 +282,47 @@ func (e *Engine) newFloor(ctx context.Context, owner, query string, mems map[uin
 			names[t] = true
 		}
 	}
-	for i, t := range m.Terms {
+	var unknown uint32 // names among the unused terms
+	for i, t := range sc.Matcher.Terms {
+		if used&(1<<i) == 0 && names[t] {
+			unknown |= 1 << i
+		}
+	}
+	// The heaviest term is needed, and so every term's weight, only when
+	// there is a name to weigh against it.
+	weigh := used
+	if unknown != 0 {
+		weigh = sc.All()
+	}
+	w, err := sc.Weights(weigh)
+	if err != nil {
+		return nil, err
+	}
+	heaviest := 0.0
+	for _, x := range w {
+		heaviest = max(heaviest, x)
+	}
+	for i, t := range sc.Matcher.Terms {
 		if used&(1<<i) != 0 {
 			continue
 		}
-		f.weights[i] = 0
-		if names[t] {
-			has, err := e.index.OwnerHas(ctx, owner, t)
-			if err != nil {
+		w[i] = 0
+		if unknown&(1<<i) == 0 {
+			continue
+		}
+		// A small owner's whole partition was read: a name is known when
+		// any memory holds it.
+		has := local.scorer != nil && local.has&(1<<i) != 0
+		if local.scorer == nil {
+			if has, err = e.index.OwnerHas(ctx, owner, t); err != nil {
 				return nil, err
 			}
-			if !has {
-				f.weights[i] = heaviest * unknownNameWeight
-			}
+		}
+		if !has {
+			w[i] = heaviest * unknownNameWeight
 		}
 	}
+	f.weights = w
 	return f, nil
 }
 

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"math/bits"
 	"unicode"
 	"unicode/utf8"
 
@@ -16,6 +17,10 @@ type Matcher struct {
 	Terms    []string // at most 32
 	index    map[string]int
 	prefixes map[string]bool
+	// leads has bit lead(p) set for every prefix p: most words of a text
+	// share no term's first two letters and are passed over on this
+	// test, without hashing for a map lookup.
+	leads uint64
 }
 
 // NewMatcher prepares a matcher for terms (MaxQueryTerms at most).
@@ -31,19 +36,29 @@ func NewMatcher(terms []string) *Matcher {
 		m.index[t] = len(m.Terms)
 		m.Terms = append(m.Terms, t)
 		m.prefixes[prefix(t)] = true
+		m.leads |= lead([]byte(t))
 	}
 	return m
 }
 
 // Match returns the set of terms found in text, bit i for Terms[i].
-func (m *Matcher) Match(text string) uint32 {
+func (m *Matcher) Match(text string) uint32 { return m.Count(text, nil) }
+
+// Count is Match that also counts, in counts (when not nil), how often
+// each term occurs: BM25 needs term frequencies.
+func (m *Matcher) Count(text string, counts *[32]uint16) uint32 {
 	var found uint32
 	var buf [64]byte
 	n := 0
 	long := false // the word overflowed buf: not a term
 	flush := func() {
 		if n > 0 && !long {
-			found |= m.word(buf[:n])
+			if bit := m.word(buf[:n]); bit != 0 {
+				found |= bit
+				if counts != nil {
+					counts[bits.TrailingZeros32(bit)]++
+				}
+			}
 		}
 		n, long = 0, false
 	}
@@ -86,7 +101,7 @@ func (m *Matcher) Match(text string) uint32 {
 
 // word is the bit of the term a lowercased word is, or analyses to.
 func (m *Matcher) word(w []byte) uint32 {
-	if !m.prefixes[string(prefixBytes(w))] { // no allocation: a map lookup by converted bytes
+	if m.leads&lead(w) == 0 || !m.prefixes[string(prefixBytes(w))] { // no allocation: a map lookup by converted bytes
 		return 0
 	}
 	if i, ok := m.index[string(w)]; ok {
@@ -121,6 +136,19 @@ func Coverage(weights []float64, content, context uint32) float64 {
 		return 0
 	}
 	return got / all
+}
+
+// lead is a bit standing for a word's first two bytes, which it shares with
+// its prefix and its stem.
+func lead(w []byte) uint64 {
+	if len(w) == 0 {
+		return 0
+	}
+	h := uint(w[0]) * 31
+	if len(w) > 1 {
+		h += uint(w[1])
+	}
+	return 1 << (h % 64)
 }
 
 // prefix is the part of a word stemming never changes: its first three

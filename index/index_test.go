@@ -989,7 +989,8 @@ func BenchmarkSearch(b *testing.B) {
 	b.Run("Weights", func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
-			if _, err := x.Weights(ownerName(i%owners), x.Terms(queries[i%len(queries)])); err != nil {
+			sc := x.NewScorer(ownerName(i%owners), x.Terms(queries[i%len(queries)]))
+			if _, err := sc.Weights(sc.All()); err != nil {
 				b.Fatal(err)
 			}
 		}

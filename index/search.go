@@ -2,7 +2,6 @@ package index
 
 import (
 	"context"
-	"math"
 	"sort"
 
 	"github.com/blevesearch/bleve/v2"
@@ -139,46 +138,6 @@ func (x *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
 		hits = append(hits, Hit{ID: id, Score: h.Score})
 	}
 	return hits, nil
-}
-
-// Weights returns the IDF of each term in owner's shard (smoothed with
-// idfPrior), in the order given: how much finding it says. Terms the shard
-// has never seen weigh the most.
-func (x *Index) Weights(owner string, terms []string) ([]float64, error) {
-	x.closeMu.RLock()
-	defer x.closeMu.RUnlock()
-	if x.closed {
-		return nil, ErrClosed
-	}
-	s := x.shards[x.ShardOf(owner)]
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	ix, err := s.idx.Advanced()
-	if err != nil {
-		return nil, err
-	}
-	// One snapshot for all terms; a direct dictionary lookup per term
-	// costs half of what a one-term FieldDictRange does.
-	r, err := ix.Reader()
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	n, err := r.DocCount()
-	if err != nil {
-		return nil, err
-	}
-	w := make([]float64, len(terms))
-	for i, t := range terms {
-		tfr, err := r.TermFieldReader(context.Background(), []byte(t), "content", false, false, false)
-		if err != nil {
-			return nil, err
-		}
-		df := tfr.Count()
-		tfr.Close()
-		w[i] = math.Log(1 + (float64(n+idfPrior)-float64(df)+0.5)/(float64(df)+0.5))
-	}
-	return w, nil
 }
 
 // idfPrior is a number of background documents, without any of the

@@ -111,8 +111,10 @@ func DeriveKey(kind, content string) string {
 // statements that differ only in case, spacing or final punctuation compare equal.
 func Normalize(s string) string {
 	var b strings.Builder
+	b.Grow(len(s))
 	space := false
-	for _, r := range strings.ToLower(s) {
+	for _, r := range s {
+		r = unicode.ToLower(r) // what strings.ToLower does, without a copy
 		if unicode.IsLetter(r) || unicode.IsDigit(r) {
 			if space && b.Len() > 0 {
 				b.WriteByte(' ')
@@ -321,6 +323,37 @@ func (t *Tx) ForEach(owner string, fn func(*Memory) error) error {
 		}
 		return fn(m)
 	})
+}
+
+// ForEachIfAtMost calls fn for every memory of owner (deleted ones
+// included), in id order, if the owner has at most max memories, and
+// reports whether it did. Counting first walks only keys, so an owner with
+// more costs a short cursor walk and no decoding.
+func (t *Tx) ForEachIfAtMost(owner string, max int, fn func(*Memory) error) (bool, error) {
+	ob, err := t.ownerBucket(owner, false)
+	if errors.Is(err, ErrNotFound) {
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	c := ob.Bucket(bucketMem).Cursor()
+	n := 0
+	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		if n++; n > max {
+			return false, nil
+		}
+	}
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		m := new(Memory)
+		if err := decodeMemory(v, m); err != nil {
+			return true, fmt.Errorf("decoding memory %d: %w", decodeU64(k), err)
+		}
+		if err := fn(m); err != nil {
+			return true, err
+		}
+	}
+	return true, nil
 }
 
 // Owners calls fn with every owner id that has a partition.

@@ -1,0 +1,151 @@
+package index
+
+import (
+	"context"
+	"math"
+
+	"github.com/blevesearch/bleve/v2/search"
+)
+
+// An owner with few memories is best searched without the index: reading
+// its records and scoring each costs a microsecond or two per memory, while
+// a Bleve query costs in proportion to the postings of the query's words in
+// the whole shard (the owner's term narrows the result, not the work): at a
+// million memories over 64 shards, milliseconds for an owner with a hundred.
+
+// Scorer scores an owner's memories against a query as Search ranks them:
+// Bleve's BM25 (k1 = BM25_k1, b = 0, tf as the square root of the count),
+// with the statistics of the owner's shard, the context field at
+// contextWeight, and the disjunction's coordination factor. Its scores are
+// Search's up to one factor common to the whole query (the query norm), so
+// rankings, and the priors applied to them, agree with an index search.
+//
+// It reads the shard's statistics only for the terms it is asked about:
+// most of a query's words occur in none of a small owner's memories, and
+// looking a word up in every segment of a shard is most of what a search of
+// a small owner costs.
+type Scorer struct {
+	Matcher *Matcher
+	x       *Index
+	owner   string
+	docs    uint64
+	df      [2][]uint64 // per field (content, context), per term
+	loaded  [2]uint32
+	clauses int
+}
+
+// Match is what one memory holds of a query.
+type Match struct {
+	Content, Context uint32 // the terms found, bit i for Matcher.Terms[i]
+	count            [2][32]uint16
+}
+
+// NewScorer prepares a scorer for owner and terms (from Terms).
+func (x *Index) NewScorer(owner string, terms []string) *Scorer {
+	m := NewMatcher(terms)
+	n := len(m.Terms)
+	return &Scorer{Matcher: m, x: x, owner: owner, df: [2][]uint64{make([]uint64, n), make([]uint64, n)}, clauses: 2 * n}
+}
+
+// Match finds the query's terms in a memory's content and context, and
+// reports whether there are any.
+func (s *Scorer) Match(content, context string, m *Match) bool {
+	*m = Match{}
+	m.Content = s.Matcher.Count(content, &m.count[0])
+	m.Context = s.Matcher.Count(context, &m.count[1])
+	return m.Content|m.Context != 0
+}
+
+// Score is the BM25 score of a match. Load the statistics of its terms
+// first.
+func (s *Scorer) Score(m *Match) float64 {
+	score, matched := 0.0, 0
+	for f, boost := range [2]float64{1, contextWeight} {
+		for i := range s.Matcher.Terms {
+			if c := m.count[f][i]; c > 0 {
+				// A clause scores idf·tf-part times its query weight,
+				// boost·idf.
+				idf := bm25IDF(s.docs, s.df[f][i])
+				tf := math.Sqrt(float64(c))
+				score += boost * idf * idf * tf * search.BM25_k1 / (tf + search.BM25_k1)
+				matched++
+			}
+		}
+	}
+	return score * float64(matched) / float64(s.clauses)
+}
+
+// Weights returns the IDF in the shard's content field, smoothed with
+// idfPrior, of each term in the set (bit i for Matcher.Terms[i]), and 0
+// for the others: how much finding the term says. Terms the shard has never
+// seen weigh the most.
+func (s *Scorer) Weights(terms uint32) ([]float64, error) {
+	if err := s.Load(terms, 0); err != nil {
+		return nil, err
+	}
+	w := make([]float64, len(s.Matcher.Terms))
+	for i, df := range s.df[0] {
+		if terms&(1<<i) != 0 {
+			w[i] = math.Log(1 + (float64(s.docs+idfPrior)-float64(df)+0.5)/(float64(df)+0.5))
+		}
+	}
+	return w, nil
+}
+
+// All is the set of all the query's terms.
+func (s *Scorer) All() uint32 { return uint32(1)<<len(s.Matcher.Terms) - 1 }
+
+// Load reads, from one snapshot of the shard, the document frequencies of
+// the terms in inContent and inContext (bit sets over Matcher.Terms) that are
+// not loaded yet.
+func (s *Scorer) Load(inContent, inContext uint32) error {
+	want := [2]uint32{inContent &^ s.loaded[0], inContext &^ s.loaded[1]}
+	if want[0]|want[1] == 0 {
+		return nil
+	}
+	x := s.x
+	x.closeMu.RLock()
+	defer x.closeMu.RUnlock()
+	if x.closed {
+		return ErrClosed
+	}
+	sh := x.shards[x.ShardOf(s.owner)]
+	sh.mu.RLock()
+	defer sh.mu.RUnlock()
+	ix, err := sh.idx.Advanced()
+	if err != nil {
+		return err
+	}
+	r, err := ix.Reader()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	// Every load reads the document count of its own snapshot: the counts
+	// of one scorer then come from snapshots a few milliseconds apart at
+	// most, which BM25 cannot tell from one.
+	if s.docs, err = r.DocCount(); err != nil {
+		return err
+	}
+	for f, field := range [2]string{"content", "context"} {
+		for i, t := range s.Matcher.Terms {
+			if want[f]&(1<<i) == 0 {
+				continue
+			}
+			// A direct dictionary lookup per term costs half of what a
+			// one-term FieldDictRange does.
+			tfr, err := r.TermFieldReader(context.Background(), []byte(t), field, false, false, false)
+			if err != nil {
+				return err
+			}
+			s.df[f][i] = tfr.Count()
+			tfr.Close()
+		}
+		s.loaded[f] |= want[f]
+	}
+	return nil
+}
+
+func bm25IDF(docs, df uint64) float64 {
+	return math.Log(1 + (float64(docs)-float64(df)+0.5)/(float64(df)+0.5))
+}

@@ -1,0 +1,78 @@
+package index_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/caddy-memory/memory/index"
+)
+
+func TestScorerRanksAsSearch(t *testing.T) {
+	x := openIndex(t, t.TempDir(), 1)
+	texts := []string{
+		"User is allergic to peanuts and shellfish.",
+		"User lives in Lisbon near the river.",
+		"User: I cooked peanut noodles for dinner, peanuts everywhere",
+		"User prefers window seats on long flights.",
+		"User: my sister lives in Porto and visits Lisbon often",
+		"User's dog is called Peanut.",
+		"User is training for the Lisbon marathon in spring.",
+	}
+	var docs []index.Doc
+	for i, txt := range texts {
+		docs = append(docs, index.Doc{ID: uint64(i + 1), Owner: "ana", Kind: "note", Content: txt, Context: texts[(i+1)%len(texts)]})
+	}
+	for i := range 200 { // other owners make the shard's statistics
+		docs = append(docs, index.Doc{ID: uint64(1000 + i), Owner: fmt.Sprint("o", i%20), Kind: "note", Content: fmt.Sprintf("note %d about lisbon trams and peanut butter %d", i, i%7)})
+	}
+	apply(t, x, 1, docs...)
+
+	for _, q := range []string{"where does my sister live in Lisbon?", "peanuts allergy", "flights seats", "marathon training lisbon river"} {
+		hits, err := x.Search(context.Background(), index.Query{Owner: "ana", Text: q, Size: 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := x.NewScorer("ana", x.Terms(q))
+		if err := sc.Load(sc.All(), sc.All()); err != nil {
+			t.Fatal(err)
+		}
+		score := func(d index.Doc) float64 {
+			var m index.Match
+			sc.Match(d.Content, d.Context, &m)
+			return sc.Score(&m)
+		}
+		if len(hits) == 0 {
+			t.Fatalf("%q: no hits", q)
+		}
+		ratio := 0.0
+		for _, h := range hits {
+			d := docs[h.ID-1]
+			got := score(d)
+			if got == 0 {
+				t.Fatalf("%q: memory %d found by search scores 0", q, h.ID)
+			}
+			if ratio == 0 {
+				ratio = h.Score / got
+			}
+			if math.Abs(h.Score/got-ratio) > 1e-9*ratio {
+				t.Errorf("%q: memory %d: search score %g, scorer %g: not the same ranking (ratio %g, first %g)", q, h.ID, h.Score, got, h.Score/got, ratio)
+			}
+		}
+		for i, d := range docs[:len(texts)] {
+			if got := score(d); got > 0 && !contains64(ids(hits), uint64(i+1)) {
+				t.Errorf("%q: scorer matches memory %d (%q), search does not", q, i+1, d.Content)
+			}
+		}
+	}
+}
+
+func contains64(xs []uint64, x uint64) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
