@@ -16,9 +16,12 @@ import (
 	"github.com/caddy-memory/memory/store"
 )
 
+// open opens an engine whose searches all go through the index, which
+// most tests here are about (indexing, replay, rebuilds); local_test.go
+// covers searching a small owner's records directly.
 func open(t *testing.T, dir string, shards int) *Engine {
 	t.Helper()
-	e, err := Open(Config{Dir: dir, Shards: shards, LockTimeout: 200 * time.Millisecond})
+	e, err := Open(Config{Dir: dir, Shards: shards, LockTimeout: 200 * time.Millisecond, LocalSearchMax: -1})
 	if err != nil {
 		t.Fatalf("open engine: %v", err)
 	}
