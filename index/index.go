@@ -64,6 +64,7 @@ type shard struct {
 	state   State
 	applied atomic.Uint64 // last change sequence durably in this shard
 	path    string
+	dfs     dfCache
 }
 
 // Index is a set of K shards in one directory.

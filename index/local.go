@@ -3,6 +3,8 @@ package index
 import (
 	"context"
 	"math"
+	"sync"
+	"time"
 
 	"github.com/blevesearch/bleve/v2/search"
 )
@@ -95,9 +97,9 @@ func (s *Scorer) Weights(terms uint32) ([]float64, error) {
 // All is the set of all the query's terms.
 func (s *Scorer) All() uint32 { return uint32(1)<<len(s.Matcher.Terms) - 1 }
 
-// Load reads, from one snapshot of the shard, the document frequencies of
-// the terms in inContent and inContext (bit sets over Matcher.Terms) that are
-// not loaded yet.
+// Load looks up the document frequencies of the terms in inContent and
+// inContext (bit sets over Matcher.Terms) that are not loaded yet: from the
+// shard's cache, and what it lacks from one snapshot of the shard.
 func (s *Scorer) Load(inContent, inContext uint32) error {
 	want := [2]uint32{inContent &^ s.loaded[0], inContext &^ s.loaded[1]}
 	if want[0]|want[1] == 0 {
@@ -112,6 +114,25 @@ func (s *Scorer) Load(inContent, inContext uint32) error {
 	sh := x.shards[x.ShardOf(s.owner)]
 	sh.mu.RLock()
 	defer sh.mu.RUnlock()
+	docs, err := sh.idx.DocCount()
+	if err != nil {
+		return err
+	}
+	miss := sh.dfs.get(docs, s.Matcher.Terms, want, &s.df)
+	s.docs = docs
+	if miss[0]|miss[1] != 0 {
+		if err := s.read(sh, miss); err != nil {
+			return err
+		}
+		sh.dfs.put(s.Matcher.Terms, miss, &s.df)
+	}
+	s.loaded[0] |= want[0]
+	s.loaded[1] |= want[1]
+	return nil
+}
+
+// read looks the terms up in one snapshot of sh.
+func (s *Scorer) read(sh *shard, terms [2]uint32) error {
 	ix, err := sh.idx.Advanced()
 	if err != nil {
 		return err
@@ -121,15 +142,9 @@ func (s *Scorer) Load(inContent, inContext uint32) error {
 		return err
 	}
 	defer r.Close()
-	// Every load reads the document count of its own snapshot: the counts
-	// of one scorer then come from snapshots a few milliseconds apart at
-	// most, which BM25 cannot tell from one.
-	if s.docs, err = r.DocCount(); err != nil {
-		return err
-	}
-	for f, field := range [2]string{"content", "context"} {
+	for f, field := range fieldNames {
 		for i, t := range s.Matcher.Terms {
-			if want[f]&(1<<i) == 0 {
+			if terms[f]&(1<<i) == 0 {
 				continue
 			}
 			// A direct dictionary lookup per term costs half of what a
@@ -141,9 +156,68 @@ func (s *Scorer) Load(inContent, inContext uint32) error {
 			s.df[f][i] = tfr.Count()
 			tfr.Close()
 		}
-		s.loaded[f] |= want[f]
 	}
 	return nil
+}
+
+var fieldNames = [2]string{"content", "context"}
+
+// Looking a term up in every segment of a shard was most of what a search
+// of a small owner cost, and the same words are looked up again and again.
+// IDF barely moves while a shard grows by a few percent, so the frequencies
+// are kept until the shard's document count has drifted by dfDrift, or for
+// dfTTL at most, and at most dfMax of them per shard.
+const (
+	dfTTL   = 10 * time.Second
+	dfDrift = 0.05
+	dfMax   = 1 << 14
+)
+
+// dfCache holds document frequencies of one shard, by field and term.
+type dfCache struct {
+	mu   sync.Mutex
+	at   time.Time
+	docs uint64
+	df   [2]map[string]uint64
+}
+
+// get copies the cached frequencies of the wanted terms into df and
+// returns the terms it lacks. It starts over when the shard, now of docs
+// documents, has changed too much since the cache began.
+func (c *dfCache) get(docs uint64, terms []string, want [2]uint32, df *[2][]uint64) (miss [2]uint32) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	drift := math.Abs(float64(docs)-float64(c.docs)) > dfDrift*float64(c.docs)
+	if c.df[0] == nil || drift || time.Since(c.at) > dfTTL || len(c.df[0])+len(c.df[1]) > dfMax {
+		c.at, c.docs = time.Now(), docs
+		c.df = [2]map[string]uint64{{}, {}}
+	}
+	for f := range want {
+		for i, t := range terms {
+			if want[f]&(1<<i) == 0 {
+				continue
+			}
+			if v, ok := c.df[f][t]; ok {
+				df[f][i] = v
+			} else {
+				miss[f] |= 1 << i
+			}
+		}
+	}
+	return miss
+}
+
+// put caches the frequencies of the given terms.
+func (c *dfCache) put(terms []string, which [2]uint32, df *[2][]uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for f := range which {
+		for i, t := range terms {
+			if which[f]&(1<<i) != 0 {
+				c.df[f][t] = df[f][i]
+			}
+		}
+	}
 }
 
 func bm25IDF(docs, df uint64) float64 {

@@ -76,3 +76,32 @@ func contains64(xs []uint64, x uint64) bool {
 	}
 	return false
 }
+
+// TestScorerFollowsShardGrowth: frequencies are cached, but a word that
+// became common weighs less as soon as the shard has grown.
+func TestScorerFollowsShardGrowth(t *testing.T) {
+	x := openIndex(t, t.TempDir(), 1)
+	var docs []index.Doc
+	for i := range 20 {
+		docs = append(docs, index.Doc{ID: uint64(i + 1), Owner: "o", Content: fmt.Sprintf("note %d about gardens", i)})
+	}
+	docs[0].Content = "User keeps bees"
+	apply(t, x, 1, docs...)
+	weight := func() float64 {
+		sc := x.NewScorer("o", []string{"bee"})
+		w, err := sc.Weights(sc.All())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w[0]
+	}
+	rare := weight()
+	docs = docs[:0]
+	for i := range 40 {
+		docs = append(docs, index.Doc{ID: uint64(100 + i), Owner: "p", Content: "bees everywhere"})
+	}
+	apply(t, x, 2, docs...)
+	if common := weight(); common >= rare {
+		t.Errorf("weight of a word in 41 of 60 documents %v, not below its weight in 1 of 20 (%v)", common, rare)
+	}
+}
