@@ -82,6 +82,10 @@ func scaleOne(n, owners, shards int, parent string) error {
 	}
 	r := scaleResult{Memories: n, Owners: owners}
 
+	stop, err := profile("BENCH_INGEST_PROFILE")
+	if err != nil {
+		return err
+	}
 	start := time.Now()
 	words, err := preload(e, n, owners, 42)
 	if err != nil {
@@ -91,6 +95,7 @@ func scaleOne(n, owners, shards int, parent string) error {
 		return err
 	}
 	r.IngestPerSec = float64(n) / time.Since(start).Seconds()
+	stop()
 	r.RSSIngestMiB, _ = rssMiB()
 	if err := e.Close(ctx); err != nil {
 		return err
@@ -163,20 +168,32 @@ func writeJSON(path string, v any) error {
 	return os.WriteFile(path, b, 0o600)
 }
 
+// profile starts a CPU profile into the file the environment variable
+// names, if it is set, and returns the function that ends it.
+func profile(env string) (stop func(), err error) {
+	p := os.Getenv(env)
+	if p == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(p)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
 // searches measures retrieval as the proxy does it, for random owners.
 // BENCH_SEARCH_PROFILE names a file for a CPU profile of them.
 func searches(e *engine.Engine, words map[int][]string, owners, n int, r *scaleResult) error {
-	if p := os.Getenv("BENCH_SEARCH_PROFILE"); p != "" {
-		f, err := os.Create(p)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+	stop, err := profile("BENCH_SEARCH_PROFILE")
+	if err != nil {
+		return err
 	}
+	defer stop()
 	ctx := context.Background()
 	v := newVocab(7)
 	var lat []float64

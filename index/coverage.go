@@ -1,6 +1,7 @@
 package index
 
 import (
+	"math"
 	"math/bits"
 	"unicode"
 	"unicode/utf8"
@@ -12,7 +13,8 @@ import (
 // them: lowercased, Porter-stemmed) occur in a text, as a bitmask over the
 // terms. It is a fast path of the analyzer for this one question: words are
 // scanned without allocating, and only those sharing a term's first letters
-// are stemmed.
+// are stemmed. It remembers stemmed words, so it is not safe for concurrent
+// use.
 type Matcher struct {
 	Terms    []string // at most 32
 	index    map[string]int
@@ -21,7 +23,14 @@ type Matcher struct {
 	// share no term's first two letters and are passed over on this
 	// test, without hashing for a map lookup.
 	leads uint64
+	// stemmed remembers what words that needed stemming turned out to be:
+	// a search matches the same words in memory after memory, and stemming
+	// costs ten times a lookup.
+	stemmed map[string]uint32
 }
+
+// maxStemmed bounds Matcher.stemmed.
+const maxStemmed = 4096
 
 // NewMatcher prepares a matcher for terms (MaxQueryTerms at most).
 func NewMatcher(terms []string) *Matcher {
@@ -46,57 +55,110 @@ func (m *Matcher) Match(text string) uint32 { return m.Count(text, nil) }
 
 // Count is Match that also counts, in counts (when not nil), how often
 // each term occurs: BM25 needs term frequencies.
+//
+// A search reads every memory of a small owner, so this is the inner loop
+// of retrieval: ASCII words (nearly all) are sliced out of text without
+// copying, and most are passed over on their first two letters; only words
+// with other letters are decoded rune by rune.
 func (m *Matcher) Count(text string, counts *[32]uint16) uint32 {
 	var found uint32
-	var buf [64]byte
-	n := 0
-	long := false // the word overflowed buf: not a term
-	flush := func() {
-		if n > 0 && !long {
-			if bit := m.word(buf[:n]); bit != 0 {
-				found |= bit
-				if counts != nil {
-					counts[bits.TrailingZeros32(bit)]++
-				}
-			}
-		}
-		n, long = 0, false
-	}
+	var buf [maxWord]byte
 	for i := 0; i < len(text); {
-		c := text[i]
-		if c < utf8.RuneSelf {
-			i++
-			switch {
-			case c >= 'A' && c <= 'Z':
-				c += 'a' - 'A'
-			case (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'):
-			default:
-				flush()
+		if c := text[i]; c < utf8.RuneSelf {
+			if lower[c] == 0 {
+				i++
 				continue
 			}
-			if n < len(buf) {
-				buf[n] = c
-				n++
+			j := i + 1
+			for j < len(text) && text[j] < utf8.RuneSelf && lower[text[j]] != 0 {
+				j++
+			}
+			if j == len(text) || text[j] < utf8.RuneSelf {
+				found |= m.ascii(text[i:j], &buf, counts)
+				i = j
+				continue
+			}
+		} else if r, size := utf8.DecodeRuneInString(text[i:]); !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			i += size
+			continue
+		}
+		// A word with letters beyond ASCII, lowercased rune by rune.
+		n, long := 0, false // long: it overflowed buf, so it is no term
+		for i < len(text) {
+			c := text[i]
+			if c < utf8.RuneSelf {
+				if lower[c] == 0 {
+					break
+				}
+				if n < len(buf) {
+					buf[n] = lower[c]
+					n++
+				} else {
+					long = true
+				}
+				i++
+				continue
+			}
+			r, size := utf8.DecodeRuneInString(text[i:])
+			if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+				break
+			}
+			i += size
+			r = unicode.ToLower(r)
+			if n+utf8.RuneLen(r) <= len(buf) {
+				n += utf8.EncodeRune(buf[n:], r)
 			} else {
 				long = true
 			}
-			continue
 		}
-		r, size := utf8.DecodeRuneInString(text[i:])
-		i += size
-		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
-			flush()
-			continue
-		}
-		r = unicode.ToLower(r)
-		if n+utf8.RuneLen(r) <= len(buf) {
-			n += utf8.EncodeRune(buf[n:], r)
-		} else {
-			long = true
+		if !long {
+			found |= count(m.word(buf[:n]), counts)
 		}
 	}
-	flush()
 	return found
+}
+
+// maxWord is the longest word, in bytes, that can be a term.
+const maxWord = 64
+
+// lower maps ASCII letters and digits to their lowercase form, and every
+// other ASCII byte, a separator, to 0.
+var lower = func() (t [utf8.RuneSelf]byte) {
+	for c := byte('0'); c <= '9'; c++ {
+		t[c] = c
+	}
+	for c := byte('a'); c <= 'z'; c++ {
+		t[c], t[c-'a'+'A'] = c, c
+	}
+	return t
+}()
+
+// ascii is the bit of the term an ASCII word (as written) is or analyses
+// to, counted.
+func (m *Matcher) ascii(w string, buf *[maxWord]byte, counts *[32]uint16) uint32 {
+	if len(w) > len(buf) {
+		return 0
+	}
+	h := uint(lower[w[0]]) * 31
+	if len(w) > 1 {
+		h += uint(lower[w[1]])
+	}
+	if m.leads&(1<<(h%64)) == 0 {
+		return 0
+	}
+	for k := 0; k < len(w); k++ {
+		buf[k] = lower[w[k]]
+	}
+	return count(m.word(buf[:len(w)]), counts)
+}
+
+func count(bit uint32, counts *[32]uint16) uint32 {
+	if bit != 0 && counts != nil {
+		if c := &counts[bits.TrailingZeros32(bit)]; *c < math.MaxUint16 {
+			*c++
+		}
+	}
+	return bit
 }
 
 // word is the bit of the term a lowercased word is, or analyses to.
@@ -107,12 +169,22 @@ func (m *Matcher) word(w []byte) uint32 {
 	if i, ok := m.index[string(w)]; ok {
 		return 1 << i
 	}
+	if bit, ok := m.stemmed[string(w)]; ok {
+		return bit
+	}
+	var bit uint32
 	if stem := porterstemmer.StemString(string(w)); stem != string(w) {
 		if i, ok := m.index[stem]; ok {
-			return 1 << i
+			bit = 1 << i
 		}
 	}
-	return 0
+	if m.stemmed == nil {
+		m.stemmed = make(map[string]uint32)
+	}
+	if len(m.stemmed) < maxStemmed {
+		m.stemmed[string(w)] = bit
+	}
+	return bit
 }
 
 // Coverage is the share of the query's weight held by a memory whose text

@@ -18,18 +18,28 @@ func TestMatcherAgreesWithTheAnalyzer(t *testing.T) {
 		"CAFÉ in ZÜRICH since 2023; she went RUNNING.",
 		"Nothing in common here at all.",
 		strings.Repeat("supercalifragilistic", 10) + " shoes",
+		"shoes—running… Caroline—café 2023! shoes,shoes;SHOES résumé-shoes",
+		"Zürich’s café: runner's RUNS, ran; Carolines 2023rd",
+		"naïvecafé café",
+		"",
 	} {
 		a := x.mapping.AnalyzerNamed(contentAnalyzer)
 		want := uint32(0)
+		var wantCounts [32]uint16
 		for _, tok := range a.Analyze([]byte(text)) {
 			for i, q := range m.Terms {
 				if string(tok.Term) == q {
 					want |= 1 << i
+					wantCounts[i]++
 				}
 			}
 		}
 		if got := m.Match(text); got != want {
 			t.Errorf("Match(%q) = %b, the analyzer says %b (terms %v)", text, got, want, m.Terms)
+		}
+		var counts [32]uint16
+		if got := m.Count(text, &counts); got != want || counts != wantCounts {
+			t.Errorf("Count(%q) = %b %v, the analyzer says %b %v (terms %v)", text, got, counts[:len(m.Terms)], want, wantCounts[:len(m.Terms)], m.Terms)
 		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand"
+	"strings"
 	"testing"
 
 	"github.com/caddy-memory/memory/index"
@@ -103,5 +105,54 @@ func TestScorerFollowsShardGrowth(t *testing.T) {
 	apply(t, x, 2, docs...)
 	if common := weight(); common >= rare {
 		t.Errorf("weight of a word in 41 of 60 documents %v, not below its weight in 1 of 20 (%v)", common, rare)
+	}
+}
+
+// BenchmarkScoreOwner is the inner loop of searching a small owner: 100
+// memories the size of a proxied turn (a transcript and its context), of
+// everyday words, matched and scored against a question.
+func BenchmarkScoreOwner(b *testing.B) {
+	x := openIndex(b, b.TempDir(), 1)
+	words := strings.Fields(`time year people way day thing life child world school family student group
+		country problem hand part place week company system program question work number night point home
+		water room mother area money story month book job word business issue side head house service friend
+		father power hour game line end member car city name team minute idea body back parent face running
+		shoes morning garden coffee trip beach bike dog cat dinner recipe guitar pottery hike camping painting`)
+	rng := rand.New(rand.NewSource(1))
+	text := func(n int) string {
+		ws := make([]string, n)
+		for i := range ws {
+			ws[i] = words[rng.Intn(len(words))]
+		}
+		return strings.Join(ws, " ")
+	}
+	type mem struct{ content, context string }
+	mems := make([]mem, 100)
+	var docs []index.Doc
+	for i := range mems {
+		mems[i] = mem{"User: " + text(20) + "\nAssistant: " + text(30), text(40)}
+		docs = append(docs, index.Doc{ID: uint64(i + 1), Owner: "o", Content: mems[i].content, Context: mems[i].context})
+	}
+	apply(b, x, 1, docs...)
+	terms := x.Terms("Can you remind me about the guitar and the camping trip with my father?")
+	b.ReportAllocs()
+	for b.Loop() {
+		sc := x.NewScorer("o", terms)
+		var m index.Match
+		var inContent, inContext uint32
+		matched := make([]index.Match, 0, len(mems))
+		for _, d := range mems {
+			if sc.Match(d.content, d.context, &m) {
+				matched = append(matched, m)
+				inContent |= m.Content
+				inContext |= m.Context
+			}
+		}
+		if err := sc.Load(inContent, inContext); err != nil {
+			b.Fatal(err)
+		}
+		for i := range matched {
+			sc.Score(&matched[i])
+		}
 	}
 }
