@@ -29,8 +29,8 @@ const (
 	// 0.7 of bare reverse_proxy (bench -cpuprofile).
 	indexEvery      = time.Second
 	segmentsPerTick = 16
-	indexAtMost     = 5    // ticks: the longest a proxied turn waits to be searchable
-	indexBatch      = 5000 // changes read per index pass
+	indexAtMost     = 5     // ticks: the longest a proxied turn waits to be searchable
+	indexBatch      = 20000 // changes read per index pass
 	// The change log is trimmed once it holds this many applied entries, or
 	// every trimEvery, whichever comes first.
 	trimAt    = 50_000
