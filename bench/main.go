@@ -50,6 +50,7 @@ func main() {
 	rounds := flag.Int("rounds", 5, "A/B rounds; each runs both servers, in alternating order")
 	duration := flag.Duration("duration", 5*time.Second, "length of each measurement")
 	concurrency := flag.Int("concurrency", 8, "concurrent clients (closed loop; 8 keeps a 2-core machine below saturation)")
+	latencyRounds := flag.Int("latency-rounds", 3, "rounds of JSON requests from one client after the A/B rounds, for the latency one request pays")
 	delay := flag.Duration("upstream-delay", 20*time.Millisecond, "the upstream's time to answer (to the first token when streaming)")
 	chunks := flag.Int("chunks", 20, "SSE chunks per streamed answer")
 	chunkDelay := flag.Duration("chunk-delay", 2*time.Millisecond, "time between SSE chunks")
@@ -80,7 +81,7 @@ func main() {
 		err = runScales(sizes, *owners, *shards, *dir)
 	default:
 		err = ab(abConfig{memories: *memories, owners: *owners, rounds: *rounds, duration: *duration,
-			concurrency: *concurrency, delay: *delay, chunks: *chunks, chunkDelay: *chunkDelay, dir: *dir, shards: *shards,
+			concurrency: *concurrency, latencyRounds: *latencyRounds, delay: *delay, chunks: *chunks, chunkDelay: *chunkDelay, dir: *dir, shards: *shards,
 			cpuprofile: *cpuprofile})
 	}
 	if err != nil {
@@ -90,6 +91,7 @@ func main() {
 
 type abConfig struct {
 	memories, owners, rounds, concurrency, chunks, shards int
+	latencyRounds                                         int
 	duration, delay, chunkDelay                           time.Duration
 	dir, cpuprofile                                       string
 }
@@ -230,6 +232,17 @@ http://127.0.0.1:%d {
 			results[t.name+"/sse"] = append(results[t.name+"/sse"], run(client, t, bodies, c.concurrency, c.duration, true))
 		}
 		fmt.Fprintf(os.Stderr, "round %d/%d done\n", round+1, c.rounds)
+	}
+	// Latency as one request pays it: a single client, so requests do not
+	// queue for the cores behind each other (or behind the load generator).
+	for round := range c.latencyRounds {
+		order := targets
+		if round%2 == 1 {
+			order = []target{targets[1], targets[0]}
+		}
+		for _, t := range order {
+			results[t.name+"/single"] = append(results[t.name+"/single"], run(client, t, bodies, 1, c.duration, false))
+		}
 	}
 	report(c, results, up)
 	return nil
@@ -386,4 +399,8 @@ func report(c abConfig, results map[string][]measure, up *upstream) {
 		stat("memory/json", func(m measure) float64 { return pct(m.search, 99) }))
 	fmt.Printf("added latency, JSON: p50 %+.2f ms, p99 %+.2f ms\n",
 		stat("memory/json", p(50))-stat("bare/json", p(50)), stat("memory/json", p(99))-stat("bare/json", p(99)))
+	if c.latencyRounds > 0 {
+		fmt.Printf("added latency, JSON, one client (%d rounds): p50 %+.2f ms, p99 %+.2f ms (bare p50 %.2f ms)\n", c.latencyRounds,
+			stat("memory/single", p(50))-stat("bare/single", p(50)), stat("memory/single", p(99))-stat("bare/single", p(99)), stat("bare/single", p(50)))
+	}
 }

@@ -24,10 +24,10 @@ func TestMain(m *testing.M) {
 
 func TestABRunsBothServers(t *testing.T) {
 	out := captureStdout(t, func() error {
-		return ab(abConfig{memories: 300, owners: 20, rounds: 1, duration: 300 * time.Millisecond, concurrency: 2,
+		return ab(abConfig{memories: 300, owners: 20, rounds: 1, latencyRounds: 1, duration: 300 * time.Millisecond, concurrency: 2,
 			delay: time.Millisecond, chunks: 3, chunkDelay: time.Millisecond, dir: t.TempDir()})
 	})
-	for _, want := range []string{"JSON requests/s", "SSE first byte p50", "memory injected memories into", "0 failed requests"} {
+	for _, want := range []string{"JSON requests/s", "SSE first byte p50", "memory injected memories into", "0 failed requests", "one client (1 rounds): p50 "} {
 		if !bytes.Contains(out, []byte(want)) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}

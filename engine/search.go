@@ -159,11 +159,11 @@ func (e *Engine) Search(ctx context.Context, r SearchRequest) ([]Result, error) 
 	}
 	index.Rank(cands, now)
 	out := make([]Result, 0, r.Limit)
-	seen := make(map[string]bool, len(cands))
+	seen := make(map[uint64]bool, len(cands))
 	relevant := f == nil
 	for _, c := range cands {
 		m := mems[c.ID]
-		norm := store.Normalize(m.Content)
+		norm := store.NormalHash(m.Content)
 		if seen[norm] {
 			continue
 		}

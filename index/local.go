@@ -114,6 +114,14 @@ func (s *Scorer) Load(inContent, inContext uint32) error {
 	sh := x.shards[x.ShardOf(s.owner)]
 	sh.mu.RLock()
 	defer sh.mu.RUnlock()
+	if sh.idx == nil {
+		// A rebuild that failed to swap in its shard: as in a new shard,
+		// every term is unseen.
+		s.docs = 0
+		s.loaded[0] |= want[0]
+		s.loaded[1] |= want[1]
+		return nil
+	}
 	docs, err := sh.idx.DocCount()
 	if err != nil {
 		return err

@@ -158,6 +158,9 @@ func (x *Index) OwnerHas(ctx context.Context, owner, term string) (bool, error) 
 	s := x.shards[x.ShardOf(owner)]
 	s.mu.RLock()
 	defer s.mu.RUnlock()
+	if s.state != Ready {
+		return false, nil
+	}
 	own := bleve.NewTermQuery(owner)
 	own.SetField("owner")
 	tq := bleve.NewTermQuery(term)

@@ -63,3 +63,21 @@ func BenchmarkDecode(b *testing.B) {
 		}
 	}
 }
+
+// TestNormalHash: texts hash alike exactly when they normalise alike.
+func TestNormalHash(t *testing.T) {
+	texts := []string{
+		"User lives in Lisbon.", "user  lives in lisbon", "User lives in Lisbon!!", " User, lives — in LISBON ",
+		"User lives in Lisboa.", "User livesin Lisbon.", "Zürich café", "ZÜRICH CAFÉ.", "", "...", "a b", "ab",
+	}
+	for _, a := range texts {
+		for _, b := range texts {
+			if same := Normalize(a) == Normalize(b); (NormalHash(a) == NormalHash(b)) != same {
+				t.Errorf("%q and %q: normalised alike %v, hashed alike %v", a, b, same, !same)
+			}
+		}
+	}
+	if got := Normalize(" User, lives — in LISBON "); got != "user lives in lisbon" {
+		t.Errorf("Normalize = %q", got)
+	}
+}

@@ -112,20 +112,36 @@ func DeriveKey(kind, content string) string {
 func Normalize(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
-	space := false
+	normalize(s, func(r rune) { b.WriteRune(r) })
+	return b.String()
+}
+
+// NormalHash is a hash of Normalize(s), computed without building it: a
+// search compares the texts of all its candidates.
+func NormalHash(s string) uint64 {
+	h := uint64(14695981039346656037) // FNV-1a
+	normalize(s, func(r rune) {
+		h ^= uint64(r)
+		h *= 1099511628211
+	})
+	return h
+}
+
+// normalize calls emit with the runes of Normalize(s).
+func normalize(s string, emit func(rune)) {
+	space, started := false, false
 	for _, r := range s {
 		r = unicode.ToLower(r) // what strings.ToLower does, without a copy
 		if unicode.IsLetter(r) || unicode.IsDigit(r) {
-			if space && b.Len() > 0 {
-				b.WriteByte(' ')
+			if space && started {
+				emit(' ')
 			}
-			space = false
-			b.WriteRune(r)
+			space, started = false, true
+			emit(r)
 			continue
 		}
 		space = true
 	}
-	return b.String()
 }
 
 // Upsert creates the memory or, when the owner already has one with the same
