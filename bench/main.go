@@ -50,6 +50,7 @@ func main() {
 	rounds := flag.Int("rounds", 5, "A/B rounds; each runs both servers, in alternating order")
 	duration := flag.Duration("duration", 5*time.Second, "length of each measurement")
 	concurrency := flag.Int("concurrency", 8, "concurrent clients (closed loop; 8 keeps a 2-core machine below saturation)")
+	settleMax := flag.Duration("settle", 5*time.Minute, "after the preload, wait up to this long for background index merges to finish before measuring")
 	latencyRounds := flag.Int("latency-rounds", 3, "rounds of JSON requests from one client after the A/B rounds, for the latency one request pays")
 	delay := flag.Duration("upstream-delay", 20*time.Millisecond, "the upstream's time to answer (to the first token when streaming)")
 	chunks := flag.Int("chunks", 20, "SSE chunks per streamed answer")
@@ -81,7 +82,7 @@ func main() {
 		err = runScales(sizes, *owners, *shards, *dir)
 	default:
 		err = ab(abConfig{memories: *memories, owners: *owners, rounds: *rounds, duration: *duration,
-			concurrency: *concurrency, latencyRounds: *latencyRounds, delay: *delay, chunks: *chunks, chunkDelay: *chunkDelay, dir: *dir, shards: *shards,
+			concurrency: *concurrency, latencyRounds: *latencyRounds, settle: *settleMax, delay: *delay, chunks: *chunks, chunkDelay: *chunkDelay, dir: *dir, shards: *shards,
 			cpuprofile: *cpuprofile})
 	}
 	if err != nil {
@@ -92,6 +93,7 @@ func main() {
 type abConfig struct {
 	memories, owners, rounds, concurrency, chunks, shards int
 	latencyRounds                                         int
+	settle                                                time.Duration
 	duration, delay, chunkDelay                           time.Duration
 	dir, cpuprofile                                       string
 }
@@ -163,17 +165,6 @@ func ab(c abConfig) error {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "preloaded in %s\n", time.Since(start).Round(time.Second))
-	if c.cpuprofile != "" {
-		f, err := os.Create(c.cpuprofile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
-	}
 
 	up := &upstream{delay: c.delay, chunkDelay: c.chunkDelay, chunks: c.chunks}
 	upSrv := httptest.NewServer(up)
@@ -213,6 +204,18 @@ http://127.0.0.1:%d {
 		return err
 	}
 	defer caddy.Stop()
+	settle(c.settle)
+	if c.cpuprofile != "" {
+		f, err := os.Create(c.cpuprofile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 
 	bodies := traffic(words, c.owners, 2000)
 	targets := []target{{"bare", bare}, {"memory", mem}}
