@@ -10,9 +10,10 @@ import (
 
 // DefaultLocalSearchMax is the most memories an owner may have for a
 // search to read and score them all instead of querying the index. Scoring
-// costs about 1.5 µs per memory, while a Bleve query costs from 0.4 ms (a
-// shard of 1,500 memories) to 2.5 ms (15,000): past a few hundred memories
-// the index is the cheaper way.
+// costs about 3.5 µs per memory the size of a proxied turn (index
+// BenchmarkScoreOwner), a Bleve query 0.4 ms in a shard of 1,500 memories
+// and 1.5 to 2.5 ms in one of 15,000: the index is cheaper past ~120
+// memories in a 100k store and ~500 in a 1M one. 256 sits between.
 const DefaultLocalSearchMax = 256
 
 func (e *Engine) localSearchMax() int {
