@@ -89,11 +89,13 @@ func TestLocalSearchAgreesWithIndex(t *testing.T) {
 	compared := 0
 	for _, owner := range owners {
 		for i, q := range queries {
+			// Limits large enough that no candidate is cut: among memories
+			// of equal score, which make the cut is arbitrary in Bleve.
 			for _, req := range []SearchRequest{
-				{Owner: owner, Query: q, Limit: 10},
-				{Owner: owner, Query: q, Limit: 5, MinScore: DefaultMinScore},
-				{Owner: owner, Query: q, Limit: 10, Session: "s1", OnlySession: true},
-				{Owner: owner, Query: q, Limit: 10, ExcludeTurn: fmt.Sprintf("t%d", i%4)},
+				{Owner: owner, Query: q, Limit: 40},
+				{Owner: owner, Query: q, Limit: 40, MinScore: DefaultMinScore},
+				{Owner: owner, Query: q, Limit: 40, Session: "s1", OnlySession: true},
+				{Owner: owner, Query: q, Limit: 40, ExcludeTurn: fmt.Sprintf("t%d", i%4)},
 			} {
 				e.cfg.LocalSearchMax = -1
 				want, err := e.Search(context.Background(), req)
