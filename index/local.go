@@ -216,7 +216,7 @@ var fieldNames = [2]string{"content", "context"}
 const (
 	dfTTL   = 10 * time.Second
 	dfDrift = 0.05
-	dfMax   = 1 << 14
+	dfMax   = 4096 // terms of both fields: at most ~250 KB a shard
 )
 
 // dfCache holds document frequencies of one shard, by field and term.
