@@ -99,13 +99,14 @@ func (a *API) Validate() error {
 	return nil
 }
 
-// Cleanup releases the engine.
+// Cleanup releases the engine. a.handler is left set, for requests still
+// running after a reload's grace period (see Handler.Cleanup).
 func (a *API) Cleanup() error {
 	if a.storagePath == "" {
 		return nil
 	}
 	path := a.storagePath
-	a.storagePath, a.handler = "", nil
+	a.storagePath = ""
 	return releaseEngine(path)
 }
 

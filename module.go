@@ -268,12 +268,15 @@ func (h *Handler) Validate() error {
 }
 
 // Cleanup releases the engine; the last handler using it closes it.
+// h.engine is left set: after a reload's grace period, requests of the old
+// config may still be running, and a closed engine fails their searches
+// open and counts their turns as dropped, where a nil one would panic.
 func (h *Handler) Cleanup() error {
 	if h.storagePath == "" {
 		return nil // Provision failed before acquiring it
 	}
 	path := h.storagePath
-	h.storagePath, h.engine = "", nil
+	h.storagePath = ""
 	return releaseEngine(path)
 }
 

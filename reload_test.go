@@ -179,3 +179,35 @@ func readAll(t *testing.T, r *http.Request) []byte {
 	}
 	return b
 }
+
+// TestRequestAfterCleanupFailsOpen: after a reload's grace period, requests
+// of the old configuration can still be running when its handler is
+// cleaned up and the engine closed. They pass on unchanged and their turns
+// are dropped, instead of panicking on a handler without an engine.
+func TestRequestAfterCleanupFailsOpen(t *testing.T) {
+	h := provisioned(t, &Handler{})
+	owner := h.engine.OwnerID("sk-unit")
+	if _, err := h.engine.Write(func(tx *store.Tx) error {
+		_, _, err := tx.Upsert(owner, store.Put{Kind: "identity", Content: "User lives in Lisbon."})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Cleanup(); err != nil { // the last user: the engine closes
+		t.Fatal(err)
+	}
+	body := chatBody(false, msg("user", "Where do I live?"))
+	var upstreamGot []byte
+	next := caddyhttp.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+		upstreamGot = readAll(t, r)
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{"choices": []any{}})
+		return nil
+	})
+	if err := h.ServeHTTP(httptest.NewRecorder(), chatRequest(t, body), next); err != nil {
+		t.Fatalf("request after cleanup: %v", err)
+	}
+	if string(upstreamGot) != string(body) {
+		t.Errorf("upstream got %q, want the original body", upstreamGot)
+	}
+}
