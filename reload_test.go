@@ -129,23 +129,12 @@ func TestFailOpenAndFailClosed(t *testing.T) {
 			h := provisioned(t, &Handler{FailClosed: closed})
 			// The owner has a memory the question matches, so retrieval
 			// reaches the index, and the index is closed: it fails.
-			owner := h.engine.OwnerID("sk-unit")
-			if _, err := h.engine.Write(func(tx *store.Tx) error {
-				_, _, err := tx.Upsert(owner, store.Put{Kind: "identity", Content: "User lives in Lisbon."})
-				return err
-			}); err != nil {
-				t.Fatal(err)
-			}
+			remember(t, h, "User lives in Lisbon.")
 			h.engine.Index().Close()
 
 			body := chatBody(false, msg("user", "Where do I live?"))
 			var upstreamGot []byte
-			next := caddyhttp.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
-				upstreamGot = readAll(t, r)
-				w.Header().Set("Content-Type", "application/json")
-				json.NewEncoder(w).Encode(map[string]any{"choices": []any{}})
-				return nil
-			})
+			next := recordingUpstream(t, &upstreamGot)
 			before := testutil.ToFloat64(requestsTotal.WithLabelValues(outcomeFailedOpen))
 			err := h.ServeHTTP(httptest.NewRecorder(), chatRequest(t, body), next)
 			if closed {
@@ -171,6 +160,28 @@ func TestFailOpenAndFailClosed(t *testing.T) {
 	}
 }
 
+// remember stores a memory for the owner of chatRequest's requests.
+func remember(t *testing.T, h *Handler, content string) {
+	t.Helper()
+	owner := h.engine.OwnerID("sk-unit")
+	if _, err := h.engine.Write(func(tx *store.Tx) error {
+		_, _, err := tx.Upsert(owner, store.Put{Kind: "identity", Content: content})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// recordingUpstream answers a chat completion and keeps the body it got.
+func recordingUpstream(t *testing.T, got *[]byte) caddyhttp.Handler {
+	return caddyhttp.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+		*got = readAll(t, r)
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{"choices": []any{}})
+		return nil
+	})
+}
+
 func readAll(t *testing.T, r *http.Request) []byte {
 	t.Helper()
 	b, err := io.ReadAll(r.Body)
@@ -186,24 +197,13 @@ func readAll(t *testing.T, r *http.Request) []byte {
 // are dropped, instead of panicking on a handler without an engine.
 func TestRequestAfterCleanupFailsOpen(t *testing.T) {
 	h := provisioned(t, &Handler{})
-	owner := h.engine.OwnerID("sk-unit")
-	if _, err := h.engine.Write(func(tx *store.Tx) error {
-		_, _, err := tx.Upsert(owner, store.Put{Kind: "identity", Content: "User lives in Lisbon."})
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
+	remember(t, h, "User lives in Lisbon.")
 	if err := h.Cleanup(); err != nil { // the last user: the engine closes
 		t.Fatal(err)
 	}
 	body := chatBody(false, msg("user", "Where do I live?"))
 	var upstreamGot []byte
-	next := caddyhttp.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
-		upstreamGot = readAll(t, r)
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(map[string]any{"choices": []any{}})
-		return nil
-	})
+	next := recordingUpstream(t, &upstreamGot)
 	if err := h.ServeHTTP(httptest.NewRecorder(), chatRequest(t, body), next); err != nil {
 		t.Fatalf("request after cleanup: %v", err)
 	}
