@@ -27,7 +27,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -205,17 +204,11 @@ http://127.0.0.1:%d {
 	}
 	defer caddy.Stop()
 	settle(c.settle)
-	if c.cpuprofile != "" {
-		f, err := os.Create(c.cpuprofile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+	stop, err := profile(c.cpuprofile)
+	if err != nil {
+		return err
 	}
+	defer stop()
 
 	bodies := traffic(words, c.owners, 2000)
 	targets := []target{{"bare", bare}, {"memory", mem}}

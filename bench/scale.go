@@ -82,7 +82,7 @@ func scaleOne(n, owners, shards int, parent string) error {
 	}
 	r := scaleResult{Memories: n, Owners: owners}
 
-	stop, err := profile("BENCH_INGEST_PROFILE")
+	stop, err := profile(os.Getenv("BENCH_INGEST_PROFILE"))
 	if err != nil {
 		return err
 	}
@@ -168,14 +168,13 @@ func writeJSON(path string, v any) error {
 	return os.WriteFile(path, b, 0o600)
 }
 
-// profile starts a CPU profile into the file the environment variable
-// names, if it is set, and returns the function that ends it.
-func profile(env string) (stop func(), err error) {
-	p := os.Getenv(env)
-	if p == "" {
+// profile starts a CPU profile into the file at path, unless path is
+// empty, and returns the function that ends it.
+func profile(path string) (stop func(), err error) {
+	if path == "" {
 		return func() {}, nil
 	}
-	f, err := os.Create(p)
+	f, err := os.Create(path)
 	if err != nil {
 		return nil, err
 	}
@@ -189,7 +188,7 @@ func profile(env string) (stop func(), err error) {
 // searches measures retrieval as the proxy does it, for random owners.
 // BENCH_SEARCH_PROFILE names a file for a CPU profile of them.
 func searches(e *engine.Engine, words map[int][]string, owners, n int, r *scaleResult) error {
-	stop, err := profile("BENCH_SEARCH_PROFILE")
+	stop, err := profile(os.Getenv("BENCH_SEARCH_PROFILE"))
 	if err != nil {
 		return err
 	}
