@@ -139,11 +139,12 @@ func (m *Matcher) ascii(w string, buf *[maxWord]byte, counts *[32]uint16) uint32
 	if len(w) > len(buf) {
 		return 0
 	}
-	h := uint(lower[w[0]]) * 31
+	var two [2]byte // lowercased, before copying the whole word
+	two[0] = lower[w[0]]
 	if len(w) > 1 {
-		h += uint(lower[w[1]])
+		two[1] = lower[w[1]]
 	}
-	if m.leads&(1<<(h%64)) == 0 {
+	if m.leads&lead(two[:]) == 0 {
 		return 0
 	}
 	for k := 0; k < len(w); k++ {
