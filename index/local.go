@@ -1,7 +1,7 @@
 package index
 
 import (
-	"context"
+	"fmt"
 	"math"
 	"sync"
 	"time"
@@ -141,7 +141,10 @@ func (s *Scorer) Load(inContent, inContext uint32) error {
 	return nil
 }
 
-// read looks the terms up in one snapshot of sh.
+// read looks the terms up in one snapshot of sh, counting the live
+// documents holding each term in every segment's dictionary: what
+// TermFieldReader.Count answers, without the postings iterators it also
+// prepares (a third of the cost).
 func (s *Scorer) read(sh *shard, terms [2]uint32) error {
 	ix, err := sh.idx.Advanced()
 	if err != nil {
@@ -152,55 +155,34 @@ func (s *Scorer) read(sh *shard, terms [2]uint32) error {
 		return err
 	}
 	defer r.Close()
-	snap, direct := r.(*scorch.IndexSnapshot)
+	snap, ok := r.(*scorch.IndexSnapshot)
+	if !ok { // every shard is created with scorch
+		return fmt.Errorf("index shard %s is not a scorch index; delete it to have it rebuilt", sh.path)
+	}
 	for f, field := range fieldNames {
 		if terms[f] == 0 {
 			continue
 		}
-		if direct {
-			if err := s.readSegments(snap, f, field, terms[f]); err != nil {
-				return err
+		for i := range s.Matcher.Terms {
+			if terms[f]&(1<<i) != 0 {
+				s.df[f][i] = 0
 			}
-			continue
 		}
-		for i, t := range s.Matcher.Terms {
-			if terms[f]&(1<<i) == 0 {
-				continue
-			}
-			tfr, err := r.TermFieldReader(context.Background(), []byte(t), field, false, false, false)
+		var pl segment.PostingsList
+		for _, seg := range snap.Segments() {
+			dict, err := seg.Segment().Dictionary(field)
 			if err != nil {
 				return err
 			}
-			s.df[f][i] = tfr.Count()
-			tfr.Close()
-		}
-	}
-	return nil
-}
-
-// readSegments counts the live documents holding each term in every
-// segment's dictionary: what TermFieldReader.Count answers, without the
-// postings iterators it also prepares (a third of the cost).
-func (s *Scorer) readSegments(snap *scorch.IndexSnapshot, f int, field string, terms uint32) error {
-	for i := range s.Matcher.Terms {
-		if terms&(1<<i) != 0 {
-			s.df[f][i] = 0
-		}
-	}
-	var pl segment.PostingsList
-	for _, seg := range snap.Segments() {
-		dict, err := seg.Segment().Dictionary(field)
-		if err != nil {
-			return err
-		}
-		for i, t := range s.Matcher.Terms {
-			if terms&(1<<i) == 0 {
-				continue
+			for i, t := range s.Matcher.Terms {
+				if terms[f]&(1<<i) == 0 {
+					continue
+				}
+				if pl, err = dict.PostingsList([]byte(t), seg.Deleted(), pl); err != nil {
+					return err
+				}
+				s.df[f][i] += pl.Count()
 			}
-			if pl, err = dict.PostingsList([]byte(t), seg.Deleted(), pl); err != nil {
-				return err
-			}
-			s.df[f][i] += pl.Count()
 		}
 	}
 	return nil
