@@ -360,16 +360,7 @@ func (t *Tx) ForEachIfAtMost(owner string, max int, fn func(*Memory) error) (boo
 			return false, nil
 		}
 	}
-	for k, v := c.First(); k != nil; k, v = c.Next() {
-		m := new(Memory)
-		if err := decodeMemory(v, m); err != nil {
-			return true, fmt.Errorf("decoding memory %d: %w", decodeU64(k), err)
-		}
-		if err := fn(m); err != nil {
-			return true, err
-		}
-	}
-	return true, nil
+	return true, t.ForEach(owner, fn)
 }
 
 // Owners calls fn with every owner id that has a partition.
