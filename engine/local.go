@@ -43,9 +43,8 @@ type localResult struct {
 // query, with the same BM25 as the index (index.Scorer), keeping the best
 // size. It reports false, having done nothing, when the owner has more than
 // localSearchMax memories. Unlike the index, it also sees memories written
-// since the last indexing pass.
-func (e *Engine) searchLocal(r SearchRequest, size int, now time.Time) (localResult, bool, error) {
-	terms := e.index.Terms(r.Query)
+// since the last indexing pass. terms are the query's (index.Terms).
+func (e *Engine) searchLocal(r SearchRequest, terms []string, size int, now time.Time) (localResult, bool, error) {
 	if len(terms) == 0 || r.Owner == "" {
 		return localResult{}, true, nil
 	}

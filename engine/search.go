@@ -83,7 +83,8 @@ func (e *Engine) Search(ctx context.Context, r SearchRequest) ([]Result, error) 
 		}()
 	}
 	now := time.Now()
-	local, ok, err := e.searchLocal(r, size, now)
+	terms := e.index.Terms(r.Query)
+	local, ok, err := e.searchLocal(r, terms, size, now)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +92,7 @@ func (e *Engine) Search(ctx context.Context, r SearchRequest) ([]Result, error) 
 	if !ok {
 		hits, err = e.index.Search(ctx, index.Query{
 			Owner: r.Owner, Session: r.Session, OnlySession: r.OnlySession,
-			Text: r.Query, Size: size,
+			Text: r.Query, Terms: terms, Size: size,
 		})
 		if err != nil {
 			return nil, err
@@ -153,7 +154,7 @@ func (e *Engine) Search(ctx context.Context, r SearchRequest) ([]Result, error) 
 	}
 	var f *floor
 	if r.MinScore > 0 {
-		if f, err = e.newFloor(ctx, r.Owner, r.Query, mems, local); err != nil {
+		if f, err = e.newFloor(ctx, r.Owner, r.Query, terms, mems, local); err != nil {
 			return nil, err
 		}
 	}
@@ -261,10 +262,10 @@ func (f *floor) coverage(id uint64) float64 {
 // matches the query, so the words of the candidates are, in practice, the
 // query words the owner has used. Only names found in no candidate are
 // looked up in the owner's whole index.
-func (e *Engine) newFloor(ctx context.Context, owner, query string, mems map[uint64]*store.Memory, local localResult) (*floor, error) {
+func (e *Engine) newFloor(ctx context.Context, owner, query string, terms []string, mems map[uint64]*store.Memory, local localResult) (*floor, error) {
 	sc := local.scorer
 	if sc == nil {
-		sc = e.index.NewScorer(owner, e.index.Terms(query))
+		sc = e.index.NewScorer(owner, terms)
 	}
 	f := &floor{content: make(map[uint64]uint32, len(mems)), context: make(map[uint64]uint32, len(mems))}
 	var used uint32

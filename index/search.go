@@ -23,7 +23,10 @@ type Query struct {
 	Session     string
 	OnlySession bool
 	Text        string
-	Size        int
+	// Terms are Text analysed by Terms, for a caller that has them
+	// already; when nil, Search analyses Text.
+	Terms []string
+	Size  int
 }
 
 // Hit is a matching memory and its BM25 score.
@@ -87,7 +90,10 @@ func (x *Index) Terms(text string) []string {
 // the caller can reach another owner's documents. A shard being rebuilt
 // answers with no hits.
 func (x *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
-	terms := x.Terms(q.Text)
+	terms := q.Terms
+	if terms == nil {
+		terms = x.Terms(q.Text)
+	}
 	if len(terms) == 0 || q.Owner == "" {
 		return nil, nil
 	}
