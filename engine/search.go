@@ -312,8 +312,8 @@ func (e *Engine) newFloor(ctx context.Context, owner, query string, terms []stri
 			continue
 		}
 		// A small owner's whole partition was read: a name is known when
-		// any memory holds it.
-		has := local.scorer != nil && local.has&(1<<i) != 0
+		// any memory holds it. A larger owner's index is asked.
+		has := local.has&(1<<i) != 0
 		if local.scorer == nil {
 			if has, err = e.index.OwnerHas(ctx, owner, t); err != nil {
 				return nil, err
