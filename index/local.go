@@ -107,15 +107,11 @@ func (s *Scorer) Load(inContent, inContext uint32) error {
 	if want[0]|want[1] == 0 {
 		return nil
 	}
-	x := s.x
-	x.closeMu.RLock()
-	defer x.closeMu.RUnlock()
-	if x.closed {
-		return ErrClosed
+	sh, unlock, err := s.x.shardFor(s.owner)
+	if err != nil {
+		return err
 	}
-	sh := x.shards[x.ShardOf(s.owner)]
-	sh.mu.RLock()
-	defer sh.mu.RUnlock()
+	defer unlock()
 	if sh.idx == nil {
 		// A rebuild that failed to swap in its shard: as in a new shard,
 		// every term is unseen.

@@ -97,14 +97,11 @@ func (x *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
 	if len(terms) == 0 || q.Owner == "" {
 		return nil, nil
 	}
-	x.closeMu.RLock()
-	defer x.closeMu.RUnlock()
-	if x.closed {
-		return nil, ErrClosed
+	s, unlock, err := x.shardFor(q.Owner)
+	if err != nil {
+		return nil, err
 	}
-	s := x.shards[x.ShardOf(q.Owner)]
-	s.mu.RLock()
-	defer s.mu.RUnlock()
+	defer unlock()
 	if s.state != Ready {
 		return nil, nil
 	}
@@ -156,14 +153,11 @@ const idfPrior = 100
 // OwnerHas reports whether any of owner's memories contains term in its
 // content.
 func (x *Index) OwnerHas(ctx context.Context, owner, term string) (bool, error) {
-	x.closeMu.RLock()
-	defer x.closeMu.RUnlock()
-	if x.closed {
-		return false, ErrClosed
+	s, unlock, err := x.shardFor(owner)
+	if err != nil {
+		return false, err
 	}
-	s := x.shards[x.ShardOf(owner)]
-	s.mu.RLock()
-	defer s.mu.RUnlock()
+	defer unlock()
 	if s.state != Ready {
 		return false, nil
 	}
@@ -178,4 +172,17 @@ func (x *Index) OwnerHas(ctx context.Context, owner, term string) (bool, error) 
 		return false, err
 	}
 	return res.Total > 0, nil
+}
+
+// shardFor read-locks the index and owner's shard, so neither Close nor a
+// rebuild's swap happens under the caller; unlock releases both.
+func (x *Index) shardFor(owner string) (s *shard, unlock func(), err error) {
+	x.closeMu.RLock()
+	if x.closed {
+		x.closeMu.RUnlock()
+		return nil, nil, ErrClosed
+	}
+	s = x.shards[x.ShardOf(owner)]
+	s.mu.RLock()
+	return s, func() { s.mu.RUnlock(); x.closeMu.RUnlock() }, nil
 }
