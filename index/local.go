@@ -1,8 +1,12 @@
 package index
 
 import (
+	"cmp"
+	"encoding/binary"
 	"fmt"
 	"math"
+	"math/bits"
+	"slices"
 	"sync"
 	"time"
 
@@ -36,6 +40,13 @@ type Scorer struct {
 	df      [2][]uint64 // per field (content, context), per term
 	loaded  [2]uint32
 	clauses int
+	// hashes are the terms' digest hashes, ascending, with their bits.
+	hashes []termBit
+}
+
+type termBit struct {
+	hash uint32
+	bit  uint32
 }
 
 // Match is what one memory holds of a query.
@@ -48,7 +59,12 @@ type Match struct {
 func (x *Index) NewScorer(owner string, terms []string) *Scorer {
 	m := NewMatcher(terms)
 	n := len(m.Terms)
-	return &Scorer{Matcher: m, x: x, owner: owner, df: [2][]uint64{make([]uint64, n), make([]uint64, n)}, clauses: 2 * n}
+	hashes := make([]termBit, n)
+	for i, t := range m.Terms {
+		hashes[i] = termBit{termHash(t), 1 << i}
+	}
+	slices.SortFunc(hashes, func(a, b termBit) int { return cmp.Compare(a.hash, b.hash) })
+	return &Scorer{Matcher: m, x: x, owner: owner, df: [2][]uint64{make([]uint64, n), make([]uint64, n)}, clauses: 2 * n, hashes: hashes}
 }
 
 // Match finds the query's terms in a memory's content and context, and
@@ -58,6 +74,52 @@ func (s *Scorer) Match(content, context string, m *Match) bool {
 	m.Content = s.Matcher.Count(content, &m.count[0])
 	m.Context = s.Matcher.Count(context, &m.count[1])
 	return m.Content|m.Context != 0
+}
+
+// MatchDigest is Match on a memory's digest (see Digest) instead of its
+// text. ok is false for a digest it cannot read (of another version, or
+// damaged): match the text instead.
+func (s *Scorer) MatchDigest(d []byte, m *Match) (found, ok bool) {
+	*m = Match{}
+	if len(d) == 0 || d[0] != digestV1 {
+		return false, false
+	}
+	d = d[1:]
+	for f := range 2 {
+		n, size := binary.Uvarint(d)
+		if size <= 0 || n > uint64(len(d)-size)/5 {
+			return false, false
+		}
+		d = d[size:]
+		hashes, counts := d[:4*n], d[4*n:5*n]
+		d = d[5*n:]
+		// Both lists ascend: one pass over the two.
+		var set uint32
+		q, k := 0, 0
+		for q < len(s.hashes) && k < int(n) {
+			switch h := binary.LittleEndian.Uint32(hashes[4*k:]); {
+			case h < s.hashes[q].hash:
+				k++
+			case h > s.hashes[q].hash:
+				q++
+			default:
+				bit := s.hashes[q].bit
+				set |= bit
+				m.count[f][bits.TrailingZeros32(bit)] = uint16(counts[k])
+				q++ // the next query term may share the hash
+			}
+		}
+		if f == 0 {
+			m.Content = set
+		} else {
+			m.Context = set
+		}
+	}
+	if len(d) != 0 {
+		*m = Match{}
+		return false, false
+	}
+	return m.Content|m.Context != 0, true
 }
 
 // Score is the BM25 score of a match. Load the statistics of its terms

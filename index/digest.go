@@ -1,0 +1,260 @@
+package index
+
+import (
+	"encoding/binary"
+	"slices"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/blevesearch/bleve/v2/analysis"
+	"github.com/blevesearch/bleve/v2/analysis/lang/en"
+	"github.com/blevesearch/bleve/v2/registry"
+	"github.com/blevesearch/go-porterstemmer"
+	"github.com/cespare/xxhash/v2"
+)
+
+// A digest is the terms the index holds for a memory, kept in the memory's
+// record (store.Peek.Terms) so that searching a small owner compares term
+// hashes instead of reading text. Matching the text of a hundred
+// turn-sized memories was most of a search at a million memories (about
+// 4 µs a memory); comparing their digests costs a tenth of that, and the
+// records are then decoded only for the best candidates.
+//
+// Layout: digestV1, then for the content and the context field: a uvarint
+// n, n distinct term hashes (little-endian uint32, ascending), and n counts
+// (one byte each, saturating at 255).
+const digestV1 = 0x01
+
+// Digest analyses a memory's content and context as the index does (see
+// words) into a digest. It is safe for concurrent use.
+func Digest(content, context string) []byte {
+	var d digester
+	d.cache = &stems
+	out := make([]byte, 1, 1+2*binary.MaxVarintLen32+5*(len(content)+len(context))/6)
+	out[0] = digestV1
+	for _, text := range [2]string{content, context} {
+		d.hashes = d.hashes[:0]
+		d.analyse(text)
+		out = appendField(out, d.hashes)
+	}
+	return out
+}
+
+// appendField sorts hashes and appends them, once each, with their counts.
+func appendField(out []byte, hashes []uint32) []byte {
+	slices.Sort(hashes)
+	n := 0
+	for i, h := range hashes {
+		if i == 0 || h != hashes[i-1] {
+			n++
+		}
+	}
+	out = binary.AppendUvarint(out, uint64(n))
+	counts := len(out) + 4*n
+	out = slices.Grow(out, 5*n)[:counts+n]
+	k := -1
+	for i, h := range hashes {
+		if i == 0 || h != hashes[i-1] {
+			k++
+			binary.LittleEndian.PutUint32(out[len(out)-5*n+4*k:], h)
+			out[counts+k] = 0
+		}
+		if out[counts+k] < 255 {
+			out[counts+k]++
+		}
+	}
+	return out
+}
+
+// termHash is the hash of a term in digests. A digest stores no text, so a
+// query term whose hash equals that of another term in a memory would
+// match it; with 32 bits that is about one search in a hundred thousand,
+// and only reorders that owner's own memories.
+func termHash(term string) uint32 {
+	h := uint32(xxhash.Sum64String(term))
+	if h == 0 {
+		h = 1 // 0 marks a word that is no term (stemCache)
+	}
+	return h
+}
+
+// stemCache maps words, lowercased, to the hash of the term they analyse
+// to, 0 for stop words. Stemming costs ten times a lookup and the same
+// words recur in memory after memory.
+type stemCache struct {
+	mu sync.Mutex
+	m  map[string]uint32
+}
+
+// maxCachedWords bounds stemCache, at a few MB.
+const maxCachedWords = 1 << 16
+
+var stems stemCache
+
+var stopWords = sync.OnceValue(func() analysis.TokenMap {
+	m, err := registry.NewCache().TokenMapNamed(en.StopName)
+	if err != nil {
+		panic("index: the English stop words are not registered: " + err.Error())
+	}
+	return m
+})
+
+// term is the hash of the term a lowercased word analyses to, 0 if none.
+func (c *stemCache) term(w []byte) uint32 {
+	if h, ok := c.m[string(w)]; ok {
+		return h
+	}
+	var h uint32
+	if !stopWords()[string(w)] {
+		h = termHash(string(analysis.BuildTermFromRunes(porterstemmer.StemWithoutLowerCasing([]rune(string(w))))))
+	}
+	if c.m == nil || len(c.m) >= maxCachedWords {
+		c.m = make(map[string]uint32, 1024)
+	}
+	c.m[string(w)] = h
+	return h
+}
+
+type digester struct {
+	cache  *stemCache
+	hashes []uint32
+	word   []byte
+}
+
+func (d *digester) analyse(text string) {
+	d.cache.mu.Lock()
+	defer d.cache.mu.Unlock()
+	words(text, &d.word, func(w []byte) {
+		if h := d.cache.term(w); h != 0 {
+			d.hashes = append(d.hashes, h)
+		}
+	})
+}
+
+// Word classes of UAX #29 word segmentation, as far as Bleve's unicode
+// tokenizer needs them for the languages a memory is likely written in.
+const (
+	wbOther = iota
+	wbLetter
+	wbDigit
+	wbExtendNumLet // '_': joins anything
+	wbIdeo         // Han and Hiragana: a word of one character
+)
+
+func wordClass(r rune) int {
+	switch {
+	case r < utf8.RuneSelf:
+		switch c := byte(r); {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
+			return wbLetter
+		case '0' <= c && c <= '9':
+			return wbDigit
+		case c == '_':
+			return wbExtendNumLet
+		}
+		return wbOther
+	case unicode.In(r, unicode.Han, unicode.Hiragana):
+		return wbIdeo
+	case unicode.IsLetter(r):
+		return wbLetter
+	case unicode.IsDigit(r):
+		return wbDigit
+	case unicode.Is(unicode.Pc, r):
+		return wbExtendNumLet
+	}
+	return wbOther
+}
+
+// midLetter and midNum are the characters a word continues across when a
+// letter (midLetter) or a digit (midNum) is on both sides: "e.g", "o'clock",
+// "3.14", "1,000".
+func midLetter(r rune) bool {
+	switch r {
+	case '.', '\'', ':', '·', '‘', '’', '․', '﹒', '＇', '．', '\u0387', '\u05f4', '\u2027', '\ufe13', '\ufe55', '\uff1a':
+		return true
+	}
+	return false
+}
+
+func midNum(r rune) bool {
+	switch r {
+	case '.', '\'', ',', ';', '‘', '’', '․', '﹒', '＇', '．', '\u037e', '\u0589', '\u060c', '\u060d', '\u066c', '\u07f8', '\u2044', '\ufe10', '\ufe14', '\ufe50', '\ufe54', '\uff0c', '\uff1b':
+		return true
+	}
+	return false
+}
+
+// words calls fn with each word of text as the index's analyzer sees it
+// before stop words and stemming: split as Bleve's unicode tokenizer does
+// (UAX #29), the possessive 's dropped, lowercased. The word is in *buf,
+// valid until fn returns.
+func words(text string, buf *[]byte, fn func([]byte)) {
+	for i := 0; i < len(text); {
+		r, size := decodeRune(text[i:])
+		class := wordClass(r)
+		if class == wbOther {
+			i += size
+			continue
+		}
+		w := appendLower((*buf)[:0], r)
+		i += size
+		prev := class
+		for class != wbIdeo && i < len(text) {
+			r, size = decodeRune(text[i:])
+			next := wordClass(r)
+			switch {
+			case next == wbLetter || next == wbDigit || next == wbExtendNumLet:
+				w, prev = appendLower(w, r), next
+				i += size
+				continue
+			case unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Me, r) || unicode.Is(unicode.Mc, r):
+				w = utf8.AppendRune(w, r) // a combining mark belongs to its letter
+				i += size
+				continue
+			case prev == wbLetter && midLetter(r), prev == wbDigit && midNum(r):
+				if i+size < len(text) {
+					after, _ := decodeRune(text[i+size:])
+					if wordClass(after) == prev {
+						w = utf8.AppendRune(w, r)
+						i += size
+						continue
+					}
+				}
+			}
+			break
+		}
+		*buf = w
+		fn(possessive(w))
+	}
+}
+
+func decodeRune(s string) (rune, int) {
+	if c := s[0]; c < utf8.RuneSelf {
+		return rune(c), 1
+	}
+	return utf8.DecodeRuneInString(s)
+}
+
+func appendLower(w []byte, r rune) []byte {
+	if r < utf8.RuneSelf {
+		if 'A' <= r && r <= 'Z' {
+			r += 'a' - 'A'
+		}
+		return append(w, byte(r))
+	}
+	return utf8.AppendRune(w, unicode.ToLower(r))
+}
+
+// possessive drops a final 's, as Bleve's possessive_en filter does.
+func possessive(w []byte) []byte {
+	if n := len(w); n > 1 && w[n-1] == 's' {
+		if w[n-2] == '\'' {
+			return w[:n-2]
+		}
+		if r, size := utf8.DecodeLastRune(w[:n-1]); r == '’' || r == '＇' {
+			return w[:n-1-size]
+		}
+	}
+	return w
+}
