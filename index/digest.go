@@ -208,7 +208,7 @@ func words(text string, buf *[]byte, fn func([]byte)) {
 				w, prev = appendLower(w, r), next
 				i += size
 				continue
-			case unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Me, r) || unicode.Is(unicode.Mc, r):
+			case r >= 0x300 && unicode.In(r, unicode.Mn, unicode.Me, unicode.Mc):
 				w = utf8.AppendRune(w, r) // a combining mark belongs to its letter
 				i += size
 				continue
