@@ -129,6 +129,7 @@ func Open(cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	st.SetDigest(index.Digest)
 	k, err := st.Shards(cfg.Shards)
 	if err != nil {
 		st.Close()

@@ -44,64 +44,84 @@ type localResult struct {
 // size. It reports false, having done nothing, when the owner has more than
 // localSearchMax memories. Unlike the index, it also sees memories written
 // since the last indexing pass. terms are the query's (index.Terms).
+//
+// Memories are matched by the term digest in their records; only the kept
+// ones are decoded. A record written without a digest (by an earlier
+// version) is decoded and its text matched.
 func (e *Engine) searchLocal(r SearchRequest, terms []string, size int, now time.Time) (localResult, bool, error) {
 	if len(terms) == 0 || r.Owner == "" {
 		return localResult{}, true, nil
 	}
 	type scored struct {
-		m     *store.Memory
+		p     store.Peek
 		match index.Match
 		score float64
 	}
 	var all []scored
 	sc := e.index.NewScorer(r.Owner, terms)
+	l := localResult{scorer: sc}
 	// Terms in the content of any active memory (what the owner has said),
 	// and in the context of the results.
-	var has, inContext uint32
+	var inContext uint32
 	var match index.Match
 	var ok bool
 	err := e.store.View(func(tx *store.Tx) (err error) {
-		ok, err = tx.ForEachIfAtMost(r.Owner, e.localSearchMax(), func(m *store.Memory) error {
-			if !m.Active(now) || !sc.Match(m.Content, m.Context, &match) {
+		ok, err = tx.ScanIfAtMost(r.Owner, e.localSearchMax(), func(p *store.Peek) error {
+			if !p.Active(now) {
 				return nil
 			}
-			has |= match.Content // names the owner used, in any session
-			if r.OnlySession && m.Session != r.Session {
+			found, read := sc.MatchDigest(p.Terms(), &match)
+			if !read {
+				m, err := p.Memory()
+				if err != nil {
+					return err
+				}
+				found = sc.Match(m.Content, m.Context, &match)
+			}
+			if !found {
 				return nil
 			}
-			all = append(all, scored{m: m, match: match})
+			l.has |= match.Content // names the owner used, in any session
+			if r.OnlySession && !p.InSession(r.Session) {
+				return nil
+			}
+			all = append(all, scored{p: *p, match: match})
 			inContext |= match.Context
 			return nil
 		})
-		return err
+		if err != nil || !ok {
+			return err
+		}
+		if err := sc.Load(l.has, inContext); err != nil {
+			return err
+		}
+		for i := range all {
+			all[i].score = sc.Score(&all[i].match)
+		}
+		// Best first, newer first on ties, as the index orders its hits.
+		sort.Slice(all, func(i, j int) bool {
+			if all[i].score != all[j].score {
+				return all[i].score > all[j].score
+			}
+			return all[i].p.ID > all[j].p.ID
+		})
+		all = all[:min(len(all), size)]
+		l.hits = make([]index.Hit, len(all))
+		l.mems = make(map[uint64]*store.Memory, len(all))
+		l.found = make(map[uint64]index.Match, len(all))
+		for i, s := range all {
+			m, err := s.p.Memory() // the peek's bytes are good until the transaction ends
+			if err != nil {
+				return err
+			}
+			l.hits[i] = index.Hit{ID: m.ID, Score: s.score}
+			l.mems[m.ID] = m
+			l.found[m.ID] = s.match
+		}
+		return nil
 	})
 	if err != nil || !ok {
 		return localResult{}, false, err
-	}
-	if err := sc.Load(has, inContext); err != nil {
-		return localResult{}, false, err
-	}
-	for i := range all {
-		all[i].score = sc.Score(&all[i].match)
-	}
-	// Best first, newer first on ties, as the index orders its hits.
-	sort.Slice(all, func(i, j int) bool {
-		if all[i].score != all[j].score {
-			return all[i].score > all[j].score
-		}
-		return all[i].m.ID > all[j].m.ID
-	})
-	all = all[:min(len(all), size)]
-	l := localResult{
-		scorer: sc, has: has,
-		hits:  make([]index.Hit, len(all)),
-		mems:  make(map[uint64]*store.Memory, len(all)),
-		found: make(map[uint64]index.Match, len(all)),
-	}
-	for i, s := range all {
-		l.hits[i] = index.Hit{ID: s.m.ID, Score: s.score}
-		l.mems[s.m.ID] = s.m
-		l.found[s.m.ID] = s.match
 	}
 	return l, true, nil
 }

@@ -21,8 +21,9 @@ var localVocabulary = strings.Fields(`lisbon porto peanuts shellfish allergy mar
 
 // seedVaried writes, for each owner, n memories of a few random words
 // each (facts and transcript turns with context, in two sessions, one
-// expired and one deleted), and returns the owner ids.
-func seedVaried(t *testing.T, e *Engine, owners, n int) []string {
+// expired and one deleted), and returns the owner ids. Owners are named
+// prefix-0, prefix-1, ...
+func seedVaried(t *testing.T, e *Engine, prefix string, owners, n int) []string {
 	t.Helper()
 	rng := rand.New(rand.NewSource(7))
 	words := func(k int) string {
@@ -36,7 +37,7 @@ func seedVaried(t *testing.T, e *Engine, owners, n int) []string {
 	past := time.Now().Add(-time.Hour)
 	_, err := e.Write(func(tx *store.Tx) error {
 		for o := range owners {
-			owner := e.OwnerID(fmt.Sprintf("local-%d", o))
+			owner := e.OwnerID(fmt.Sprintf("%s-%d", prefix, o))
 			ids = append(ids, owner)
 			for i := range n {
 				p := store.Put{Kind: "note", Session: fmt.Sprintf("s%d", i%2), Content: "User mentioned " + words(2+rng.Intn(6)),
@@ -74,9 +75,64 @@ func seedVaried(t *testing.T, e *Engine, owners, n int) []string {
 func TestLocalSearchAgreesWithIndex(t *testing.T) {
 	e := open(t, t.TempDir(), 2)
 	defer closeEngine(t, e)
-	owners := seedVaried(t, e, 6, 40)
+	owners := seedVaried(t, e, "local", 6, 40)
 	settle(t, e)
+	compareLocalWithIndex(t, e, owners)
+}
 
+// TestLocalSearchReadsRecordsWithoutDigest: memories written by a version
+// that kept no term digest in their records are matched by their text,
+// with the same results.
+func TestLocalSearchReadsRecordsWithoutDigest(t *testing.T) {
+	e := open(t, t.TempDir(), 2)
+	defer closeEngine(t, e)
+	e.store.SetDigest(nil)
+	owners := seedVaried(t, e, "earlier", 3, 40)
+	e.store.SetDigest(index.Digest)
+	owners = append(owners, seedVaried(t, e, "later", 3, 40)...)
+	// And an owner with both kinds of record.
+	_, err := e.Write(func(tx *store.Tx) error {
+		for i, w := range localVocabulary {
+			p := store.Put{Kind: "note", Content: fmt.Sprintf("User later mentioned %s and %s", w, localVocabulary[(i*7)%len(localVocabulary)])}
+			if _, _, err := tx.Upsert(owners[0], p); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mixed := map[bool]int{}
+	var digested, not int
+	err = e.store.View(func(tx *store.Tx) error {
+		for i, owner := range owners {
+			_, err := tx.ScanIfAtMost(owner, 100, func(p *store.Peek) error {
+				if p.Terms() == nil {
+					not++
+				} else {
+					digested++
+				}
+				if i == 0 {
+					mixed[p.Terms() == nil]++
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil || digested < 100 || not < 60 || mixed[true] == 0 || mixed[false] == 0 {
+		t.Fatalf("%d records with a digest, %d without, the first owner's %v (%v): the test needs both", digested, not, mixed, err)
+	}
+	settle(t, e)
+	compareLocalWithIndex(t, e, owners)
+}
+
+func compareLocalWithIndex(t *testing.T, e *Engine, owners []string) {
+	t.Helper()
 	queries := []string{
 		"what do I remember about lisbon and porto?",
 		"peanuts allergy",

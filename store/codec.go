@@ -9,18 +9,31 @@ import (
 
 // Records are stored in a compact binary form: decoding JSON was the largest
 // cost of a search (about 20 µs for each of the ~30 candidates). Records
-// written as JSON by earlier versions still decode; export and import stay
-// JSON.
+// written as JSON or as codecV1 by earlier versions still decode; export and
+// import stay JSON.
+//
+// codecV2 puts first what a search reads of every memory of an owner (see
+// Peek): the id, session, expiry, deletion and the search digest, so the
+// rest is decoded only for the memories it keeps.
 
-const codecV1 = 0x01
+const (
+	codecV1 = 0x01
+	codecV2 = 0x02
+)
 
 var errCorrupt = errors.New("memory record is damaged")
 
-func encodeMemory(m *Memory) []byte {
-	b := make([]byte, 0, 96+len(m.Content)+len(m.Context)+len(m.Key))
-	b = append(b, codecV1)
+// encodeMemory writes m as a codecV2 record with its search digest (nil
+// for none).
+func encodeMemory(m *Memory, digest []byte) []byte {
+	b := make([]byte, 0, 96+len(m.Content)+len(m.Context)+len(m.Key)+len(digest))
+	b = append(b, codecV2)
 	b = binary.AppendUvarint(b, m.ID)
-	for _, s := range []string{m.Owner, m.Session, m.Kind, m.Key, m.Content, m.Context, m.Ref} {
+	b = appendString(b, m.Session)
+	b = appendTimePtr(b, m.ExpiresAt)
+	b = appendTimePtr(b, m.DeletedAt)
+	b = append(binary.AppendUvarint(b, uint64(len(digest))), digest...)
+	for _, s := range []string{m.Owner, m.Kind, m.Key, m.Content, m.Context, m.Ref} {
 		b = appendString(b, s)
 	}
 	b = binary.AppendUvarint(b, uint64(len(m.Meta)))
@@ -29,8 +42,6 @@ func encodeMemory(m *Memory) []byte {
 	}
 	b = appendTime(b, m.CreatedAt)
 	b = appendTime(b, m.UpdatedAt)
-	b = appendTimePtr(b, m.ExpiresAt)
-	b = appendTimePtr(b, m.DeletedAt)
 	b = binary.AppendUvarint(b, uint64(max(m.Mentions, 0)))
 	b = binary.AppendUvarint(b, uint64(max(m.Version, 0)))
 	b = binary.AppendUvarint(b, m.Seq)
@@ -47,13 +58,25 @@ func decodeMemory(b []byte, m *Memory) error {
 		return json.Unmarshal(b, m) // written by an earlier version
 	}
 	d := decoder{b: b}
-	if d.byte() != codecV1 {
+	switch d.byte() {
+	case codecV1:
+		m.ID = d.uvarint()
+		for _, s := range []*string{&m.Owner, &m.Session, &m.Kind, &m.Key, &m.Content, &m.Context, &m.Ref} {
+			*s = d.string()
+		}
+	case codecV2:
+		var p Peek
+		if err := p.head(&d); err != nil {
+			return err
+		}
+		m.ID, m.Session, m.ExpiresAt, m.DeletedAt = p.ID, string(p.session), p.expiresAt(), p.deletedAt()
+		for _, s := range []*string{&m.Owner, &m.Kind, &m.Key, &m.Content, &m.Context, &m.Ref} {
+			*s = d.string()
+		}
+	default:
 		return errCorrupt
 	}
-	m.ID = d.uvarint()
-	for _, s := range []*string{&m.Owner, &m.Session, &m.Kind, &m.Key, &m.Content, &m.Context, &m.Ref} {
-		*s = d.string()
-	}
+	v1 := b[0] == codecV1
 	if n := d.count(); n > 0 {
 		m.Meta = make(map[string]string, n)
 		for range n {
@@ -62,7 +85,9 @@ func decodeMemory(b []byte, m *Memory) error {
 		}
 	}
 	m.CreatedAt, m.UpdatedAt = d.time(), d.time()
-	m.ExpiresAt, m.DeletedAt = d.timePtr(), d.timePtr()
+	if v1 {
+		m.ExpiresAt, m.DeletedAt = d.timePtr(), d.timePtr()
+	}
 	m.Mentions, m.Version = int(d.uvarint()), int(d.uvarint())
 	m.Seq = d.uvarint()
 	if n := d.count(); n > 0 {
@@ -141,6 +166,26 @@ func (d *decoder) string() string {
 	s := string(d.b[:n])
 	d.b = d.b[n:]
 	return s
+}
+
+// bytes reads a string without copying it.
+func (d *decoder) bytes() []byte {
+	n := d.count()
+	if d.err {
+		return nil
+	}
+	b := d.b[:n:n]
+	d.b = d.b[n:]
+	return b
+}
+
+// optTime reads what appendTimePtr wrote, without allocating.
+func (d *decoder) optTime() optTime {
+	if len(d.b) > 0 && d.b[0] == 2 {
+		d.b = d.b[1:]
+		return optTime{}
+	}
+	return optTime{true, d.time()}
 }
 
 func (d *decoder) time() time.Time {

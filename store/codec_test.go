@@ -1,6 +1,8 @@
 package store
 
 import (
+	"bytes"
+	"encoding/hex"
 	"encoding/json"
 	"reflect"
 	"testing"
@@ -18,11 +20,69 @@ func TestCodecRoundTrip(t *testing.T) {
 			History: []Version{{Content: "old", Ref: "r", Session: "s0", At: time.Unix(5, 0).UTC()}, {Content: "older"}}},
 	} {
 		var got Memory
-		if err := decodeMemory(encodeMemory(m), &got); err != nil {
+		if err := decodeMemory(encodeMemory(m, nil), &got); err != nil {
 			t.Fatal(err)
 		}
 		if !reflect.DeepEqual(&got, m) {
 			t.Errorf("round trip:\n got %+v\nwant %+v", got, *m)
+		}
+	}
+}
+
+// TestCodecReadsV1Records: a record written by the previous version (its
+// bytes, taken from that version's encoder) decodes, whole and peeked.
+func TestCodecReadsV1Records(t *testing.T) {
+	raw, _ := hex.DecodeString("012a056f776e6572027331047475726e067475726e3a7823557365723a2049206c6f76652068696b696e670a417373697374616e743a204e696365066265666f72650a63686174636d706c2d3101047475726e027431018a80d0e2c6bfce972f0180a8a69ccebfce972f018cc8c9a3a9b1eaf6310203026301036f6c6401720273300180c8afa025")
+	exp := time.Date(2027, 1, 2, 3, 4, 5, 6, time.UTC)
+	want := &Memory{ID: 42, Owner: "owner", Session: "s1", Kind: "turn", Key: "turn:x", Content: "User: I love hiking\nAssistant: Nice",
+		Context: "before", Ref: "chatcmpl-1", Meta: map[string]string{"turn": "t1"}, CreatedAt: time.Unix(1700000000, 5).UTC(),
+		UpdatedAt: time.Unix(1700000001, 0).UTC(), ExpiresAt: &exp, Mentions: 3, Version: 2, Seq: 99,
+		History: []Version{{Content: "old", Ref: "r", Session: "s0", At: time.Unix(5, 0).UTC()}}}
+	var got Memory
+	if err := decodeMemory(raw, &got); err != nil || !reflect.DeepEqual(&got, want) {
+		t.Fatalf("v1 record: %v\n got %+v\nwant %+v", err, got, *want)
+	}
+	var p Peek
+	if err := p.read(raw); err != nil {
+		t.Fatal(err)
+	}
+	if p.ID != 42 || !p.InSession("s1") || p.InSession("s0") || p.Terms() != nil ||
+		!p.Active(exp.Add(-time.Second)) || p.Active(exp) {
+		t.Errorf("peek of a v1 record: %+v", p)
+	}
+	if m, err := p.Memory(); err != nil || !reflect.DeepEqual(m, want) {
+		t.Errorf("peeked v1 record decoded: %v %+v", err, m)
+	}
+}
+
+// TestPeek: the head of a record says what the record says, and its digest
+// is what it was written with.
+func TestPeek(t *testing.T) {
+	exp := time.Date(2027, 1, 2, 3, 4, 5, 6, time.UTC)
+	del := time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)
+	now := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		m      *Memory
+		digest []byte
+		active bool
+	}{
+		{&Memory{ID: 5, Owner: "o", Session: "s", Content: "c"}, []byte{1, 2, 3}, true},
+		{&Memory{ID: 6, Owner: "o", Content: "c", ExpiresAt: &exp}, nil, true},
+		{&Memory{ID: 7, Owner: "o", Content: "c", ExpiresAt: &del}, nil, false},
+		{&Memory{ID: 8, Owner: "o", Content: "c", DeletedAt: &del}, []byte{9}, false},
+		{&Memory{ID: 9, Owner: "o", Content: "c", ExpiresAt: &time.Time{}}, nil, false},
+	} {
+		raw := encodeMemory(c.m, c.digest)
+		var p Peek
+		if err := p.read(raw); err != nil {
+			t.Fatal(err)
+		}
+		if p.ID != c.m.ID || !p.InSession(c.m.Session) || p.Active(now) != c.active || !bytes.Equal(p.Terms(), c.digest) ||
+			(p.Terms() == nil) != (c.digest == nil) {
+			t.Errorf("peek of %+v with digest %v: %+v", *c.m, c.digest, p)
+		}
+		if m, err := p.Memory(); err != nil || !reflect.DeepEqual(m, c.m) {
+			t.Errorf("peeked record decoded: %v\n got %+v\nwant %+v", err, m, *c.m)
 		}
 	}
 }
@@ -37,7 +97,7 @@ func TestCodecReadsJSONRecords(t *testing.T) {
 }
 
 func TestCodecRefusesDamage(t *testing.T) {
-	b := encodeMemory(&Memory{ID: 1, Owner: "o", Content: "some content", History: []Version{{Content: "x"}}})
+	b := encodeMemory(&Memory{ID: 1, Owner: "o", Content: "some content", History: []Version{{Content: "x"}}}, []byte("digest"))
 	for i := 0; i < len(b); i++ {
 		var m Memory
 		if err := decodeMemory(b[:i], &m); err == nil {
@@ -54,7 +114,7 @@ func BenchmarkDecode(b *testing.B) {
 	raw := encodeMemory(&Memory{ID: 123456, Owner: "0123456789abcdef0123456789abcdef", Session: "c-0123456789abcdef", Kind: "turn",
 		Key: "turn:c-0123456789abcdef:3:abcdef123456", Content: string(make([]byte, 400)), Context: string(make([]byte, 800)),
 		Ref: "chatcmpl-abc", Meta: map[string]string{"conversation": "c-0123456789abcdef", "position": "3"},
-		CreatedAt: time.Now(), UpdatedAt: time.Now(), Mentions: 1, Seq: 99})
+		CreatedAt: time.Now(), UpdatedAt: time.Now(), Mentions: 1, Seq: 99}, make([]byte, 400))
 	b.ReportAllocs()
 	for b.Loop() {
 		var m Memory

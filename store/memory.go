@@ -86,19 +86,20 @@ const (
 
 // Tx is a transaction on the store. Write methods fail on a read-only Tx.
 type Tx struct {
-	tx  *bolt.Tx
-	now time.Time
+	tx     *bolt.Tx
+	now    time.Time
+	digest func(content, context string) []byte
 }
 
 // Update runs fn in one read-write transaction: all of its changes, and their
 // change-log entries, commit (and fsync) together or not at all.
 func (s *DB) Update(fn func(*Tx) error) error {
-	return s.update(func(tx *bolt.Tx) error { return fn(&Tx{tx: tx, now: time.Now().UTC()}) })
+	return s.update(func(tx *bolt.Tx) error { return fn(s.newTx(tx)) })
 }
 
 // View runs fn in a read-only snapshot.
 func (s *DB) View(fn func(*Tx) error) error {
-	return s.view(func(tx *bolt.Tx) error { return fn(&Tx{tx: tx, now: time.Now().UTC()}) })
+	return s.view(func(tx *bolt.Tx) error { return fn(s.newTx(tx)) })
 }
 
 // DeriveKey is the key used for a Put without one.
@@ -341,28 +342,6 @@ func (t *Tx) ForEach(owner string, fn func(*Memory) error) error {
 	})
 }
 
-// ForEachIfAtMost calls fn for every memory of owner (deleted ones
-// included), in id order, if the owner has at most max memories, and
-// reports whether it did. Counting first walks only keys, so an owner with
-// more costs a short cursor walk and no decoding.
-func (t *Tx) ForEachIfAtMost(owner string, max int, fn func(*Memory) error) (bool, error) {
-	ob, err := t.ownerBucket(owner, false)
-	if errors.Is(err, ErrNotFound) {
-		return true, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	c := ob.Bucket(bucketMem).Cursor()
-	n := 0
-	for k, _ := c.First(); k != nil; k, _ = c.Next() {
-		if n++; n > max {
-			return false, nil
-		}
-	}
-	return true, t.ForEach(owner, fn)
-}
-
 // Owners calls fn with every owner id that has a partition.
 func (t *Tx) Owners(fn func(owner string) error) error {
 	return t.tx.Bucket(bucketOwners).ForEachBucket(func(k []byte) error { return fn(string(k)) })
@@ -406,7 +385,11 @@ func (t *Tx) put(mem *bolt.Bucket, m *Memory) error {
 	}
 	m.Seq = seq
 	mem.FillPercent = appendFill
-	return mem.Put(encodeU64(m.ID), encodeMemory(m))
+	var digest []byte
+	if t.digest != nil {
+		digest = t.digest(m.Content, m.Context)
+	}
+	return mem.Put(encodeU64(m.ID), encodeMemory(m, digest))
 }
 
 func getMemory(ob *bolt.Bucket, id uint64) (*Memory, error) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"sync"
@@ -1133,4 +1134,53 @@ func BenchmarkUpsert(b *testing.B) {
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(b.N*perTx)/b.Elapsed().Seconds(), "puts/s")
+}
+
+// TestScanIfAtMost: a small owner's memories are peeked in id order, with
+// the digest of their current text; a larger owner's are not read at all.
+func TestScanIfAtMost(t *testing.T) {
+	s := newStore(t)
+	s.SetDigest(func(content, context string) []byte { return []byte(content + "|" + context) })
+	for i := range 3 {
+		upsert(t, s, "small", store.Put{Kind: "note", Key: fmt.Sprint("k", i), Content: fmt.Sprint("note ", i), Context: "ctx"})
+	}
+	upsert(t, s, "small", store.Put{Kind: "note", Key: "k1", Content: "note 1, updated"})
+	for i := range 5 {
+		upsert(t, s, "large", store.Put{Kind: "note", Content: fmt.Sprint("other ", i)})
+	}
+	err := s.View(func(tx *store.Tx) error {
+		var got []string
+		ok, err := tx.ScanIfAtMost("small", 4, func(p *store.Peek) error {
+			m, err := p.Memory()
+			if err != nil {
+				return err
+			}
+			if m.ID != p.ID {
+				t.Errorf("peek id %d, record %d", p.ID, m.ID)
+			}
+			got = append(got, string(p.Terms()))
+			return nil
+		})
+		if err != nil || !ok {
+			t.Fatalf("small owner: ok %v, %v", ok, err)
+		}
+		if want := []string{"note 0|ctx", "note 1, updated|", "note 2|ctx"}; !reflect.DeepEqual(got, want) {
+			t.Errorf("digests %q, want %q", got, want)
+		}
+		ok, err = tx.ScanIfAtMost("large", 4, func(p *store.Peek) error {
+			t.Error("a memory of an owner over the limit was read")
+			return nil
+		})
+		if err != nil || ok {
+			t.Errorf("large owner: ok %v, %v", ok, err)
+		}
+		ok, err = tx.ScanIfAtMost("nobody", 4, func(p *store.Peek) error { return nil })
+		if err != nil || !ok {
+			t.Errorf("unknown owner: ok %v, %v", ok, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }

@@ -1,0 +1,128 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Peek is what a search reads of each memory of an owner before it knows
+// which ones it keeps: the head of the record, not copied, and the rest
+// only on demand (Memory). Its bytes are the store file's own, valid only
+// inside the transaction that read them.
+type Peek struct {
+	ID               uint64
+	session, terms   []byte
+	expires, deleted optTime
+	raw              []byte
+	mem              *Memory // a record of an earlier version, decoded whole
+}
+
+type optTime struct {
+	set bool
+	t   time.Time
+}
+
+// Active is Memory.Active.
+func (p *Peek) Active(now time.Time) bool {
+	return !p.deleted.set && (!p.expires.set || now.Before(p.expires.t))
+}
+
+// InSession reports whether the memory belongs to session.
+func (p *Peek) InSession(session string) bool { return string(p.session) == session }
+
+// Terms is the memory's search digest, as the store's digest function made
+// it when the memory was last written; nil for records written without one.
+func (p *Peek) Terms() []byte {
+	if len(p.terms) == 0 {
+		return nil
+	}
+	return p.terms
+}
+
+// Memory decodes the whole record.
+func (p *Peek) Memory() (*Memory, error) {
+	if p.mem != nil {
+		return p.mem, nil
+	}
+	m := new(Memory)
+	if err := decodeMemory(p.raw, m); err != nil {
+		return nil, fmt.Errorf("decoding memory %d: %w", p.ID, err)
+	}
+	return m, nil
+}
+
+func (p *Peek) read(raw []byte) error {
+	*p = Peek{raw: raw}
+	if len(raw) == 0 || raw[0] != codecV2 {
+		// Written by an earlier version: no head to read on its own.
+		m := new(Memory)
+		if err := decodeMemory(raw, m); err != nil {
+			return err
+		}
+		p.ID, p.session, p.mem = m.ID, []byte(m.Session), m
+		if m.ExpiresAt != nil {
+			p.expires = optTime{true, *m.ExpiresAt}
+		}
+		if m.DeletedAt != nil {
+			p.deleted = optTime{true, *m.DeletedAt}
+		}
+		return nil
+	}
+	d := decoder{b: raw[1:]}
+	return p.head(&d)
+}
+
+// head reads the head of a codecV2 record, after its version byte.
+func (p *Peek) head(d *decoder) error {
+	p.ID = d.uvarint()
+	p.session = d.bytes()
+	p.expires, p.deleted = d.optTime(), d.optTime()
+	p.terms = d.bytes()
+	if d.err {
+		return errCorrupt
+	}
+	return nil
+}
+
+func (p *Peek) expiresAt() *time.Time { return p.expires.ptr() }
+func (p *Peek) deletedAt() *time.Time { return p.deleted.ptr() }
+
+func (o optTime) ptr() *time.Time {
+	if !o.set {
+		return nil
+	}
+	return &o.t
+}
+
+// ScanIfAtMost calls fn with a Peek of every memory of owner (deleted ones
+// included), in id order, if the owner has at most max memories, and
+// reports whether it did. Counting first walks only keys, so an owner with
+// more costs a short cursor walk and no decoding. fn must not keep the
+// Peek past its call; a copy is good until the transaction ends.
+func (t *Tx) ScanIfAtMost(owner string, max int, fn func(*Peek) error) (bool, error) {
+	ob, err := t.ownerBucket(owner, false)
+	if errors.Is(err, ErrNotFound) {
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	c := ob.Bucket(bucketMem).Cursor()
+	n := 0
+	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		if n++; n > max {
+			return false, nil
+		}
+	}
+	var p Peek
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if err := p.read(v); err != nil {
+			return false, fmt.Errorf("decoding memory %d: %w", decodeU64(k), err)
+		}
+		if err := fn(&p); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}
