@@ -2,8 +2,12 @@ package engine
 
 import (
 	"fmt"
+	"math/rand"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/caddy-memory/memory/store"
 )
 
 // BenchmarkTurnDurable measures the durability window: the time from handing
@@ -23,5 +27,68 @@ func BenchmarkTurnDurable(b *testing.B) {
 		for e.pending.Load() > 0 {
 			time.Sleep(20 * time.Microsecond)
 		}
+	}
+}
+
+// BenchmarkSearchOwner is one retrieval for an owner with n memories the
+// size of a proxied turn, in a store of other owners' memories, through
+// the owner's records (local) and through the index. A 1M-memory store over
+// 10k owners has about 100 memories an owner.
+func BenchmarkSearchOwner(b *testing.B) {
+	for _, n := range []int{100, 1000} {
+		e, err := Open(Config{Dir: b.TempDir(), Shards: 1, LocalSearchMax: 1 << 20})
+		if err != nil {
+			b.Fatal(err)
+		}
+		rng := rand.New(rand.NewSource(1))
+		words := strings.Fields(`time year people way day thing life child world school family student group
+			country problem hand part place week company system program question work number night point home
+			water room mother area money story month book job word business issue side head house service friend
+			father power hour game line end member car city name team minute idea body back parent face running
+			shoes morning garden coffee trip beach bike dog cat dinner recipe guitar pottery hike camping painting`)
+		text := func(k int) string {
+			ws := make([]string, k)
+			for i := range ws {
+				ws[i] = words[rng.Intn(len(words))]
+			}
+			return strings.Join(ws, " ")
+		}
+		owner := e.OwnerID("bench")
+		_, err = e.Write(func(tx *store.Tx) error {
+			for i := range 5 * n {
+				o := owner
+				if i%5 != 0 {
+					o = e.OwnerID(fmt.Sprint("other-", i%50))
+				}
+				_, _, err := tx.Upsert(o, store.Put{Kind: "turn", Key: fmt.Sprint("turn:", i),
+					Content: "User: " + text(20) + "\nAssistant: " + text(30), Context: text(40)})
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := e.Sync(b.Context()); err != nil {
+			b.Fatal(err)
+		}
+		req := SearchRequest{Owner: owner, Query: "Can you remind me about the guitar and the camping trip with my father?", Limit: 5, MinScore: DefaultMinScore}
+		for _, path := range []struct {
+			name string
+			max  int
+		}{{"local", 1 << 20}, {"index", -1}} {
+			b.Run(fmt.Sprintf("%s/%d", path.name, n), func(b *testing.B) {
+				e.cfg.LocalSearchMax = path.max
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := e.Search(b.Context(), req); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+		e.Close(b.Context())
 	}
 }

@@ -1,7 +1,8 @@
 package engine
 
 import (
-	"sort"
+	"cmp"
+	"slices"
 	"time"
 
 	"github.com/caddy-memory/memory/index"
@@ -52,12 +53,14 @@ func (e *Engine) searchLocal(r SearchRequest, terms []string, size int, now time
 	if len(terms) == 0 || r.Owner == "" {
 		return localResult{}, true, nil
 	}
+	// The memories that match, and their order: sorting indices moves 16
+	// bytes a swap instead of a Peek and a Match.
+	var peeks []store.Peek
+	var matches []index.Match
 	type scored struct {
-		p     store.Peek
-		match index.Match
+		i     int
 		score float64
 	}
-	var all []scored
 	sc := e.index.NewScorer(r.Owner, terms)
 	l := localResult{scorer: sc}
 	// Terms in the content of any active memory (what the owner has said),
@@ -66,7 +69,12 @@ func (e *Engine) searchLocal(r SearchRequest, terms []string, size int, now time
 	var match index.Match
 	var ok bool
 	err := e.store.View(func(tx *store.Tx) (err error) {
-		ok, err = tx.ScanIfAtMost(r.Owner, e.localSearchMax(), func(p *store.Peek) error {
+		n, err := tx.CountAtMost(r.Owner, e.localSearchMax())
+		if ok = n <= e.localSearchMax(); err != nil || !ok {
+			return err
+		}
+		peeks, matches = make([]store.Peek, 0, n), make([]index.Match, 0, n)
+		err = tx.PeekAll(r.Owner, func(p *store.Peek) error {
 			if !p.Active(now) {
 				return nil
 			}
@@ -85,38 +93,39 @@ func (e *Engine) searchLocal(r SearchRequest, terms []string, size int, now time
 			if r.OnlySession && !p.InSession(r.Session) {
 				return nil
 			}
-			all = append(all, scored{p: *p, match: match})
+			peeks, matches = append(peeks, *p), append(matches, match)
 			inContext |= match.Context
 			return nil
 		})
-		if err != nil || !ok {
+		if err != nil {
 			return err
 		}
 		if err := sc.Load(l.has, inContext); err != nil {
 			return err
 		}
+		all := make([]scored, len(peeks))
 		for i := range all {
-			all[i].score = sc.Score(&all[i].match)
+			all[i] = scored{i, sc.Score(&matches[i])}
 		}
 		// Best first, newer first on ties, as the index orders its hits.
-		sort.Slice(all, func(i, j int) bool {
-			if all[i].score != all[j].score {
-				return all[i].score > all[j].score
+		slices.SortFunc(all, func(a, b scored) int {
+			if c := cmp.Compare(b.score, a.score); c != 0 {
+				return c
 			}
-			return all[i].p.ID > all[j].p.ID
+			return cmp.Compare(peeks[b.i].ID, peeks[a.i].ID)
 		})
 		all = all[:min(len(all), size)]
 		l.hits = make([]index.Hit, len(all))
 		l.mems = make(map[uint64]*store.Memory, len(all))
 		l.found = make(map[uint64]index.Match, len(all))
 		for i, s := range all {
-			m, err := s.p.Memory() // the peek's bytes are good until the transaction ends
+			m, err := peeks[s.i].Memory() // the peek's bytes are good until the transaction ends
 			if err != nil {
 				return err
 			}
 			l.hits[i] = index.Hit{ID: m.ID, Score: s.score}
 			l.mems[m.ID] = m
-			l.found[m.ID] = s.match
+			l.found[m.ID] = matches[s.i]
 		}
 		return nil
 	})

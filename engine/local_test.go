@@ -107,7 +107,7 @@ func TestLocalSearchReadsRecordsWithoutDigest(t *testing.T) {
 	var digested, not int
 	err = e.store.View(func(tx *store.Tx) error {
 		for i, owner := range owners {
-			_, err := tx.ScanIfAtMost(owner, 100, func(p *store.Peek) error {
+			err := tx.PeekAll(owner, func(p *store.Peek) error {
 				if p.Terms() == nil {
 					not++
 				} else {

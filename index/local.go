@@ -38,6 +38,7 @@ type Scorer struct {
 	owner   string
 	docs    uint64
 	df      [2][]uint64 // per field (content, context), per term
+	clause  [2][]float64
 	loaded  [2]uint32
 	clauses int
 	// hashes are the terms' digest hashes, ascending, with their bits.
@@ -64,7 +65,8 @@ func (x *Index) NewScorer(owner string, terms []string) *Scorer {
 		hashes[i] = termBit{termHash(t), 1 << i}
 	}
 	slices.SortFunc(hashes, func(a, b termBit) int { return cmp.Compare(a.hash, b.hash) })
-	return &Scorer{Matcher: m, x: x, owner: owner, df: [2][]uint64{make([]uint64, n), make([]uint64, n)}, clauses: 2 * n, hashes: hashes}
+	return &Scorer{Matcher: m, x: x, owner: owner, df: [2][]uint64{make([]uint64, n), make([]uint64, n)},
+		clause: [2][]float64{make([]float64, n), make([]float64, n)}, clauses: 2 * n, hashes: hashes}
 }
 
 // Match finds the query's terms in a memory's content and context, and
@@ -93,20 +95,27 @@ func (s *Scorer) MatchDigest(d []byte, m *Match) (found, ok bool) {
 		d = d[size:]
 		hashes, counts := d[:4*n], d[4*n:5*n]
 		d = d[5*n:]
-		// Both lists ascend: one pass over the two.
+		// Both lists ascend: each query term is looked for, by bisection,
+		// after the one before it (a query has a few terms, a memory dozens).
 		var set uint32
-		q, k := 0, 0
-		for q < len(s.hashes) && k < int(n) {
-			switch h := binary.LittleEndian.Uint32(hashes[4*k:]); {
-			case h < s.hashes[q].hash:
-				k++
-			case h > s.hashes[q].hash:
-				q++
-			default:
-				bit := s.hashes[q].bit
-				set |= bit
-				m.count[f][bits.TrailingZeros32(bit)] = uint16(counts[k])
-				q++ // the next query term may share the hash
+		lo := 0
+		for _, q := range s.hashes {
+			hi := int(n)
+			for lo < hi {
+				mid := int(uint(lo+hi) >> 1)
+				if binary.LittleEndian.Uint32(hashes[4*mid:]) < q.hash {
+					lo = mid + 1
+				} else {
+					hi = mid
+				}
+			}
+			if lo == int(n) {
+				break
+			}
+			if binary.LittleEndian.Uint32(hashes[4*lo:]) == q.hash {
+				set |= q.bit
+				m.count[f][bits.TrailingZeros32(q.bit)] = uint16(counts[lo])
+				// lo stays: the next query term may share the hash.
 			}
 		}
 		if f == 0 {
@@ -126,19 +135,45 @@ func (s *Scorer) MatchDigest(d []byte, m *Match) (found, ok bool) {
 // first.
 func (s *Scorer) Score(m *Match) float64 {
 	score, matched := 0.0, 0
-	for f, boost := range [2]float64{1, contextWeight} {
-		for i := range s.Matcher.Terms {
-			if c := m.count[f][i]; c > 0 {
-				// A clause scores idf·tf-part times its query weight,
-				// boost·idf.
-				idf := bm25IDF(s.docs, s.df[f][i])
-				tf := math.Sqrt(float64(c))
-				score += boost * idf * idf * tf * search.BM25_k1 / (tf + search.BM25_k1)
-				matched++
-			}
+	for f, set := range [2]uint32{m.Content, m.Context} {
+		for ; set != 0; set &= set - 1 {
+			i := bits.TrailingZeros32(set)
+			score += s.clause[f][i] * tfPart(m.count[f][i])
+			matched++
 		}
 	}
 	return score * float64(matched) / float64(s.clauses)
+}
+
+// tfPart is BM25's term-frequency factor (with b = 0) of a term found c
+// times: tf·k1/(tf+k1), tf being √c.
+func tfPart(c uint16) float64 {
+	if int(c) < len(tfParts) {
+		return tfParts[c]
+	}
+	tf := math.Sqrt(float64(c))
+	return tf * search.BM25_k1 / (tf + search.BM25_k1)
+}
+
+var tfParts = func() (t [64]float64) {
+	for c := 1; c < len(t); c++ {
+		tf := math.Sqrt(float64(c))
+		t[c] = tf * search.BM25_k1 / (tf + search.BM25_k1)
+	}
+	return t
+}()
+
+// weigh sets each loaded term's clause weight: a clause scores
+// idf·tf-part times its query weight, boost·idf.
+func (s *Scorer) weigh() {
+	for f, boost := range [2]float64{1, contextWeight} {
+		for i := range s.Matcher.Terms {
+			if s.loaded[f]&(1<<i) != 0 {
+				idf := bm25IDF(s.docs, s.df[f][i])
+				s.clause[f][i] = boost * idf * idf
+			}
+		}
+	}
 }
 
 // Weights returns the IDF in the shard's content field, smoothed with
@@ -180,6 +215,7 @@ func (s *Scorer) Load(inContent, inContext uint32) error {
 		s.docs = 0
 		s.loaded[0] |= want[0]
 		s.loaded[1] |= want[1]
+		s.weigh()
 		return nil
 	}
 	docs, err := sh.idx.DocCount()
@@ -196,6 +232,7 @@ func (s *Scorer) Load(inContent, inContext uint32) error {
 	}
 	s.loaded[0] |= want[0]
 	s.loaded[1] |= want[1]
+	s.weigh()
 	return nil
 }
 

@@ -129,6 +129,7 @@ func TestNormalHash(t *testing.T) {
 	texts := []string{
 		"User lives in Lisbon.", "user  lives in lisbon", "User lives in Lisbon!!", " User, lives — in LISBON ",
 		"User lives in Lisboa.", "User livesin Lisbon.", "Zürich café", "ZÜRICH CAFÉ.", "", "...", "a b", "ab",
+		"Route 66", "route 6 6", "route66", "ROUTE 66!", "naïve—Ωmega", "NAÏVE Ωmega", "bad \xff byte", "bad \ufffd byte",
 	}
 	for _, a := range texts {
 		for _, b := range texts {

@@ -95,34 +95,45 @@ func (o optTime) ptr() *time.Time {
 	return &o.t
 }
 
-// ScanIfAtMost calls fn with a Peek of every memory of owner (deleted ones
-// included), in id order, if the owner has at most max memories, and
-// reports whether it did. Counting first walks only keys, so an owner with
-// more costs a short cursor walk and no decoding. fn must not keep the
-// Peek past its call; a copy is good until the transaction ends.
-func (t *Tx) ScanIfAtMost(owner string, max int, fn func(*Peek) error) (bool, error) {
+// CountAtMost is the number of memories of owner (deleted ones included),
+// counted only as far as limit+1: an owner with more costs a short walk of
+// keys.
+func (t *Tx) CountAtMost(owner string, limit int) (int, error) {
 	ob, err := t.ownerBucket(owner, false)
 	if errors.Is(err, ErrNotFound) {
-		return true, nil
+		return 0, nil
 	}
 	if err != nil {
-		return false, err
+		return 0, err
 	}
 	c := ob.Bucket(bucketMem).Cursor()
 	n := 0
-	for k, _ := c.First(); k != nil; k, _ = c.Next() {
-		if n++; n > max {
-			return false, nil
-		}
+	for k, _ := c.First(); k != nil && n <= limit; k, _ = c.Next() {
+		n++
 	}
+	return n, nil
+}
+
+// PeekAll calls fn with a Peek of every memory of owner (deleted ones
+// included), in id order. fn must not keep the Peek past its call; a copy
+// is good until the transaction ends.
+func (t *Tx) PeekAll(owner string, fn func(*Peek) error) error {
+	ob, err := t.ownerBucket(owner, false)
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	c := ob.Bucket(bucketMem).Cursor()
 	var p Peek
 	for k, v := c.First(); k != nil; k, v = c.Next() {
 		if err := p.read(v); err != nil {
-			return false, fmt.Errorf("decoding memory %d: %w", decodeU64(k), err)
+			return fmt.Errorf("decoding memory %d: %w", decodeU64(k), err)
 		}
 		if err := fn(&p); err != nil {
-			return false, err
+			return err
 		}
 	}
-	return true, nil
+	return nil
 }

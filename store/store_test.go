@@ -1136,9 +1136,9 @@ func BenchmarkUpsert(b *testing.B) {
 	b.ReportMetric(float64(b.N*perTx)/b.Elapsed().Seconds(), "puts/s")
 }
 
-// TestScanIfAtMost: a small owner's memories are peeked in id order, with
-// the digest of their current text; a larger owner's are not read at all.
-func TestScanIfAtMost(t *testing.T) {
+// TestPeekAll: an owner's memories are peeked in id order, with the digest of
+// their current text, and counted only as far as asked.
+func TestPeekAll(t *testing.T) {
 	s := newStore(t)
 	s.SetDigest(func(content, context string) []byte { return []byte(content + "|" + context) })
 	for i := range 3 {
@@ -1150,7 +1150,7 @@ func TestScanIfAtMost(t *testing.T) {
 	}
 	err := s.View(func(tx *store.Tx) error {
 		var got []string
-		ok, err := tx.ScanIfAtMost("small", 4, func(p *store.Peek) error {
+		err := tx.PeekAll("small", func(p *store.Peek) error {
 			m, err := p.Memory()
 			if err != nil {
 				return err
@@ -1161,24 +1161,24 @@ func TestScanIfAtMost(t *testing.T) {
 			got = append(got, string(p.Terms()))
 			return nil
 		})
-		if err != nil || !ok {
-			t.Fatalf("small owner: ok %v, %v", ok, err)
+		if err != nil {
+			t.Fatal(err)
 		}
 		if want := []string{"note 0|ctx", "note 1, updated|", "note 2|ctx"}; !reflect.DeepEqual(got, want) {
 			t.Errorf("digests %q, want %q", got, want)
 		}
-		ok, err = tx.ScanIfAtMost("large", 4, func(p *store.Peek) error {
-			t.Error("a memory of an owner over the limit was read")
+		for _, c := range []struct {
+			owner      string
+			limit, got int
+		}{{"small", 4, 3}, {"small", 3, 3}, {"small", 2, 3}, {"large", 2, 3}, {"large", 10, 5}, {"nobody", 1, 0}} {
+			if n, err := tx.CountAtMost(c.owner, c.limit); err != nil || n != c.got {
+				t.Errorf("CountAtMost(%s, %d) = %d, %v; want %d", c.owner, c.limit, n, err, c.got)
+			}
+		}
+		return tx.PeekAll("nobody", func(p *store.Peek) error {
+			t.Error("a memory of an unknown owner")
 			return nil
 		})
-		if err != nil || ok {
-			t.Errorf("large owner: ok %v, %v", ok, err)
-		}
-		ok, err = tx.ScanIfAtMost("nobody", 4, func(p *store.Peek) error { return nil })
-		if err != nil || !ok {
-			t.Errorf("unknown owner: ok %v, %v", ok, err)
-		}
-		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
