@@ -55,6 +55,7 @@ func main() {
 	chunks := flag.Int("chunks", 20, "SSE chunks per streamed answer")
 	chunkDelay := flag.Duration("chunk-delay", 2*time.Millisecond, "time between SSE chunks")
 	dir := flag.String("dir", "", "where to put storages (default: the system's temporary directory)")
+	keep := flag.String("storage", "", "A/B mode: use this storage and keep it; preload only if it holds no memories yet (to repeat runs without the preload; later runs also see what earlier ones learned)")
 	scale := flag.String("scale", "", "comma-separated memory counts: run the engine scale measurements instead")
 	scaleOneN := flag.Int("scale-one", 0, "internal: one scale run")
 	scaleServe := flag.String("scale-serve", "", "internal: the restarted server of a scale run, on this storage")
@@ -81,7 +82,7 @@ func main() {
 		err = runScales(sizes, *owners, *shards, *dir)
 	default:
 		err = ab(abConfig{memories: *memories, owners: *owners, rounds: *rounds, duration: *duration,
-			concurrency: *concurrency, latencyRounds: *latencyRounds, settle: *settleMax, delay: *delay, chunks: *chunks, chunkDelay: *chunkDelay, dir: *dir, shards: *shards,
+			concurrency: *concurrency, latencyRounds: *latencyRounds, settle: *settleMax, delay: *delay, chunks: *chunks, chunkDelay: *chunkDelay, dir: *dir, keep: *keep, shards: *shards,
 			cpuprofile: *cpuprofile})
 	}
 	if err != nil {
@@ -94,7 +95,7 @@ type abConfig struct {
 	latencyRounds                                         int
 	settle                                                time.Duration
 	duration, delay, chunkDelay                           time.Duration
-	dir, cpuprofile                                       string
+	dir, keep, cpuprofile                                 string
 }
 
 // upstream is the fake LLM API: answers after delay, streaming when asked.
@@ -141,19 +142,28 @@ func freePort() (int, error) {
 }
 
 func ab(c abConfig) error {
-	storage, err := os.MkdirTemp(c.dir, "memory-bench-*")
-	if err != nil {
-		return err
+	storage := c.keep
+	if storage == "" {
+		var err error
+		if storage, err = os.MkdirTemp(c.dir, "memory-bench-*"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(storage)
 	}
-	defer os.RemoveAll(storage)
 
-	fmt.Fprintf(os.Stderr, "preloading %d memories over %d owners...\n", c.memories, c.owners)
 	start := time.Now()
 	e, err := engine.Open(engine.Config{Dir: storage, Shards: c.shards})
 	if err != nil {
 		return err
 	}
-	words, err := preload(e, c.memories, c.owners, 42)
+	write := true
+	if st, err := e.Stats(); err == nil && st.Memories > 0 {
+		write = false
+		fmt.Fprintf(os.Stderr, "reusing %s: %d memories\n", storage, st.Memories)
+	} else {
+		fmt.Fprintf(os.Stderr, "preloading %d memories over %d owners...\n", c.memories, c.owners)
+	}
+	words, err := preload(e, c.memories, c.owners, 42, write)
 	if err == nil {
 		err = e.Sync(context.Background())
 	}

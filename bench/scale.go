@@ -87,7 +87,7 @@ func scaleOne(n, owners, shards int, parent string) error {
 		return err
 	}
 	start := time.Now()
-	words, err := preload(e, n, owners, 42)
+	words, err := preload(e, n, owners, 42, true)
 	if err != nil {
 		return err
 	}
