@@ -289,9 +289,11 @@ var fieldNames = [2]string{"content", "context"}
 // of a small owner cost, and the same words are looked up again and again.
 // IDF barely moves while a shard grows by a few percent, so the frequencies
 // are kept until the shard's document count has drifted by dfDrift, or for
-// dfTTL at most, and at most dfMax of them per shard.
+// dfTTL at most (a shard whose count stays put while memories are replaced).
+// A 10 s TTL missed on most lookups at a million memories: a shard sees a
+// few searches a second, and conversation has a long tail of words.
 const (
-	dfTTL   = 10 * time.Second
+	dfTTL   = 5 * time.Minute
 	dfDrift = 0.05
 	dfMax   = 4096 // terms of both fields: at most ~250 KB a shard
 )
@@ -301,7 +303,12 @@ type dfCache struct {
 	mu   sync.Mutex
 	at   time.Time
 	docs uint64
-	df   [2]map[string]uint64
+	df   [2]map[string]dfEntry
+}
+
+type dfEntry struct {
+	df   uint64
+	used bool // read since the last eviction
 }
 
 // get copies the cached frequencies of the wanted terms into df and
@@ -311,17 +318,20 @@ func (c *dfCache) get(docs uint64, terms []string, want [2]uint32, df *[2][]uint
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	drift := math.Abs(float64(docs)-float64(c.docs)) > dfDrift*float64(c.docs)
-	if c.df[0] == nil || drift || time.Since(c.at) > dfTTL || len(c.df[0])+len(c.df[1]) > dfMax {
+	if c.df[0] == nil || drift || time.Since(c.at) > dfTTL {
 		c.at, c.docs = time.Now(), docs
-		c.df = [2]map[string]uint64{{}, {}}
+		c.df = [2]map[string]dfEntry{{}, {}}
 	}
 	for f := range want {
 		for i, t := range terms {
 			if want[f]&(1<<i) == 0 {
 				continue
 			}
-			if v, ok := c.df[f][t]; ok {
-				df[f][i] = v
+			if e, ok := c.df[f][t]; ok {
+				df[f][i] = e.df
+				if !e.used {
+					c.df[f][t] = dfEntry{e.df, true}
+				}
 			} else {
 				miss[f] |= 1 << i
 			}
@@ -330,14 +340,30 @@ func (c *dfCache) get(docs uint64, terms []string, want [2]uint32, df *[2][]uint
 	return miss
 }
 
-// put caches the frequencies of the given terms.
+// put caches the frequencies of the given terms. A full cache first drops
+// the terms not read since it was last full (a second chance: the common
+// words of a shard's queries stay).
 func (c *dfCache) put(terms []string, which [2]uint32, df *[2][]uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if len(c.df[0])+len(c.df[1]) >= dfMax {
+		for _, m := range c.df {
+			for t, e := range m {
+				if e.used {
+					m[t] = dfEntry{e.df, false}
+				} else {
+					delete(m, t)
+				}
+			}
+		}
+		if len(c.df[0])+len(c.df[1]) >= dfMax*3/4 { // all read: make room anyway
+			c.df = [2]map[string]dfEntry{{}, {}}
+		}
+	}
 	for f := range which {
 		for i, t := range terms {
 			if which[f]&(1<<i) != 0 {
-				c.df[f][t] = df[f][i]
+				c.df[f][t] = dfEntry{df: df[f][i]}
 			}
 		}
 	}
