@@ -138,7 +138,15 @@ func TestNormalHash(t *testing.T) {
 			}
 		}
 	}
-	if got := Normalize(" User, lives — in LISBON "); got != "user lives in lisbon" {
-		t.Errorf("Normalize = %q", got)
+	for in, want := range map[string]string{
+		" User, lives — in LISBON ": "user lives in lisbon",
+		"Zürich CAFÉ!":              "zürich café",
+		"naïve—ΩMEGA\tRoute 66":     "naïve ωmega route 66",
+		"bad \xff byte":             "bad byte",
+		"...":                       "",
+	} {
+		if got := Normalize(in); got != want {
+			t.Errorf("Normalize(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

@@ -112,19 +112,30 @@ func DeriveKey(kind, content string) string {
 // Normalize lowercases and collapses whitespace and punctuation, so two
 // statements that differ only in case, spacing or final punctuation compare equal.
 func Normalize(s string) string {
-	var b strings.Builder
-	b.Grow(len(s))
-	normalize(s, func(r rune) { b.WriteRune(r) })
-	return b.String()
+	b := make([]byte, 0, len(s))
+	normalize(s, func(r rune) {
+		if r < utf8.RuneSelf {
+			b = append(b, byte(r))
+		} else {
+			b = utf8.AppendRune(b, r)
+		}
+	})
+	return string(b)
 }
 
 // NormalHash is a hash of Normalize(s), computed without building it: a
 // search compares the texts of all its candidates.
-// It is normalize, inlined with an ASCII fast path: it runs on the text of
-// every candidate of a search.
 func NormalHash(s string) uint64 {
 	const prime = 1099511628211
 	h := uint64(14695981039346656037) // FNV-1a
+	normalize(s, func(r rune) { h = (h ^ uint64(r)) * prime })
+	return h
+}
+
+// normalize calls emit with the runes of Normalize(s). It runs on every
+// memory written and on every candidate of a search, so ASCII, nearly all
+// of it, takes a table instead of the unicode package.
+func normalize(s string, emit func(rune)) {
 	space, started := false, false
 	for i := 0; i < len(s); {
 		var r rune
@@ -138,18 +149,18 @@ func NormalHash(s string) uint64 {
 			var size int
 			r, size = utf8.DecodeRuneInString(s[i:])
 			i += size
+			// What strings.ToLower does, without a copy.
 			if r = unicode.ToLower(r); !unicode.IsLetter(r) && !unicode.IsDigit(r) {
 				space = true
 				continue
 			}
 		}
 		if space && started {
-			h = (h ^ ' ') * prime
+			emit(' ')
 		}
 		space, started = false, true
-		h = (h ^ uint64(r)) * prime
+		emit(r)
 	}
-	return h
 }
 
 // asciiNormal maps ASCII letters and digits to what normalize makes of
@@ -164,21 +175,10 @@ var asciiNormal = func() (t [utf8.RuneSelf]byte) {
 	return t
 }()
 
-// normalize calls emit with the runes of Normalize(s).
-func normalize(s string, emit func(rune)) {
-	space, started := false, false
-	for _, r := range s {
-		r = unicode.ToLower(r) // what strings.ToLower does, without a copy
-		if unicode.IsLetter(r) || unicode.IsDigit(r) {
-			if space && started {
-				emit(' ')
-			}
-			space, started = false, true
-			emit(r)
-			continue
-		}
-		space = true
-	}
+// sameNormal is Normalize(a) == Normalize(b), building them only when
+// their hashes agree.
+func sameNormal(a, b string) bool {
+	return a == b || NormalHash(a) == NormalHash(b) && Normalize(a) == Normalize(b)
 }
 
 // Upsert creates the memory or, when the owner already has one with the same
@@ -234,7 +234,7 @@ func (t *Tx) Upsert(owner string, p Put) (*Memory, Op, error) {
 		}
 	} else {
 		switch {
-		case m.DeletedAt == nil && Normalize(m.Content) == Normalize(p.Content):
+		case m.DeletedAt == nil && sameNormal(m.Content, p.Content):
 			op = Updated
 			m.Mentions++
 		default:
