@@ -10,11 +10,12 @@ import (
 )
 
 // DefaultLocalSearchMax is the most memories an owner may have for a
-// search to read and score them all instead of querying the index. Scoring
-// costs about 3.5 µs per memory the size of a proxied turn (index
-// BenchmarkScoreOwner), a Bleve query 0.4 ms in a shard of 1,500 memories
-// and 1.5 to 2.5 ms in one of 15,000: the index is cheaper past ~120
-// memories in a 100k store and ~500 in a 1M one. 256 sits between.
+// search to read its records instead of querying the index. Reading costs
+// about 1 µs a memory (BenchmarkSearchOwner: 0.15 ms for 100 turn-sized
+// memories, 1.1 ms for 1,000), a Bleve query about 0.4 ms in a shard of
+// 1,500 memories and 1.5 to 2.5 ms in one of 15,000: the records are
+// cheaper up to some 400 memories in a 100k store and 1,500 in a 1M one.
+// 256 stays below both.
 const DefaultLocalSearchMax = 256
 
 func (e *Engine) localSearchMax() int {

@@ -7,7 +7,7 @@
 // Layout of the file:
 //
 //	meta/      "secret" → 32 random bytes (HMAC key for owner ids), "shards" → K
-//	owners/    <owner id> → bucket { m/: id → Memory JSON, k/: key → id,
+//	owners/    <owner id> → bucket { m/: id → Memory record (codec.go), k/: key → id,
 //	                                 r/: response id → conversation id,
 //	                                 v/: id → embedding (optional) }
 //	ids/       id → owner id (find a memory's partition from its id alone)
