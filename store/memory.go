@@ -3,7 +3,6 @@ package store
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -362,17 +361,10 @@ func (t *Tx) OwnerOf(id uint64) (string, error) {
 
 // ForEach calls fn for every memory of owner (deleted ones included), in id order.
 func (t *Tx) ForEach(owner string, fn func(*Memory) error) error {
-	ob, err := t.ownerBucket(owner, false)
-	if errors.Is(err, ErrNotFound) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	return ob.Bucket(bucketMem).ForEach(func(k, v []byte) error {
-		m := new(Memory)
-		if err := decodeMemory(v, m); err != nil {
-			return fmt.Errorf("decoding memory %d: %w", decodeU64(k), err)
+	return t.PeekAll(owner, func(p *Peek) error {
+		m, err := p.Memory()
+		if err != nil {
+			return err
 		}
 		return fn(m)
 	})
