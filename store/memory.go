@@ -112,13 +112,7 @@ func DeriveKey(kind, content string) string {
 // statements that differ only in case, spacing or final punctuation compare equal.
 func Normalize(s string) string {
 	b := make([]byte, 0, len(s))
-	normalize(s, func(r rune) {
-		if r < utf8.RuneSelf {
-			b = append(b, byte(r))
-		} else {
-			b = utf8.AppendRune(b, r)
-		}
-	})
+	normalize(s, func(r rune) { b = utf8.AppendRune(b, r) })
 	return string(b)
 }
 
