@@ -151,17 +151,21 @@ func tfPart(c uint16) float64 {
 	if int(c) < len(tfParts) {
 		return tfParts[c]
 	}
-	tf := math.Sqrt(float64(c))
-	return tf * search.BM25_k1 / (tf + search.BM25_k1)
+	return bm25TF(c)
 }
 
+// tfParts holds tfPart of the small counts, nearly all of them.
 var tfParts = func() (t [64]float64) {
 	for c := 1; c < len(t); c++ {
-		tf := math.Sqrt(float64(c))
-		t[c] = tf * search.BM25_k1 / (tf + search.BM25_k1)
+		t[c] = bm25TF(uint16(c))
 	}
 	return t
 }()
+
+func bm25TF(c uint16) float64 {
+	tf := math.Sqrt(float64(c))
+	return tf * search.BM25_k1 / (tf + search.BM25_k1)
+}
 
 // weigh sets each loaded term's clause weight: a clause scores
 // idf·tf-part times its query weight, boost·idf.
