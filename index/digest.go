@@ -29,14 +29,13 @@ const digestV1 = 0x01
 // Digest analyses a memory's content and context as the index does (see
 // words) into a digest. It is safe for concurrent use.
 func Digest(content, context string) []byte {
-	var d digester
-	d.cache = &stems
 	out := make([]byte, 1, 1+2*binary.MaxVarintLen32+5*(len(content)+len(context))/6)
 	out[0] = digestV1
+	var hashes []uint32
+	var word []byte
 	for _, text := range [2]string{content, context} {
-		d.hashes = d.hashes[:0]
-		d.analyse(text)
-		out = appendField(out, d.hashes)
+		hashes = stems.analyse(text, hashes[:0], &word)
+		out = appendField(out, hashes)
 	}
 	return out
 }
@@ -116,20 +115,17 @@ func (c *stemCache) term(w []byte) uint32 {
 	return h
 }
 
-type digester struct {
-	cache  *stemCache
-	hashes []uint32
-	word   []byte
-}
-
-func (d *digester) analyse(text string) {
-	d.cache.mu.Lock()
-	defer d.cache.mu.Unlock()
-	words(text, &d.word, func(w []byte) {
-		if h := d.cache.term(w); h != 0 {
-			d.hashes = append(d.hashes, h)
+// analyse appends the term hashes of text's words to hashes (word is
+// scratch space for words).
+func (c *stemCache) analyse(text string, hashes []uint32, word *[]byte) []uint32 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	words(text, word, func(w []byte) {
+		if h := c.term(w); h != 0 {
+			hashes = append(hashes, h)
 		}
 	})
+	return hashes
 }
 
 // Word classes of UAX #29 word segmentation, as far as Bleve's unicode
