@@ -25,8 +25,10 @@ type scaleResult struct {
 	SearchP50Ms     float64 `json:"search_p50_ms"`
 	SearchP99Ms     float64 `json:"search_p99_ms"`
 	RSSIngestMiB    float64 `json:"rss_ingest_mib"`
-	RSSMiB          float64 `json:"rss_mib"`     // restarted, serving searches
-	PrivateMiB      float64 `json:"private_mib"` // of which not file pages
+	RSSMiB          float64 `json:"rss_mib"`       // restarted, serving searches
+	PrivateMiB      float64 `json:"private_mib"`   // of which not file pages
+	StoreRSSMiB     float64 `json:"store_rss_mib"` // of which memory.db's pages
+	IndexRSSMiB     float64 `json:"index_rss_mib"` // of which the index's files
 	HeapMiB         float64 `json:"heap_mib"`
 	StoreMiB        float64 `json:"store_mib"`
 	IndexMiB        float64 `json:"index_mib"`
@@ -47,11 +49,11 @@ func runScales(sizes []int, owners, shards int, dir string) error {
 		}
 		results = append(results, r)
 	}
-	fmt.Printf("%-10s %8s %10s %8s %8s %12s %12s %10s %10s %10s %12s %12s\n", "memories", "owners", "ingest/s", "p50 ms", "p99 ms",
-		"RSS serving", "private MiB", "RSS ingest", "bbolt MiB", "index MiB", "start (s)", "rebuild (s)")
+	fmt.Printf("%-10s %8s %10s %8s %8s %12s %12s %10s %10s %10s %10s %10s %12s %12s\n", "memories", "owners", "ingest/s", "p50 ms", "p99 ms",
+		"RSS serving", "private MiB", "bbolt RSS", "index RSS", "RSS ingest", "bbolt MiB", "index MiB", "start (s)", "rebuild (s)")
 	for _, r := range results {
-		fmt.Printf("%-10d %8d %10.0f %8.2f %8.2f %12.0f %12.0f %10.0f %10.0f %10.0f %12.2f %12.1f\n", r.Memories, r.Owners, r.IngestPerSec,
-			r.SearchP50Ms, r.SearchP99Ms, r.RSSMiB, r.PrivateMiB, r.RSSIngestMiB, r.StoreMiB, r.IndexMiB, r.StartIntactSec, r.StartRebuildSec)
+		fmt.Printf("%-10d %8d %10.0f %8.2f %8.2f %12.0f %12.0f %10.0f %10.0f %10.0f %10.0f %10.0f %12.2f %12.1f\n", r.Memories, r.Owners, r.IngestPerSec,
+			r.SearchP50Ms, r.SearchP99Ms, r.RSSMiB, r.PrivateMiB, r.StoreRSSMiB, r.IndexRSSMiB, r.RSSIngestMiB, r.StoreMiB, r.IndexMiB, r.StartIntactSec, r.StartRebuildSec)
 	}
 	return nil
 }
@@ -115,6 +117,7 @@ func scaleOne(n, owners, shards int, parent string) error {
 	}
 	r.StartIntactSec, r.SearchP50Ms, r.SearchP99Ms = served.StartIntactSec, served.SearchP50Ms, served.SearchP99Ms
 	r.RSSMiB, r.PrivateMiB, r.HeapMiB = served.RSSMiB, served.PrivateMiB, served.HeapMiB
+	r.StoreRSSMiB, r.IndexRSSMiB = served.StoreRSSMiB, served.IndexRSSMiB
 
 	// And after losing the index: rebuilt from the store.
 	if err := os.RemoveAll(filepath.Join(dir, "index")); err != nil {
@@ -157,6 +160,7 @@ func serveOne(dir string, owners, n int) error {
 	runtime.ReadMemStats(&ms)
 	r.HeapMiB = float64(ms.HeapInuse) / (1 << 20)
 	r.RSSMiB, r.PrivateMiB = rssMiB()
+	r.StoreRSSMiB, r.IndexRSSMiB = mappedMiB(dir)
 	return json.NewEncoder(os.Stdout).Encode(r)
 }
 
@@ -248,6 +252,32 @@ func rssMiB() (total, private float64) {
 		}
 	}
 	return total, private
+}
+
+// mappedMiB is how much of the resident memory is pages of the storage's
+// files mapped into the process: memory.db (bbolt) and the index's segments.
+func mappedMiB(dir string) (store, index float64) {
+	b, err := os.ReadFile("/proc/self/smaps")
+	if err != nil {
+		return 0, 0
+	}
+	var into *float64
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) >= 5 && strings.Contains(f[0], "-"): // a mapping's header
+			into = nil
+			if len(f) >= 6 && f[5] == filepath.Join(dir, "memory.db") {
+				into = &store
+			} else if len(f) >= 6 && strings.HasPrefix(f[5], filepath.Join(dir, "index")+"/") {
+				into = &index
+			}
+		case len(f) >= 2 && f[0] == "Rss:" && into != nil:
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			*into += kb / 1024
+		}
+	}
+	return store, index
 }
 
 func fileSize(p string) int64 {

@@ -925,6 +925,20 @@ func benchVocabulary(n int) []string {
 	return words
 }
 
+// benchSentences makes sentences of n words of a 5,000-word vocabulary,
+// drawn with Zipf frequencies from r.
+func benchSentences(r *rand.Rand) func(n int) string {
+	vocab := benchVocabulary(5000)
+	zipf := rand.NewZipf(r, 1.1, 2, uint64(len(vocab)-1))
+	return func(n int) string {
+		ws := make([]string, n)
+		for i := range ws {
+			ws[i] = vocab[zipf.Uint64()]
+		}
+		return strings.Join(ws, " ")
+	}
+}
+
 func BenchmarkSearch(b *testing.B) {
 	const (
 		k      = 8
@@ -937,16 +951,8 @@ func BenchmarkSearch(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer x.Close()
-	vocab := benchVocabulary(5000)
 	r := rand.New(rand.NewSource(2))
-	zipf := rand.NewZipf(r, 1.1, 2, uint64(len(vocab)-1))
-	sentence := func(n int) string {
-		ws := make([]string, n)
-		for i := range ws {
-			ws[i] = vocab[zipf.Uint64()]
-		}
-		return strings.Join(ws, " ")
-	}
+	sentence := benchSentences(r)
 	ownerName := func(i int) string { return fmt.Sprintf("%032x", i*7919+1) }
 	start := time.Now()
 	var pending []index.Doc
@@ -995,4 +1001,32 @@ func BenchmarkSearch(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkApply is indexing as a bulk load does it: batches of 300
+// turn-sized memories (a transcript and its context) into one shard, the
+// share of each shard in one indexer pass.
+func BenchmarkApply(b *testing.B) {
+	x, err := index.Open(b.TempDir(), 1, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer x.Close()
+	sentence := benchSentences(rand.New(rand.NewSource(3)))
+	const batch = 300
+	docs := make([]index.Doc, batch)
+	id, seq := uint64(0), uint64(0)
+	b.ReportAllocs()
+	for b.Loop() {
+		for i := range docs {
+			id++
+			docs[i] = index.Doc{ID: id, Owner: fmt.Sprintf("%032x", id%100), Session: "s", Kind: "turn",
+				Content: "User: " + sentence(25) + "\nAssistant: " + sentence(40), Context: sentence(60)}
+		}
+		seq++
+		if err := x.Apply(docs, seq); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(id), "µs/doc")
 }

@@ -124,6 +124,16 @@ func boltOptions(timeout time.Duration) *bolt.Options {
 	}
 }
 
+// openBolt opens the file with boltOptions, and without keeping resident
+// what the open alone read.
+func openBolt(path string, timeout time.Duration) (*bolt.DB, error) {
+	b, err := bolt.Open(path, 0o600, boltOptions(timeout))
+	if err == nil {
+		releaseWalked(b)
+	}
+	return b, err
+}
+
 // Open opens (creating if needed) the store file at path. It waits at most
 // lockTimeout for the file lock; a zero timeout means one second.
 func Open(path string, lockTimeout time.Duration) (*DB, error) {
@@ -133,7 +143,7 @@ func Open(path string, lockTimeout time.Duration) (*DB, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("creating memory storage directory: %w", err)
 	}
-	b, err := bolt.Open(path, 0o600, boltOptions(lockTimeout))
+	b, err := openBolt(path, lockTimeout)
 	if errors.Is(err, bolterrors.ErrTimeout) {
 		return nil, fmt.Errorf("%w: %s is held by another process, usually another running Caddy; "+
 			"use 'caddy reload' to change the configuration of the running server, "+
@@ -219,7 +229,7 @@ func (s *DB) Compact() (before, after int64, err error) {
 	if renameErr == nil {
 		syncDir(filepath.Dir(s.path))
 	}
-	b, err := bolt.Open(s.path, 0o600, boltOptions(s.timeout))
+	b, err := openBolt(s.path, s.timeout)
 	if err != nil {
 		return 0, 0, fmt.Errorf("reopening the memory store after compaction: %w", err)
 	}
