@@ -78,12 +78,19 @@ func termHash(term string) uint32 {
 	return h
 }
 
-// stemCache maps words, lowercased, to the hash of the term they analyse
-// to, 0 for stop words. Stemming costs ten times a lookup and the same
+// stemCache maps words, lowercased, to the term they analyse to and its
+// hash, none for stop words. Stemming costs ten times a lookup and the same
 // words recur in memory after memory.
 type stemCache struct {
 	mu sync.Mutex
-	m  map[string]uint32
+	m  map[string]stem
+}
+
+// stem is what a word analyses to: a term and its hash, or hash 0 for a stop
+// word.
+type stem struct {
+	term string
+	hash uint32
 }
 
 // maxCachedWords bounds stemCache, at a few MB.
@@ -99,20 +106,21 @@ var stopWords = sync.OnceValue(func() analysis.TokenMap {
 	return m
 })
 
-// term is the hash of the term a lowercased word analyses to, 0 if none.
-func (c *stemCache) term(w []byte) uint32 {
-	if h, ok := c.m[string(w)]; ok {
-		return h
+// lookup is what a lowercased word analyses to. c.mu must be held.
+func (c *stemCache) lookup(w []byte) stem {
+	if s, ok := c.m[string(w)]; ok {
+		return s
 	}
-	var h uint32
+	var s stem
 	if !stopWords()[string(w)] {
-		h = termHash(string(analysis.BuildTermFromRunes(porterstemmer.StemWithoutLowerCasing([]rune(string(w))))))
+		s.term = string(analysis.BuildTermFromRunes(porterstemmer.StemWithoutLowerCasing([]rune(string(w)))))
+		s.hash = termHash(s.term)
 	}
 	if c.m == nil || len(c.m) >= maxCachedWords {
-		c.m = make(map[string]uint32, 1024)
+		c.m = make(map[string]stem, 1024)
 	}
-	c.m[string(w)] = h
-	return h
+	c.m[string(w)] = s
+	return s
 }
 
 // analyse appends the term hashes of text's words to hashes (word is
@@ -121,8 +129,8 @@ func (c *stemCache) analyse(text string, hashes []uint32, word *[]byte) []uint32
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	words(text, word, func(w []byte) {
-		if h := c.term(w); h != 0 {
-			hashes = append(hashes, h)
+		if s := c.lookup(w); s.hash != 0 {
+			hashes = append(hashes, s.hash)
 		}
 	})
 	return hashes

@@ -3,7 +3,6 @@ package index
 import (
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
-	"github.com/blevesearch/bleve/v2/analysis/lang/en"
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search"
 	bleveindex "github.com/blevesearch/bleve_index_api"
@@ -12,10 +11,12 @@ import (
 // MappingVersion names the mapping below. A shard built with another version
 // is rebuilt from the store at start, so changing the mapping or analyzers
 // needs only a new version string.
-const MappingVersion = "2"
+// Version 3: the index's own analyzer (analyzer.go) instead of Bleve's "en",
+// with the same terms.
+const MappingVersion = "3"
 
 // contentAnalyzer analyses memory text and query text alike.
-const contentAnalyzer = en.AnalyzerName
+const contentAnalyzer = analyzerName
 
 func init() {
 	// No BM25 length normalisation. Bleve's average field length is the
