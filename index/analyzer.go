@@ -38,8 +38,8 @@ func (memoryAnalyzer) Analyze(text []byte) analysis.TokenStream {
 	n := int32(0)
 	words(string(text), &buf, func(w []byte) {
 		n++
-		if s := stems.lookup(w); s.hash != 0 {
-			terms = append(terms, s.term...)
+		if h, term := stems.lookup(w); h != 0 {
+			terms = append(terms, term...)
 			ends = append(ends, int32(len(terms)))
 			pos = append(pos, n)
 		}

@@ -3,14 +3,9 @@ package index
 import (
 	"encoding/binary"
 	"slices"
-	"sync"
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/blevesearch/bleve/v2/analysis"
-	"github.com/blevesearch/bleve/v2/analysis/lang/en"
-	"github.com/blevesearch/bleve/v2/registry"
-	"github.com/blevesearch/go-porterstemmer"
 	"github.com/cespare/xxhash/v2"
 )
 
@@ -78,59 +73,14 @@ func termHash(term string) uint32 {
 	return h
 }
 
-// stemCache maps words, lowercased, to the term they analyse to and its
-// hash, none for stop words. Stemming costs ten times a lookup and the same
-// words recur in memory after memory.
-type stemCache struct {
-	mu sync.Mutex
-	m  map[string]stem
-}
-
-// stem is what a word analyses to: a term and its hash, or hash 0 for a stop
-// word.
-type stem struct {
-	term string
-	hash uint32
-}
-
-// maxCachedWords bounds stemCache, at a few MB.
-const maxCachedWords = 1 << 16
-
-var stems stemCache
-
-var stopWords = sync.OnceValue(func() analysis.TokenMap {
-	m, err := registry.NewCache().TokenMapNamed(en.StopName)
-	if err != nil {
-		panic("index: the English stop words are not registered: " + err.Error())
-	}
-	return m
-})
-
-// lookup is what a lowercased word analyses to. c.mu must be held.
-func (c *stemCache) lookup(w []byte) stem {
-	if s, ok := c.m[string(w)]; ok {
-		return s
-	}
-	var s stem
-	if !stopWords()[string(w)] {
-		s.term = string(analysis.BuildTermFromRunes(porterstemmer.StemWithoutLowerCasing([]rune(string(w)))))
-		s.hash = termHash(s.term)
-	}
-	if c.m == nil || len(c.m) >= maxCachedWords {
-		c.m = make(map[string]stem, 1024)
-	}
-	c.m[string(w)] = s
-	return s
-}
-
 // analyse appends the term hashes of text's words to hashes (word is
 // scratch space for words).
 func (c *stemCache) analyse(text string, hashes []uint32, word *[]byte) []uint32 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	words(text, word, func(w []byte) {
-		if s := c.lookup(w); s.hash != 0 {
-			hashes = append(hashes, s.hash)
+		if h, _ := c.lookup(w); h != 0 {
+			hashes = append(hashes, h)
 		}
 	})
 	return hashes
