@@ -8,10 +8,10 @@ import (
 )
 
 // settle waits until the process is idle: after a preload, Bleve goes on
-// merging the segments of the freshly loaded index for a while (a minute or
-// more at a million memories), which a server that has been running would
-// have done long before. Measuring through it measures the preload. Idle is
-// under a tenth of a core for two seconds in a row; it gives up after max.
+// merging the segments of the freshly loaded index for a while (minutes at a
+// million memories), which a server that has been running would have done
+// long before. Measuring through it measures the preload. Idle is under a
+// tenth of a core for two seconds in a row; it gives up after max.
 func settle(max time.Duration) {
 	start := time.Now()
 	cpu := func() time.Duration {
