@@ -33,18 +33,12 @@ func (memoryAnalyzer) Analyze(text []byte) analysis.TokenStream {
 	terms := make([]byte, 0, len(text))   // the terms, one after another
 	ends := make([]int32, 0, len(text)/5) // where each term ends in terms
 	pos := make([]int32, 0, len(text)/5)
-	stems.mu.Lock()
-	var buf []byte
-	n := int32(0)
-	words(string(text), &buf, func(w []byte) {
-		n++
-		if h, term := stems.lookup(w); h != 0 {
-			terms = append(terms, term...)
-			ends = append(ends, int32(len(terms)))
-			pos = append(pos, n)
-		}
+	var word []byte
+	stems.each(string(text), &word, func(at int32, _ uint32, term []byte) {
+		terms = append(terms, term...)
+		ends = append(ends, int32(len(terms)))
+		pos = append(pos, at)
 	})
-	stems.mu.Unlock()
 	toks := make([]analysis.Token, len(ends))
 	out := make(analysis.TokenStream, len(ends))
 	start := int32(0)

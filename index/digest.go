@@ -29,7 +29,8 @@ func Digest(content, context string) []byte {
 	var hashes []uint32
 	var word []byte
 	for _, text := range [2]string{content, context} {
-		hashes = stems.analyse(text, hashes[:0], &word)
+		hashes = hashes[:0]
+		stems.each(text, &word, func(_ int32, h uint32, _ []byte) { hashes = append(hashes, h) })
 		out = appendField(out, hashes)
 	}
 	return out
@@ -71,19 +72,6 @@ func termHash(term string) uint32 {
 		h = 1 // 0 marks a word that is no term (stemCache)
 	}
 	return h
-}
-
-// analyse appends the term hashes of text's words to hashes (word is
-// scratch space for words).
-func (c *stemCache) analyse(text string, hashes []uint32, word *[]byte) []uint32 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	words(text, word, func(w []byte) {
-		if h, _ := c.lookup(w); h != 0 {
-			hashes = append(hashes, h)
-		}
-	})
-	return hashes
 }
 
 // Word classes of UAX #29 word segmentation, as far as Bleve's unicode

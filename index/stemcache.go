@@ -78,6 +78,22 @@ func (c *stemCache) lookup(w []byte) (uint32, []byte) {
 	return h, term
 }
 
+// each calls fn with the term of each of text's words that has one (not a
+// stop word), its hash, and the word's position among all of text's words
+// (1 for the first). term is valid until fn returns. word is scratch space
+// for words.
+func (c *stemCache) each(text string, word *[]byte, fn func(pos int32, hash uint32, term []byte)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	pos := int32(0)
+	words(text, word, func(w []byte) {
+		pos++
+		if h, term := c.lookup(w); h != 0 {
+			fn(pos, h, term)
+		}
+	})
+}
+
 // analyseWord is what a lowercased word analyses to, uncached.
 func analyseWord(w []byte) (uint32, []byte) {
 	if stopWords()[string(w)] {
