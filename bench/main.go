@@ -27,6 +27,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"runtime"
+	"runtime/pprof"
 	"runtime/trace"
 	"strconv"
 	"strings"
@@ -63,6 +65,7 @@ func main() {
 	shards := flag.Int("shards", engine.DefaultShards, "index shards of the storages created (index_shards)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the measured traffic (A/B mode; after the preload) to this file")
 	traceFile := flag.String("trace", "", "write an execution trace of the one-client rounds (A/B mode) to this file, for go tool trace")
+	memprofile := flag.String("memprofile", "", "write the process's allocations up to the end of the one-client rounds (A/B mode) to this file, and up to their start to this file with .base appended: go tool pprof -diff_base FILE.base FILE shows theirs")
 	flag.Parse()
 	log.SetFlags(0)
 
@@ -85,7 +88,7 @@ func main() {
 	default:
 		err = ab(abConfig{memories: *memories, owners: *owners, rounds: *rounds, duration: *duration,
 			concurrency: *concurrency, latencyRounds: *latencyRounds, settle: *settleMax, delay: *delay, chunks: *chunks, chunkDelay: *chunkDelay, dir: *dir, keep: *keep, shards: *shards,
-			cpuprofile: *cpuprofile, trace: *traceFile})
+			cpuprofile: *cpuprofile, trace: *traceFile, memprofile: *memprofile})
 	}
 	if err != nil {
 		log.Fatalf("bench: %v", err)
@@ -97,7 +100,7 @@ type abConfig struct {
 	latencyRounds                                         int
 	settle                                                time.Duration
 	duration, delay, chunkDelay                           time.Duration
-	dir, keep, cpuprofile, trace                          string
+	dir, keep, cpuprofile, trace, memprofile              string
 }
 
 // upstream is the fake LLM API: answers after delay, streaming when asked.
@@ -267,6 +270,12 @@ http://127.0.0.1:%d {
 		}
 		defer trace.Stop()
 	}
+	if err := writeAllocs(c.memprofile, ".base"); err != nil {
+		return err
+	}
+	var gcBefore runtime.MemStats
+	runtime.ReadMemStats(&gcBefore)
+	singleStart := time.Now()
 	for round := range c.latencyRounds {
 		order := targets
 		if round%2 == 1 {
@@ -276,8 +285,36 @@ http://127.0.0.1:%d {
 			results[t.name+"/single"] = append(results[t.name+"/single"], run(client, t, bodies, 1, c.duration, false))
 		}
 	}
+	singleEnd := time.Now()
+	var gcAfter runtime.MemStats
+	runtime.ReadMemStats(&gcAfter)
+	if err := writeAllocs(c.memprofile, ""); err != nil {
+		return err
+	}
 	report(c, results, up)
+	if c.latencyRounds > 0 {
+		// Collections are what the slowest of these requests overlapped
+		// (trace tasks at 1M): how often they come says how many a p99 sees.
+		took := singleEnd.Sub(singleStart)
+		fmt.Printf("one-client rounds (whole process: servers, upstream and clients): %d garbage collections in %s, %.1f MB/s allocated, heap goal %d MiB\n",
+			gcAfter.NumGC-gcBefore.NumGC, took.Round(time.Second),
+			float64(gcAfter.TotalAlloc-gcBefore.TotalAlloc)/1e6/took.Seconds(), gcAfter.NextGC>>20)
+	}
 	return nil
+}
+
+// writeAllocs writes the process's allocation profile so far to path with
+// suffix appended; nothing when path is empty.
+func writeAllocs(path, suffix string) error {
+	if path == "" {
+		return nil
+	}
+	f, err := os.Create(path + suffix)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return pprof.Lookup("allocs").WriteTo(f, 0)
 }
 
 type target struct {

@@ -1003,30 +1003,34 @@ func BenchmarkSearch(b *testing.B) {
 	})
 }
 
-// BenchmarkApply is indexing as a bulk load does it: batches of 300
-// turn-sized memories (a transcript and its context) into one shard, the
-// share of each shard in one indexer pass.
+// BenchmarkApply is indexing into one shard as the indexer does it: in a
+// bulk load, batches of 300 turn-sized memories (a transcript and its
+// context), each shard's share of one pass; while proxying, batches of 2,
+// a shard's share of one tick's turns.
 func BenchmarkApply(b *testing.B) {
-	x, err := index.Open(b.TempDir(), 1, 0)
-	if err != nil {
-		b.Fatal(err)
+	for _, batch := range []int{300, 2} {
+		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
+			x, err := index.Open(b.TempDir(), 1, 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer x.Close()
+			sentence := benchSentences(rand.New(rand.NewSource(3)))
+			docs := make([]index.Doc, batch)
+			id, seq := uint64(0), uint64(0)
+			b.ReportAllocs()
+			for b.Loop() {
+				for i := range docs {
+					id++
+					docs[i] = index.Doc{ID: id, Owner: fmt.Sprintf("%032x", id%100), Session: "s", Kind: "turn",
+						Content: "User: " + sentence(25) + "\nAssistant: " + sentence(40), Context: sentence(60)}
+				}
+				seq++
+				if err := x.Apply(docs, seq); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(id), "µs/doc")
+		})
 	}
-	defer x.Close()
-	sentence := benchSentences(rand.New(rand.NewSource(3)))
-	const batch = 300
-	docs := make([]index.Doc, batch)
-	id, seq := uint64(0), uint64(0)
-	b.ReportAllocs()
-	for b.Loop() {
-		for i := range docs {
-			id++
-			docs[i] = index.Doc{ID: id, Owner: fmt.Sprintf("%032x", id%100), Session: "s", Kind: "turn",
-				Content: "User: " + sentence(25) + "\nAssistant: " + sentence(40), Context: sentence(60)}
-		}
-		seq++
-		if err := x.Apply(docs, seq); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(id), "µs/doc")
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search"
 	bleveindex "github.com/blevesearch/bleve_index_api"
+	zap "github.com/blevesearch/zapx/v16"
 )
 
 // MappingVersion names the mapping below. A shard built with another version
@@ -26,6 +27,17 @@ func init() {
 	// Measured on LoCoMo: recall@5 0.540 with b = 0.75, 0.576 with b = 0.
 	// (A Bleve package setting: it applies to every BM25 index in the process.)
 	search.BM25_b = 0
+
+	// Buffers sized for the small segments this index makes. A new segment
+	// reserved room for 100 documents more than it holds, at the size per
+	// document of the last one built, and a merge wrote through a 1 MiB
+	// buffer: while proxying, a shard's segment holds a turn or two, and
+	// those two buffers were 0.46 MB of the 1.6 MB each allocated with its
+	// merges (BenchmarkApply/batch=2), the churn behind the collections that
+	// the slowest requests overlapped. Both buffers still grow as needed.
+	// (Package settings of zapx, like BM25_b above.)
+	zap.NewSegmentBufferNumResultsBump = 4
+	zap.DefaultFileMergerBufferSize = 64 << 10
 }
 
 func newMapping() mapping.IndexMapping {
