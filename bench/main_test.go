@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -23,13 +24,20 @@ func TestMain(m *testing.M) {
 }
 
 func TestABRunsBothServers(t *testing.T) {
+	allocs := filepath.Join(t.TempDir(), "allocs.prof")
 	out := captureStdout(t, func() error {
 		return ab(abConfig{memories: 300, owners: 20, rounds: 1, latencyRounds: 1, duration: 300 * time.Millisecond, concurrency: 2,
-			delay: time.Millisecond, chunks: 3, chunkDelay: time.Millisecond, dir: t.TempDir()})
+			delay: time.Millisecond, chunks: 3, chunkDelay: time.Millisecond, dir: t.TempDir(), memprofile: allocs})
 	})
-	for _, want := range []string{"JSON requests/s", "SSE first byte p50", "memory injected memories into", "0 failed requests", "one client (1 rounds): p50 "} {
+	for _, want := range []string{"JSON requests/s", "SSE first byte p50", "memory injected memories into", "0 failed requests", "one client (1 rounds): p50 ",
+		"garbage collections in", "MB/s allocated"} {
 		if !bytes.Contains(out, []byte(want)) {
 			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	for _, f := range []string{allocs + ".base", allocs} {
+		if st, err := os.Stat(f); err != nil || st.Size() == 0 {
+			t.Errorf("-memprofile: %s not written (%v)", f, err)
 		}
 	}
 }
