@@ -26,10 +26,16 @@ const (
 	// each shard is indexed every few seconds, in a steady rotation instead
 	// of a burst. At 100k memories and ~300 proxied turns/s, indexing every
 	// shard every second took 37% of the CPU and cut proxy throughput to
-	// 0.7 of bare reverse_proxy (bench -cpuprofile).
+	// 0.7 of bare reverse_proxy (bench -cpuprofile). With 8 shards a tick
+	// instead of 16 (each shard every ~8 s instead of ~4 under sustained
+	// writes), segments hold twice the turns: at 1M memories the process's
+	// CPU in the A/B fell by a tenth (Scorch's persisting and merging by
+	// about 40%) and its allocation rate by 10-16%. Owners with up to
+	// DefaultLocalSearchMax memories are searched from their records and see
+	// a turn at once; only larger ones wait for the index.
 	indexEvery      = time.Second
-	segmentsPerTick = 16
-	indexAtMost     = 5 // ticks: the longest a proxied turn waits to be searchable
+	segmentsPerTick = 8
+	indexAtMost     = 10 // ticks: the longest a proxied turn waits to be searchable
 	// indexBatch is the most changes one pass reads. During a bulk load a
 	// pass spreads them over every shard, and each shard's share becomes a
 	// segment that merges then rewrite: with 5,000 a segment held ~80
