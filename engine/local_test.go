@@ -226,3 +226,31 @@ func TestLocalSearchOnlyForSmallOwners(t *testing.T) {
 		t.Errorf("large owner: %d memories found, want none: the index has none", len(got))
 	}
 }
+
+// A memory restated in other case and punctuation (under another key, so
+// the store keeps both) is injected once, whether the owner is searched
+// through its records or through the index.
+func TestSearchDropsRestatements(t *testing.T) {
+	for _, max := range []int{0, -1} { // records, index
+		e := open(t, t.TempDir(), 1)
+		e.cfg.LocalSearchMax = max
+		owner := e.OwnerID("sk-tea")
+		_, err := e.Write(func(tx *store.Tx) error {
+			for i, c := range []string{"I like green tea with honey.", "i like GREEN tea, with honey", "My cat is called Miso."} {
+				if _, _, err := tx.Upsert(owner, store.Put{Kind: "note", Key: fmt.Sprint("k", i), Content: c}); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		settle(t, e)
+		got := search(t, e, owner, "what tea do I like with honey?")
+		if n := strings.Count(strings.ToLower(contents(got)), "green tea"); n != 1 {
+			t.Errorf("local search max %d: the restated memory came %d times, want once: %q", max, n, contents(got))
+		}
+		closeEngine(t, e)
+	}
+}
