@@ -85,7 +85,6 @@ func (e *Engine) searchLocal(r SearchRequest, terms []string, size int, now time
 	// bytes a swap instead of a Peek and a Match.
 	scratch := localScratchPool.Get().(*localScratch)
 	defer scratch.release()
-	peeks, matches := scratch.peeks, scratch.matches
 	sc := e.index.NewScorer(r.Owner, terms)
 	l := localResult{scorer: sc}
 	// Terms in the content of any active memory (what the owner has said),
@@ -98,7 +97,6 @@ func (e *Engine) searchLocal(r SearchRequest, terms []string, size int, now time
 		if ok = n <= e.localSearchMax(); err != nil || !ok {
 			return err
 		}
-		peeks, matches = slices.Grow(peeks, n), slices.Grow(matches, n)
 		err = tx.PeekAll(r.Owner, func(p *store.Peek) error {
 			if !p.Active(now) {
 				return nil
@@ -118,22 +116,21 @@ func (e *Engine) searchLocal(r SearchRequest, terms []string, size int, now time
 			if r.OnlySession && !p.InSession(r.Session) {
 				return nil
 			}
-			peeks, matches = append(peeks, *p), append(matches, match)
+			scratch.peeks, scratch.matches = append(scratch.peeks, *p), append(scratch.matches, match)
 			inContext |= match.Context
 			return nil
 		})
-		scratch.peeks, scratch.matches = peeks, matches // to be released, however large they grew
 		if err != nil {
 			return err
 		}
 		if err := sc.Load(l.has, inContext); err != nil {
 			return err
 		}
-		all := scratch.all
+		peeks, matches := scratch.peeks, scratch.matches
 		for i := range peeks {
-			all = append(all, localScored{i, sc.Score(&matches[i])})
+			scratch.all = append(scratch.all, localScored{i, sc.Score(&matches[i])})
 		}
-		scratch.all = all
+		all := scratch.all
 		// Best first, newer first on ties, as the index orders its hits.
 		slices.SortFunc(all, func(a, b localScored) int {
 			if c := cmp.Compare(b.score, a.score); c != 0 {
