@@ -121,19 +121,8 @@ func boltOptions(timeout time.Duration) *bolt.Options {
 		// proxied requests 10% of throughput (bench: 0.86 -> 0.77 of bare).
 		NoFreelistSync: true,
 		FreelistType:   bolt.FreelistMapType,
-		PageSize:       pageSize,
 	}
 }
-
-// pageSize is the page size of new files; a file keeps the size it was made
-// with until compacted. bbolt leaves at least two records on the right of a
-// split, so with 4 KB pages, which hold four turn-sized records (~800 bytes
-// with their digest), every page but an owner's last kept two: at 1M
-// memories the record pages were 43% full, the file was twice its data, and
-// a search read some 38 pages an owner instead of 6. 16 KB pages end 89%
-// full. The price is an owner's minimum: one page, so an owner with a
-// single memory takes 16 KB where it took 4.
-const pageSize = 16 << 10
 
 // openBolt opens the file with boltOptions, and without keeping resident
 // what the open alone read.
