@@ -30,7 +30,7 @@ func TestABRunsBothServers(t *testing.T) {
 			delay: time.Millisecond, chunks: 3, chunkDelay: time.Millisecond, dir: t.TempDir(), memprofile: allocs})
 	})
 	for _, want := range []string{"JSON requests/s", "SSE first byte p50", "memory injected memories into", "0 failed requests", "one client (1 rounds): p50 ",
-		"garbage collections in", "MB/s allocated"} {
+		"one client, rounds pooled (", "garbage collections in", "MB/s allocated"} {
 		if !bytes.Contains(out, []byte(want)) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}
@@ -39,6 +39,22 @@ func TestABRunsBothServers(t *testing.T) {
 		if st, err := os.Stat(f); err != nil || st.Size() == 0 {
 			t.Errorf("-memprofile: %s not written (%v)", f, err)
 		}
+	}
+}
+
+// TestPctInterval: the interval of a p99 over 900 requests runs from the
+// 15th to the 4th slowest, around the 9th.
+func TestPctInterval(t *testing.T) {
+	v := make([]float64, 900)
+	for i := range v {
+		v[len(v)-1-i] = float64(i) // any order
+	}
+	lo, hi := pctInterval(v, 99)
+	if lo != 885 || hi != 896 || pct(v, 99) != 891 {
+		t.Errorf("p99 %v in [%v, %v], want 891 in [885, 896]", pct(v, 99), lo, hi)
+	}
+	if lo, hi := pctInterval(nil, 99); lo != 0 || hi != 0 {
+		t.Errorf("no requests: [%v, %v]", lo, hi)
 	}
 }
 
