@@ -481,9 +481,10 @@ func report(c abConfig, results map[string][]measure, up *upstream) {
 			stat("memory/single", func(m measure) float64 { return pct(m.search, 50) }),
 			stat("memory/single", func(m measure) float64 { return pct(m.search, 99) }))
 		bare, mem := pooled(results["bare/single"]), pooled(results["memory/single"])
+		bp, mp := pct(bare, 99), pct(mem, 99)
 		lo, hi := pctInterval(mem, 99)
 		fmt.Printf("one client, rounds pooled (%d and %d requests): added p99 %+.2f ms; memory's p99 %.2f ms (95%% interval %.2f to %.2f ms), bare's %.2f ms\n",
-			len(bare), len(mem), pct(mem, 99)-pct(bare, 99), pct(mem, 99), lo, hi, pct(bare, 99))
+			len(bare), len(mem), mp-bp, mp, lo, hi, bp)
 	}
 }
 
