@@ -128,9 +128,9 @@ func TestFailOpenAndFailClosed(t *testing.T) {
 		t.Run(fmt.Sprintf("fail_closed=%v", closed), func(t *testing.T) {
 			h := provisioned(t, &Handler{FailClosed: closed})
 			// The owner has a memory the question matches, so retrieval
-			// reaches the index, and the index is closed: it fails.
+			// reads the store, and the store is closed: it fails.
 			remember(t, h, "User lives in Lisbon.")
-			h.engine.Index().Close()
+			h.engine.Store().Close()
 
 			body := chatBody(false, msg("user", "Where do I live?"))
 			var upstreamGot []byte

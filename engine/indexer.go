@@ -215,8 +215,13 @@ func (e *Engine) indexPass(choose func(pending map[int]bool, full bool) map[int]
 // shards in only, skipping changes a shard already holds (up to through). A
 // memory that is gone or inactive becomes a delete, so replaying a change
 // is always safe.
+//
+// Only owners the index holds are indexed (see enrolment); the changes of
+// others are passed over, and an owner that has outgrown searching its
+// records is enrolled with all of its memories.
 func (e *Engine) docs(changes []store.Change, only map[int]bool, through []uint64) ([]index.Doc, error) {
 	seen := make(map[uint64]bool, len(changes))
+	held := make(map[string]bool) // owner -> index it (after enrolling it in this pass)
 	var docs []index.Doc
 	err := e.store.View(func(tx *store.Tx) error {
 		now := time.Now()
@@ -225,6 +230,24 @@ func (e *Engine) docs(changes []store.Change, only map[int]bool, through []uint6
 			c := changes[i]
 			shard := e.index.ShardOf(c.Owner)
 			if seen[c.ID] || !only[shard] || c.Seq <= through[shard] {
+				continue
+			}
+			h, known := held[c.Owner]
+			if !known {
+				var enrol bool
+				var err error
+				if h, enrol, err = e.enrolment(tx, c.Owner); err != nil {
+					return err
+				}
+				if enrol {
+					if docs, err = enrolDocs(tx, c.Owner, now, docs); err != nil {
+						return err
+					}
+					// All its memories are in: its other changes add nothing.
+				}
+				held[c.Owner] = h
+			}
+			if !h {
 				continue
 			}
 			seen[c.ID] = true
@@ -243,6 +266,31 @@ func (e *Engine) docs(changes []store.Change, only map[int]bool, through []uint6
 		return nil
 	})
 	return docs, err
+}
+
+// enrolment says whether the index already holds owner, and, if not,
+// whether it should from now on: an owner with more memories than a search
+// reads from its records. Smaller owners are never searched in the index,
+// so their memories stay out of it: at a million memories over 10,000
+// owners, indexing them was most of the CPU of a bulk load (segments,
+// merges, analysis) and a third of the index's files.
+func (e *Engine) enrolment(tx *store.Tx, owner string) (held, enrol bool, err error) {
+	if held, err = e.index.Holds(owner); err != nil || held {
+		return held, false, err
+	}
+	n, err := tx.CountAtMost(owner, e.localSearchMax())
+	return false, n > e.localSearchMax(), err
+}
+
+// enrolDocs appends all of owner's active memories and its enrolment.
+func enrolDocs(tx *store.Tx, owner string, now time.Time, docs []index.Doc) ([]index.Doc, error) {
+	err := tx.ForEach(owner, func(m *store.Memory) error {
+		if m.Active(now) {
+			docs = append(docs, docOf(m))
+		}
+		return nil
+	})
+	return append(docs, index.Doc{Owner: owner, Enrol: true}), err
 }
 
 func docOf(m *store.Memory) index.Doc {
@@ -373,13 +421,20 @@ func (e *Engine) rebuildShard(i int) error {
 				if e.index.ShardOf(owner) != i {
 					return nil
 				}
-				return tx.ForEach(owner, func(m *store.Memory) error {
+				if n, err := tx.CountAtMost(owner, e.localSearchMax()); err != nil || n <= e.localSearchMax() {
+					return err // searched from its records (see enrolment)
+				}
+				err := tx.ForEach(owner, func(m *store.Memory) error {
 					if !m.Active(now) {
 						return nil
 					}
 					docs++
 					return add(docOf(m))
 				})
+				if err != nil {
+					return err
+				}
+				return add(index.Doc{Owner: owner, Enrol: true})
 			})
 		})
 	})

@@ -71,8 +71,17 @@ func (s *localScratch) release() {
 // searchLocal scores every active memory of a small owner against the
 // query, with the same BM25 as the index (index.Scorer), keeping the best
 // size. It reports false, having done nothing, when the owner has more than
-// localSearchMax memories. Unlike the index, it also sees memories written
-// since the last indexing pass. terms are the query's (index.Terms).
+// localSearchMax memories and the index holds it. Unlike the index, it also
+// sees memories written since the last indexing pass. terms are the query's
+// (index.Terms).
+//
+// Terms are weighed by the owner's own statistics (how many of its active
+// memories hold each), not its index shard's: the index holds only larger
+// owners, and what other owners say should not decide what this one is
+// reminded of. On LoCoMo, whose owners each have a shard of their own, the
+// two agree; with all five owners in one shard, shard statistics injected
+// something for 12.3% of questions from another conversation instead of
+// 6.7%, for recall@5 0.678 instead of 0.664.
 //
 // Memories are matched by the term digest in their records; only the kept
 // ones are decoded. A record written without a digest (by an earlier
@@ -87,15 +96,21 @@ func (e *Engine) searchLocal(r SearchRequest, terms []string, size int, now time
 	defer scratch.release()
 	sc := e.index.NewScorer(r.Owner, terms)
 	l := localResult{scorer: sc}
-	// Terms in the content of any active memory (what the owner has said),
-	// and in the context of the results.
-	var inContext uint32
+	var counts index.Counts // of all the owner's active memories
 	var match index.Match
 	var ok bool
 	err := e.store.View(func(tx *store.Tx) (err error) {
 		n, err := tx.CountAtMost(r.Owner, e.localSearchMax())
-		if ok = n <= e.localSearchMax(); err != nil || !ok {
+		if ok = n <= e.localSearchMax(); err != nil {
 			return err
+		}
+		if !ok {
+			// Until the indexer has enrolled a grown owner (or while its
+			// shard is rebuilt), only its records have all its memories.
+			held, err := e.index.Holds(r.Owner)
+			if ok = !held; err != nil || held {
+				return err
+			}
 		}
 		err = tx.PeekAll(r.Owner, func(p *store.Peek) error {
 			if !p.Active(now) {
@@ -109,6 +124,7 @@ func (e *Engine) searchLocal(r SearchRequest, terms []string, size int, now time
 				}
 				found = sc.Match(m.Content, m.Context, &match)
 			}
+			counts.Add(&match)
 			if !found {
 				return nil
 			}
@@ -117,15 +133,12 @@ func (e *Engine) searchLocal(r SearchRequest, terms []string, size int, now time
 				return nil
 			}
 			scratch.peeks, scratch.matches = append(scratch.peeks, *p), append(scratch.matches, match)
-			inContext |= match.Context
 			return nil
 		})
 		if err != nil {
 			return err
 		}
-		if err := sc.Load(l.has, inContext); err != nil {
-			return err
-		}
+		sc.UseCounts(&counts)
 		peeks, matches := scratch.peeks, scratch.matches
 		for i := range peeks {
 			scratch.all = append(scratch.all, localScored{i, sc.Score(&matches[i])})

@@ -22,10 +22,10 @@ var localVocabulary = strings.Fields(`lisbon porto peanuts shellfish allergy mar
 // seedVaried writes, for each owner, n memories of a few random words
 // each (facts and transcript turns with context, in two sessions, one
 // expired and one deleted), and returns the owner ids. Owners are named
-// prefix-0, prefix-1, ...
-func seedVaried(t *testing.T, e *Engine, prefix string, owners, n int) []string {
+// prefix-0, prefix-1, ...; seed picks the words.
+func seedVaried(t *testing.T, e *Engine, prefix string, owners, n int, seed int64) []string {
 	t.Helper()
-	rng := rand.New(rand.NewSource(7))
+	rng := rand.New(rand.NewSource(seed))
 	words := func(k int) string {
 		ws := make([]string, k)
 		for i := range ws {
@@ -69,32 +69,41 @@ func seedVaried(t *testing.T, e *Engine, prefix string, owners, n int) []string 
 }
 
 // TestLocalSearchAgreesWithIndex: a small owner's memories are scored
-// directly instead of through the index; what a request gets injected must
-// not change: the same memories, in the same order, with scores that
-// differ from the index's by one factor per query.
+// directly instead of through the index, with the owner's own statistics.
+// Where those are the shard's (an owner alone in it), what a request gets
+// injected must be what the index finds: the same memories, in the same
+// order, with scores that differ from the index's by one factor per query.
 func TestLocalSearchAgreesWithIndex(t *testing.T) {
-	e := open(t, t.TempDir(), 2)
-	defer closeEngine(t, e)
-	owners := seedVaried(t, e, "local", 6, 40)
-	settle(t, e)
-	compareLocalWithIndex(t, e, owners)
+	compared := 0
+	for seed := range int64(6) {
+		e := open(t, t.TempDir(), 1)
+		owners := seedVaried(t, e, "local", 1, 40, seed)
+		settle(t, e)
+		compared += compareLocalWithIndex(t, e, owners)
+		closeEngine(t, e)
+	}
+	if compared < 60 {
+		t.Fatalf("only %d searches found anything; the comparison says little", compared)
+	}
 }
 
-// TestLocalSearchReadsRecordsWithoutDigest: memories written by a version
-// that kept no term digest in their records are matched by their text,
-// with the same results.
-func TestLocalSearchReadsRecordsWithoutDigest(t *testing.T) {
-	e := open(t, t.TempDir(), 2)
+// TestLocalSearchIgnoresOtherOwners: what one owner is reminded of does not
+// depend on what others store, even in the same index shard.
+func TestLocalSearchIgnoresOtherOwners(t *testing.T) {
+	e := open(t, t.TempDir(), 1)
 	defer closeEngine(t, e)
-	e.store.SetDigest(nil)
-	owners := seedVaried(t, e, "earlier", 3, 40)
-	e.store.SetDigest(index.Digest)
-	owners = append(owners, seedVaried(t, e, "later", 3, 40)...)
-	// And an owner with both kinds of record.
+	e.cfg.LocalSearchMax = 0
+	owner := seedVaried(t, e, "alone", 1, 40, 1)[0]
+	queries := []string{"peanuts allergy", "which flights seats do I like", "coffee breakfast vegetarian sushi budget holiday"}
+	before := map[string][]Result{}
+	for _, q := range queries {
+		before[q] = search(t, e, owner, q)
+	}
+	// Others who talk of nothing but flights and coffee.
+	seedVaried(t, e, "crowd", 20, 40, 2)
 	_, err := e.Write(func(tx *store.Tx) error {
-		for i, w := range localVocabulary {
-			p := store.Put{Kind: "note", Content: fmt.Sprintf("User later mentioned %s and %s", w, localVocabulary[(i*7)%len(localVocabulary)])}
-			if _, _, err := tx.Upsert(owners[0], p); err != nil {
+		for i := range 200 {
+			if _, _, err := tx.Upsert(e.OwnerID(fmt.Sprintf("crowd-%d", i%20)), store.Put{Kind: "note", Content: fmt.Sprintf("User books flights with coffee, trip %d", i)}); err != nil {
 				return err
 			}
 		}
@@ -103,35 +112,65 @@ func TestLocalSearchReadsRecordsWithoutDigest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mixed := map[bool]int{}
-	var digested, not int
-	err = e.store.View(func(tx *store.Tx) error {
-		for i, owner := range owners {
-			err := tx.PeekAll(owner, func(p *store.Peek) error {
-				if p.Terms() == nil {
-					not++
-				} else {
-					digested++
-				}
-				if i == 0 {
-					mixed[p.Terms() == nil]++
+	settle(t, e)
+	for _, q := range queries {
+		after := search(t, e, owner, q)
+		if len(before[q]) == 0 || ids(after) != ids(before[q]) {
+			t.Fatalf("%q: %s before the others wrote, %s after", q, ids(before[q]), ids(after))
+		}
+		for i := range after {
+			if after[i].Score != before[q][i].Score {
+				t.Errorf("%q: result %d scored %g, then %g once others wrote", q, i, before[q][i].Score, after[i].Score)
+			}
+		}
+	}
+}
+
+// TestLocalSearchReadsRecordsWithoutDigest: memories written by a version
+// that kept no term digest in their records are matched by their text,
+// with the same results; so are those of an owner with both kinds.
+func TestLocalSearchReadsRecordsWithoutDigest(t *testing.T) {
+	compared := 0
+	for seed, mixed := range []bool{false, true} {
+		e := open(t, t.TempDir(), 1)
+		e.store.SetDigest(nil)
+		owner := seedVaried(t, e, "earlier", 1, 40, int64(seed))[0]
+		e.store.SetDigest(index.Digest)
+		if mixed {
+			_, err := e.Write(func(tx *store.Tx) error {
+				for i, w := range localVocabulary {
+					p := store.Put{Kind: "note", Content: fmt.Sprintf("User later mentioned %s and %s", w, localVocabulary[(i*7)%len(localVocabulary)])}
+					if _, _, err := tx.Upsert(owner, p); err != nil {
+						return err
+					}
 				}
 				return nil
 			})
 			if err != nil {
-				return err
+				t.Fatal(err)
 			}
 		}
-		return nil
-	})
-	if err != nil || digested < 100 || not < 60 || mixed[true] == 0 || mixed[false] == 0 {
-		t.Fatalf("%d records with a digest, %d without, the first owner's %v (%v): the test needs both", digested, not, mixed, err)
+		kinds := map[bool]int{}
+		err := e.store.View(func(tx *store.Tx) error {
+			return tx.PeekAll(owner, func(p *store.Peek) error {
+				kinds[p.Terms() != nil]++
+				return nil
+			})
+		})
+		if err != nil || kinds[false] < 30 || (kinds[true] > 0) != mixed {
+			t.Fatalf("records with a digest and without: %v (%v); the test needs mixed=%v", kinds, err, mixed)
+		}
+		settle(t, e)
+		compared += compareLocalWithIndex(t, e, []string{owner})
+		closeEngine(t, e)
 	}
-	settle(t, e)
-	compareLocalWithIndex(t, e, owners)
+	if compared < 20 {
+		t.Fatalf("only %d searches found anything; the comparison says little", compared)
+	}
 }
 
-func compareLocalWithIndex(t *testing.T, e *Engine, owners []string) {
+// compareLocalWithIndex returns how many searches found something to compare.
+func compareLocalWithIndex(t *testing.T, e *Engine, owners []string) int {
 	t.Helper()
 	queries := []string{
 		"what do I remember about lisbon and porto?",
@@ -178,9 +217,7 @@ func compareLocalWithIndex(t *testing.T, e *Engine, owners []string) {
 			}
 		}
 	}
-	if compared < 60 {
-		t.Fatalf("only %d searches found anything; the comparison says little", compared)
-	}
+	return compared
 }
 
 func ids(rs []Result) string {
@@ -253,4 +290,84 @@ func TestSearchDropsRestatements(t *testing.T) {
 		}
 		closeEngine(t, e)
 	}
+}
+
+// TestIndexHoldsOnlyOwnersPastLocalSearch: owners searched from their
+// records stay out of the index; one that outgrows that is enrolled with all
+// its memories, stays enrolled, and a rebuild keeps the same owners.
+func TestIndexHoldsOnlyOwnersPastLocalSearch(t *testing.T) {
+	e, err := Open(Config{Dir: t.TempDir(), Shards: 2, LockTimeout: 200 * time.Millisecond, LocalSearchMax: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeEngine(t, e)
+	small, large := e.OwnerID("small"), e.OwnerID("large")
+	var largeIDs []uint64
+	add := func(owner string, n int) {
+		t.Helper()
+		_, err := e.Write(func(tx *store.Tx) error {
+			for range n {
+				m, _, err := tx.Upsert(owner, store.Put{Kind: "note", Content: fmt.Sprintf("User keeps bees, hive %d", rand.Int())})
+				if err != nil {
+					return err
+				}
+				if owner == large {
+					largeIDs = append(largeIDs, m.ID)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		settle(t, e)
+	}
+	check := func(when string, smallHeld bool, docs uint64) {
+		t.Helper()
+		for owner, want := range map[string]bool{small: smallHeld, large: true} {
+			if held, err := e.index.Holds(owner); err != nil || held != want {
+				t.Errorf("%s: index holds owner %s: %v (%v), want %v", when, owner[:6], held, err, want)
+			}
+		}
+		if st, err := e.Stats(); err != nil || st.IndexedDocs != docs {
+			t.Errorf("%s: %d documents indexed (%v), want %d", when, st.IndexedDocs, err, docs)
+		}
+		if got := search(t, e, large, "bees"); len(got) != len(largeIDs) {
+			t.Errorf("%s: the large owner's search found %d, want %d", when, len(got), len(largeIDs))
+		}
+	}
+	add(small, 3)
+	add(large, 5)
+	check("3 and 5 memories", false, 5)
+	add(small, 1)
+	check("the small owner grown to 4", true, 9)
+	if err := e.Reindex(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	check("after a rebuild", true, 9)
+	// Shrunk below the limit, an owner stays enrolled and its deletes apply.
+	_, err = e.Write(func(tx *store.Tx) error {
+		for _, id := range largeIDs[:3] {
+			if err := tx.Purge(large, id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	largeIDs = largeIDs[3:]
+	settle(t, e)
+	check("the large owner shrunk to 2", true, 6)
+
+	// An owner past the limit that the index does not hold (yet, or while
+	// its shard is rebuilt) is searched from its records.
+	add(large, 3)
+	shard := e.index.ShardOf(large)
+	e.index.SetState(shard, index.Rebuilding)
+	if got := search(t, e, large, "bees"); len(got) != 5 {
+		t.Errorf("large owner during its shard's rebuild: %d memories found, want its 5 from its records", len(got))
+	}
+	e.index.SetState(shard, index.Ready)
 }

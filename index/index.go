@@ -40,7 +40,17 @@ type Doc struct {
 	// Context is searchable text around the memory, weighted less.
 	Context string
 	Delete  bool
+	// Enrol records that the index holds Owner from now on: the same batch
+	// carries all of the owner's active memories, and every later change
+	// of the owner is applied. ID and the text are ignored.
+	Enrol bool
 }
+
+// An owner is enrolled in the index once it outgrows searching its records
+// (see Holds); the mark is an internal key of its shard, written in the
+// batch that adds its memories, so a rebuilt or lost shard forgets it with
+// them.
+func enrolKey(owner string) []byte { return []byte("holds:" + owner) }
 
 // State of a shard.
 type State int
@@ -65,6 +75,26 @@ type shard struct {
 	applied atomic.Uint64 // last change sequence durably in this shard
 	path    string
 	dfs     dfCache
+	// held caches the owners known to be enrolled; a rebuild replaces it.
+	heldMu sync.Mutex
+	held   map[string]bool
+}
+
+func (s *shard) knownHeld(owner string) bool {
+	s.heldMu.Lock()
+	defer s.heldMu.Unlock()
+	return s.held[owner]
+}
+
+func (s *shard) setHeld(owners []string, reset bool) {
+	s.heldMu.Lock()
+	defer s.heldMu.Unlock()
+	if reset || s.held == nil {
+		s.held = make(map[string]bool, len(owners))
+	}
+	for _, o := range owners {
+		s.held[o] = true
+	}
 }
 
 // Index is a set of K shards in one directory.
@@ -251,13 +281,18 @@ func (x *Index) applyShard(s *shard, docs []Doc, seq uint64) error {
 		return nil
 	}
 	b := s.idx.NewBatch()
+	var enrolled []string
 	for _, d := range docs {
-		if d.Delete {
+		switch {
+		case d.Enrol:
+			b.SetInternal(enrolKey(d.Owner), []byte{1})
+			enrolled = append(enrolled, d.Owner)
+		case d.Delete:
 			b.Delete(docID(d.ID))
-			continue
-		}
-		if err := b.Index(docID(d.ID), fields(d)); err != nil {
-			return fmt.Errorf("indexing memory %d: %w", d.ID, err)
+		default:
+			if err := b.Index(docID(d.ID), fields(d)); err != nil {
+				return fmt.Errorf("indexing memory %d: %w", d.ID, err)
+			}
 		}
 	}
 	b.SetInternal(keyApplied, encodeSeq(seq))
@@ -265,7 +300,34 @@ func (x *Index) applyShard(s *shard, docs []Doc, seq uint64) error {
 		return fmt.Errorf("writing index shard %s: %w", s.path, err)
 	}
 	s.applied.Store(seq)
+	s.setHeld(enrolled, false)
 	return nil
+}
+
+// Holds reports whether owner is enrolled in the index (see Doc.Enrol):
+// whether a search of the index finds all of the owner's memories, up to
+// the shard's applied change. It is false while the owner's shard is being
+// rebuilt.
+func (x *Index) Holds(owner string) (bool, error) {
+	s, unlock, err := x.shardFor(owner)
+	if err != nil {
+		return false, err
+	}
+	defer unlock()
+	if s.state != Ready || s.idx == nil {
+		return false, nil
+	}
+	if s.knownHeld(owner) {
+		return true, nil
+	}
+	v, err := s.idx.GetInternal(enrolKey(owner))
+	if err != nil {
+		return false, fmt.Errorf("reading index shard %s: %w", s.path, err)
+	}
+	if v != nil {
+		s.setHeld([]string{owner}, false)
+	}
+	return v != nil, nil
 }
 
 // MarkApplied records seq as applied in shard i without changing documents;
@@ -311,7 +373,13 @@ func (x *Index) Rebuild(i int, seq uint64, feed func(add func(Doc) error) error)
 		b.Reset()
 		return err
 	}
+	var enrolled []string
 	err = feed(func(d Doc) error {
+		if d.Enrol {
+			b.SetInternal(enrolKey(d.Owner), []byte{1})
+			enrolled = append(enrolled, d.Owner)
+			return nil
+		}
 		if d.Delete {
 			return nil
 		}
@@ -352,6 +420,7 @@ func (x *Index) Rebuild(i int, seq uint64, feed func(add func(Doc) error) error)
 	}
 	s.idx, s.state = idx, Ready
 	s.applied.Store(seq)
+	s.setHeld(enrolled, true)
 	return nil
 }
 

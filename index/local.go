@@ -197,6 +197,34 @@ func (s *Scorer) Weights(terms uint32) ([]float64, error) {
 	return w, nil
 }
 
+// Counts is what an owner's own memories say of a query's terms: how many
+// active memories there are, and how many hold each term, by field.
+type Counts struct {
+	Docs uint64
+	DF   [2][32]uint64
+}
+
+// Add counts one active memory and the terms it holds.
+func (c *Counts) Add(m *Match) {
+	c.Docs++
+	for f, set := range [2]uint32{m.Content, m.Context} {
+		for ; set != 0; set &= set - 1 {
+			c.DF[f][bits.TrailingZeros32(set)]++
+		}
+	}
+}
+
+// UseCounts makes the scorer weigh every term by the owner's own counts
+// instead of its shard's statistics, and loads nothing from the index.
+func (s *Scorer) UseCounts(c *Counts) {
+	s.docs = c.Docs
+	for f := range s.df {
+		copy(s.df[f], c.DF[f][:])
+	}
+	s.loaded = [2]uint32{s.All(), s.All()}
+	s.weigh()
+}
+
 // All is the set of all the query's terms.
 func (s *Scorer) All() uint32 { return uint32(1)<<len(s.Matcher.Terms) - 1 }
 

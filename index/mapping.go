@@ -13,8 +13,10 @@ import (
 // is rebuilt from the store at start, so changing the mapping or analyzers
 // needs only a new version string.
 // Version 3: the index's own analyzer (analyzer.go) instead of Bleve's "en",
-// with the same terms.
-const MappingVersion = "3"
+// with the same terms. Version 4: only enrolled owners (Doc.Enrol); a shard
+// of version 3 holds every owner, and documents of owners no longer enrolled
+// would go stale in it.
+const MappingVersion = "4"
 
 // contentAnalyzer analyses memory text and query text alike.
 const contentAnalyzer = analyzerName
