@@ -99,11 +99,12 @@ func TestLocalSearchIgnoresOtherOwners(t *testing.T) {
 	for _, q := range queries {
 		before[q] = search(t, e, owner, q)
 	}
-	// Others who talk of nothing but flights and coffee.
-	seedVaried(t, e, "crowd", 20, 40, 2)
+	// Others who talk of nothing but flights and coffee, and have so much
+	// to say that the index holds them.
+	seedVaried(t, e, "crowd", 2, DefaultLocalSearchMax, 2)
 	_, err := e.Write(func(tx *store.Tx) error {
 		for i := range 200 {
-			if _, _, err := tx.Upsert(e.OwnerID(fmt.Sprintf("crowd-%d", i%20)), store.Put{Kind: "note", Content: fmt.Sprintf("User books flights with coffee, trip %d", i)}); err != nil {
+			if _, _, err := tx.Upsert(e.OwnerID(fmt.Sprintf("crowd-%d", i%2)), store.Put{Kind: "note", Content: fmt.Sprintf("User books flights with coffee, trip %d", i)}); err != nil {
 				return err
 			}
 		}
@@ -113,6 +114,9 @@ func TestLocalSearchIgnoresOtherOwners(t *testing.T) {
 		t.Fatal(err)
 	}
 	settle(t, e)
+	if st, err := e.Stats(); err != nil || st.IndexedDocs < 2*DefaultLocalSearchMax {
+		t.Fatalf("the index holds %d documents (%v): the others should be in it", st.IndexedDocs, err)
+	}
 	for _, q := range queries {
 		after := search(t, e, owner, q)
 		if len(before[q]) == 0 || ids(after) != ids(before[q]) {
