@@ -375,3 +375,27 @@ func TestIndexHoldsOnlyOwnersPastLocalSearch(t *testing.T) {
 	}
 	e.index.SetState(shard, index.Ready)
 }
+
+// TestRestartAfterSmallOwnersReplaysNothing: changes of owners the index
+// does not hold give no shard a document, yet a clean restart must not
+// replay them: every shard records how far it is consistent.
+func TestRestartAfterSmallOwnersReplaysNothing(t *testing.T) {
+	dir := t.TempDir()
+	e, err := Open(Config{Dir: dir, Shards: 4, LockTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seedVaried(t, e, "few", 10, 5, 3)
+	settle(t, e)
+	last := e.store.LastSeq()
+	closeEngine(t, e)
+	if e, err = Open(Config{Dir: dir, Shards: 4, LockTimeout: 200 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	defer closeEngine(t, e)
+	for i := range e.index.K() {
+		if applied, st := e.index.Applied(i); applied != last || st != index.Ready {
+			t.Errorf("shard %d reopened at change %d (state %d), want %d: a restart would replay the rest", i, applied, st, last)
+		}
+	}
+}
