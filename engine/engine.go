@@ -1,7 +1,8 @@
 // Package engine owns one open memory database: the bbolt store, the Bleve
-// index kept in step with it through the store's change log, and the
-// background work that fills them (making turns durable, extracting memories
-// from them, indexing every change, rebuilding shards). It knows nothing about
+// index kept in step with it through the store's change log (for the owners
+// too large to search from their records), and the background work that
+// fills them (making turns durable, extracting memories from them, indexing
+// changes, rebuilding shards). It knows nothing about
 // Caddy or HTTP, so tools and tests can open a database directly.
 package engine
 
@@ -52,7 +53,8 @@ type Config struct {
 	LockTimeout time.Duration
 	// LocalSearchMax is the most memories an owner may have to be searched
 	// by scoring its records rather than by querying the index (see
-	// searchLocal): 0 means DefaultLocalSearchMax, a negative value never.
+	// searchLocal), and so to be kept out of the index (see enrolment): 0
+	// means DefaultLocalSearchMax, a negative value never.
 	LocalSearchMax int
 	// Logger returns the logger to use; it is called at each use because the
 	// engine outlives the configuration that opened it.

@@ -1,8 +1,9 @@
 // Package index owns the Bleve full-text index derived from the store: the
 // mapping and analyzers, K on-disk scorch shards chosen by a hash of the owner,
 // applying changes in batches that also record the last change sequence they
-// include, owner-filtered search, ranking, and rebuilding a shard from documents
-// the caller streams in. It never opens the store itself.
+// include, which owners a shard holds (the caller enrols them), owner-filtered
+// search, ranking, and rebuilding a shard from documents the caller streams
+// in. It never opens the store itself.
 package index
 
 import (
