@@ -42,3 +42,21 @@ func BenchmarkParseAndInject(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRender renders a block as the proxy does: ten turn-sized
+// memories (a question and an answer of a few hundred bytes each), and the
+// texts of those kept.
+func BenchmarkRender(b *testing.B) {
+	items := make([]Item, 10)
+	for i := range items {
+		items[i] = Item{Text: "User: " + strings.Repeat("what was the name of the trail we hiked near the river ", 3) +
+			"\nAssistant: " + strings.Repeat("It was the  Ridge Loop,\n a six mile trail with views over the valley. ", 5), Time: time.Now()}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		_, kept := Render(items, 800, 10)
+		for _, k := range kept {
+			_ = ItemText(items[k])
+		}
+	}
+}

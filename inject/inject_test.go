@@ -990,3 +990,30 @@ func countMessages(t *testing.T, body []byte) int {
 	}
 	return len(v.Messages)
 }
+
+// TestOneLineIsFieldsJoined: the block's one-line form of a memory is what
+// joining its words with single spaces gives, whatever the white space,
+// Unicode or invalid UTF-8; and the token estimate does not depend on
+// which path counts it.
+func TestOneLineIsFieldsJoined(t *testing.T) {
+	for _, s := range []string{
+		"", " ", "word", "two words", " lead", "trail ", "a  b", "a\nb", "User: hi\nAssistant:  hello\t there\r\n",
+		"no\u00a0break\u2003em space", "\u3000ideographic\u3000space\u3000", "caf\u00e9 na\u00efve \u65e5\u672c\u8a9e",
+		"bad \xff\xfe bytes\x80", "\x85next line\u0085", "\u200bzero width is not a space", "tab\tand\vvertical\ffeed",
+	} {
+		if got, want := oneLine(s), strings.Join(strings.Fields(s), " "); got != want {
+			t.Errorf("oneLine(%q) = %q, want %q", s, got, want)
+		}
+		ascii, other := 0, 0
+		for _, r := range s {
+			if r < utf8.RuneSelf {
+				ascii++
+			} else {
+				other++
+			}
+		}
+		if got, want := EstimateTokens(s), (ascii+3)/4+other; got != want {
+			t.Errorf("EstimateTokens(%q) = %d, want %d", s, got, want)
+		}
+	}
+}
