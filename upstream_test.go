@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -29,6 +30,10 @@ type fakeLLM struct {
 
 	mu       sync.Mutex
 	requests []recorded
+	// inflight counts requests being served: one is recorded only once
+	// its answer is written, and a client can have read the whole answer
+	// before that.
+	inflight atomic.Int32
 
 	// answer decides the assistant's reply from the request body; default
 	// "Noted.". A reply starting with toolPrefix is sent as a tool call.
@@ -125,6 +130,8 @@ func (f *fakeLLM) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	rec := recorded{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body}
 	s := &streamer{f: f, w: w, rc: http.NewResponseController(w)}
+	f.inflight.Add(1)
+	defer f.inflight.Add(-1) // after the recording below
 	defer func() {
 		rec.Response = s.wire.Bytes()
 		f.mu.Lock()
@@ -359,7 +366,15 @@ func responsesAnswer(s *streamer, stream bool, id, text, tool string) {
 }
 
 // last returns the latest request to a path suffix.
+// waitRecorded waits (a little) for the requests being served to be recorded.
+func (f *fakeLLM) waitRecorded() {
+	for deadline := time.Now().Add(2 * time.Second); f.inflight.Load() > 0 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+}
+
 func (f *fakeLLM) last(suffix string) recorded {
+	f.waitRecorded()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for i := len(f.requests) - 1; i >= 0; i-- {
@@ -372,6 +387,7 @@ func (f *fakeLLM) last(suffix string) recorded {
 }
 
 func (f *fakeLLM) all() []recorded {
+	f.waitRecorded()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]recorded(nil), f.requests...)
