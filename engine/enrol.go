@@ -17,8 +17,15 @@ func (e *Engine) enrolment(tx *store.Tx, owner string) (held, enrol bool, err er
 	if held, err = e.index.Holds(owner); err != nil || held {
 		return held, false, err
 	}
+	enrol, err = e.outgrown(tx, owner)
+	return false, enrol, err
+}
+
+// outgrown reports whether owner has more memories than a search reads
+// from its records: the owners the index holds, and searches through.
+func (e *Engine) outgrown(tx *store.Tx, owner string) (bool, error) {
 	n, err := tx.CountAtMost(owner, e.localSearchMax())
-	return false, n > e.localSearchMax(), err
+	return n > e.localSearchMax(), err
 }
 
 // enrolDocs appends all of owner's active memories and its enrolment.

@@ -413,7 +413,7 @@ func (e *Engine) rebuildShard(i int) error {
 				if e.index.ShardOf(owner) != i {
 					return nil
 				}
-				if n, err := tx.CountAtMost(owner, e.localSearchMax()); err != nil || n <= e.localSearchMax() {
+				if big, err := e.outgrown(tx, owner); err != nil || !big {
 					return err // searched from its records (see enrolment)
 				}
 				err := tx.ForEach(owner, func(m *store.Memory) error {

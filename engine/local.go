@@ -100,11 +100,11 @@ func (e *Engine) searchLocal(r SearchRequest, terms []string, size int, now time
 	var match index.Match
 	var ok bool
 	err := e.store.View(func(tx *store.Tx) (err error) {
-		n, err := tx.CountAtMost(r.Owner, e.localSearchMax())
-		if ok = n <= e.localSearchMax(); err != nil {
+		big, err := e.outgrown(tx, r.Owner)
+		if ok = !big; err != nil {
 			return err
 		}
-		if !ok {
+		if big {
 			// Until the indexer has enrolled a grown owner (or while its
 			// shard is rebuilt), only its records have all its memories.
 			held, err := e.index.Holds(r.Owner)
