@@ -101,41 +101,37 @@ func oneLine(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	for i := 0; i < len(s); {
-		// A word: up to the next space, by bytes while they are ASCII.
 		start := i
-		for i < len(s) {
-			if c := s[i]; c < utf8.RuneSelf {
-				if asciiSpace[c] {
-					break
-				}
-				i++
-			} else if r, size := utf8.DecodeRuneInString(s[i:]); !unicode.IsSpace(r) {
-				i += size
-			} else {
-				break
-			}
-		}
+		i = skip(s, i, false) // a word
 		if i > start {
 			if b.Len() > 0 {
 				b.WriteByte(' ')
 			}
 			b.WriteString(s[start:i])
 		}
-		// The spaces after it.
-		for i < len(s) {
-			if c := s[i]; c < utf8.RuneSelf {
-				if !asciiSpace[c] {
-					break
-				}
-				i++
-			} else if r, size := utf8.DecodeRuneInString(s[i:]); unicode.IsSpace(r) {
-				i += size
-			} else {
-				break
-			}
-		}
+		i = skip(s, i, true) // the spaces after it
 	}
 	return b.String()
+}
+
+// skip returns where the run of white space (space true) or of other
+// characters starting at i ends; ASCII is read byte by byte.
+func skip(s string, i int, space bool) int {
+	for i < len(s) {
+		if c := s[i]; c < utf8.RuneSelf {
+			if asciiSpace[c] != space {
+				break
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if unicode.IsSpace(r) != space {
+			break
+		}
+		i += size
+	}
+	return i
 }
 
 var asciiSpace = [utf8.RuneSelf]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}
@@ -151,8 +147,8 @@ func EstimateTokens(s string) int {
 	if i == len(s) { // all ASCII, as most memories are: no decoding
 		return (len(s) + 3) / 4
 	}
-	ascii, other := 0, 0
-	for _, r := range s {
+	ascii, other := i, 0 // the ASCII run is counted
+	for _, r := range s[i:] {
 		if r < utf8.RuneSelf {
 			ascii++
 		} else {
