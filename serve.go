@@ -70,6 +70,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	// compresses for the client. A compressed answer is decoded for the copy.
 	r.Header.Set("Accept-Encoding", "identity")
 
+	// The request's id, read before the proxy runs: Caddy makes it on first
+	// use, writing the request's variables, which reverse_proxy's dialer
+	// reads from its own goroutine, one that can outlive the request.
+	var ref string
+	if repl, _ := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); repl != nil {
+		ref, _ = repl.GetString("http.request.uuid")
+	}
 	t := newTee(w, h.MaxCapture)
 	if err := next.ServeHTTP(t, r); err != nil {
 		return err
@@ -92,9 +99,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		Truncated:       t.truncated,
 		Injected:        injected,
 		Time:            time.Now().UTC(),
-	}
-	if repl, _ := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); repl != nil {
-		job.Ref, _ = repl.GetString("http.request.uuid")
+		Ref:             ref,
 	}
 	h.engine.Enqueue(job)
 	return nil
