@@ -294,6 +294,37 @@ func TestTrimmedLogStillRecovers(t *testing.T) {
 	assertAllSearchable(t, e, words)
 }
 
+// The log a caught-up index has applied is trimmed without waiting for
+// trimEvery: at a million memories it was otherwise a tenth of memory.db.
+func TestChangeLogIsTrimmedOnceApplied(t *testing.T) {
+	defer func(old uint64) { trimAt = old }(trimAt)
+	trimAt = 100
+	dir := t.TempDir()
+	e := open(t, dir, 4)
+	words := seed(t, e, 3, 100) // 300 changes, all written at once
+	settle(t, e)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		_, oldest, err := e.store.Changes(0, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if oldest == 0 || oldest > 300 {
+			break // trimmed through everything applied
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("change log still starts at entry %d of 300 after the index applied them all", oldest)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	closeEngine(t, e)
+
+	e = open(t, dir, 4)
+	defer closeEngine(t, e)
+	settle(t, e)
+	assertAllSearchable(t, e, words)
+}
+
 func TestDurableJobsAreProcessedAfterCrash(t *testing.T) {
 	dir := t.TempDir()
 	// A job persisted by a process that died before extracting it.
