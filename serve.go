@@ -206,7 +206,7 @@ func (h *Handler) recall(r *http.Request, req *inject.Request, enc, owner, sessi
 	for i, m := range res {
 		items[i] = inject.Item{Text: m.Memory.Content, Time: m.Memory.UpdatedAt}
 	}
-	block, kept := inject.Render(items, h.MaxTokens, h.MaxItems)
+	block, kept, texts := inject.Render(items, h.MaxTokens, h.MaxItems)
 	if block == "" {
 		injectedPerRequest.Observe(0)
 		return nil, outcomeNothing, nil
@@ -220,10 +220,6 @@ func (h *Handler) recall(r *http.Request, req *inject.Request, enc, owner, sessi
 		r.Header.Del("Content-Encoding") // the rewritten body goes on decoded
 	}
 	injectedPerRequest.Observe(float64(len(kept)))
-	texts := make([]string, len(kept))
-	for i, k := range kept {
-		texts[i] = inject.ItemText(items[k])
-	}
 	if c := h.logger.Check(zap.DebugLevel, "injected memories"); c != nil {
 		c.Write(zap.Int("memories", len(kept)), zap.Int("block_bytes", len(block)))
 	}

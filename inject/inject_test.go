@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -673,9 +674,13 @@ func TestRenderLayout(t *testing.T) {
 		{Text: "User is vegetarian.\n\n  Since   2019.", Time: time.Date(2023, 12, 1, 0, 0, 0, 0, time.UTC)},
 		{Text: "User likes Tom & Jerry <cartoons>."},
 	}
-	block, kept := Render(items, 1000, 10)
+	block, kept, texts := Render(items, 1000, 10)
 	if len(kept) != 3 || kept[0] != 0 || kept[1] != 1 || kept[2] != 2 {
 		t.Errorf("kept = %v, want [0 1 2]", kept)
+	}
+	// What the proxy reports as injected is what the block shows.
+	if want := []string{"User lives in Oslo.", "User is vegetarian. Since 2019.", "User likes Tom & Jerry <cartoons>."}; !slices.Equal(texts, want) {
+		t.Errorf("texts = %q, want %q", texts, want)
 	}
 	if !strings.HasPrefix(block, BlockStart+"\n") || !strings.HasSuffix(block, "\n"+BlockEnd) {
 		t.Errorf("block not wrapped in markers:\n%s", block)
@@ -710,7 +715,7 @@ func TestRenderBudget(t *testing.T) {
 	}
 	lastKept := 0
 	for _, maxTokens := range []int{60, 70, 80, 100, 150, 200, 400, 800, 5000} {
-		block, kept := Render(items, maxTokens, 0)
+		block, kept, _ := Render(items, maxTokens, 0)
 		if block == "" {
 			continue
 		}
@@ -726,7 +731,7 @@ func TestRenderBudget(t *testing.T) {
 		t.Errorf("a budget of 5000 tokens kept %d of %d small items", lastKept, len(items))
 	}
 
-	block, kept := Render(items, 5000, 3)
+	block, kept, _ := Render(items, 5000, 3)
 	if len(kept) != 3 || strings.Count(block, "\n- ") != 3 {
 		t.Errorf("maxItems 3: kept %v", kept)
 	}
@@ -736,12 +741,12 @@ func TestRenderSkipsWhatDoesNotFit(t *testing.T) {
 	small1 := Item{Text: "User lives in Oslo."}
 	big := Item{Text: strings.Repeat("a long transcript turn about many things ", 12)} // ~125 tokens
 	small2 := Item{Text: "User is vegetarian."}
-	withSmall, both := Render([]Item{small1, small2}, 1000, 0)
+	withSmall, both, _ := Render([]Item{small1, small2}, 1000, 0)
 	if len(both) != 2 {
 		t.Fatal("setup: two small items do not fit in 1000 tokens")
 	}
 	budget := EstimateTokens(withSmall) + 20 // room for both small ones, not the big one
-	block, kept := Render([]Item{small1, big, small2}, budget, 0)
+	block, kept, _ := Render([]Item{small1, big, small2}, budget, 0)
 	if len(kept) != 2 || kept[0] != 0 || kept[1] != 2 {
 		t.Errorf("kept = %v, want [0 2]", kept)
 	}
@@ -763,7 +768,7 @@ func TestRenderNothingFits(t *testing.T) {
 		{[]Item{{Text: "User lives in Oslo."}}, 10},
 		{[]Item{{Text: "User lives in Oslo."}}, 0},
 	} {
-		block, kept := Render(tt.items, tt.maxTokens, 5)
+		block, kept, _ := Render(tt.items, tt.maxTokens, 5)
 		if block != "" || kept != nil {
 			t.Errorf("Render(%v, %d) = %q, %v; want empty", tt.items, tt.maxTokens, block, kept)
 		}
@@ -772,7 +777,7 @@ func TestRenderNothingFits(t *testing.T) {
 
 func TestRenderTruncatesLongItems(t *testing.T) {
 	long := strings.Repeat("The user described their whole holiday in great detail. ", 60)
-	block, kept := Render([]Item{{Text: long, Time: time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)}, {Text: "short"}}, 2000, 0)
+	block, kept, _ := Render([]Item{{Text: long, Time: time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)}, {Text: "short"}}, 2000, 0)
 	if len(kept) != 2 {
 		t.Fatalf("kept = %v", kept)
 	}

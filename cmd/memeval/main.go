@@ -269,7 +269,7 @@ func blockTokens(res []engine.Result, maxTokens, maxItems int) int {
 	for i, r := range res {
 		items[i] = inject.Item{Text: r.Memory.Content, Time: r.Memory.UpdatedAt}
 	}
-	block, _ := inject.Render(items, maxTokens, maxItems)
+	block, _, _ := inject.Render(items, maxTokens, maxItems)
 	if block == "" {
 		return 0
 	}
