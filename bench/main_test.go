@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -67,6 +68,9 @@ func TestScaleOneReportsEveryFigure(t *testing.T) {
 	if r.Memories != 500 || r.IngestPerSec <= 0 || r.SearchP50Ms <= 0 || r.StoreMiB <= 0 || r.IndexMiB <= 0 ||
 		r.StartIntactSec <= 0 || r.StartRebuildSec <= 0 || r.RSSMiB <= 0 || r.PrivateMiB <= 0 || r.RSSIngestMiB <= 0 || r.HeapMiB <= 0 {
 		t.Errorf("missing figures: %+v", r)
+	}
+	if c := r.Cold; runtime.GOOS == "linux" && (c == nil || c.StartSec <= 0 || c.SearchP50Ms <= 0 || c.RSSMiB <= 0) {
+		t.Errorf("missing cold-start figures: %+v", c)
 	}
 }
 
