@@ -209,6 +209,9 @@ func writeFreelist(b *bolt.DB) error {
 		tx.DB().NoFreelistSync = false // read by this commit, under the writer lock
 		return nil
 	})
+	if errors.Is(err, bolterrors.ErrDatabaseNotOpen) {
+		return nil // closed already
+	}
 	if err != nil {
 		return fmt.Errorf("writing the memory store's freelist (the next start reads the whole file instead): %w", err)
 	}
