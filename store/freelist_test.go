@@ -1,7 +1,6 @@
 package store_test
 
 import (
-	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,29 +10,6 @@ import (
 
 	"github.com/caddy-memory/memory/store"
 )
-
-// noFreelist is bbolt's page id for "the freelist was not written".
-const noFreelist = ^uint64(0)
-
-// freelistPage reads the freelist page id from the current (higher txid)
-// of the file's two meta pages: page header 16 bytes, then magic, version,
-// page size, flags (4 bytes each), root bucket (16), freelist (8), high
-// water mark (8), txid (8).
-func freelistPage(t *testing.T, path string) uint64 {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pageSize := int(binary.LittleEndian.Uint32(b[24:]))
-	var freelist, txid uint64
-	for _, meta := range [][]byte{b[:pageSize], b[pageSize : 2*pageSize]} {
-		if id := binary.LittleEndian.Uint64(meta[64:]); id >= txid {
-			freelist, txid = binary.LittleEndian.Uint64(meta[48:]), id
-		}
-	}
-	return freelist
-}
 
 // A clean close leaves the freelist in the file, so that the next start
 // reads it instead of every page of the file (at a million memories, 34 s
@@ -52,13 +28,13 @@ func TestCloseWritesTheFreelist(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got := freelistPage(t, path); got != noFreelist {
-		t.Fatalf("a commit wrote the freelist (page %d): every write would pay for it", got)
+	if store.FreelistWritten(path) {
+		t.Fatal("a commit wrote the freelist: every write would pay for it")
 	}
 	if err := s.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	if got := freelistPage(t, path); got == noFreelist {
+	if !store.FreelistWritten(path) {
 		t.Fatal("Close left no freelist in the file: the next open reads every page to rebuild it")
 	}
 
@@ -66,14 +42,17 @@ func TestCloseWritesTheFreelist(t *testing.T) {
 	// and writing after the reopen neither loses nor corrupts anything.
 	s = openStore(t, path)
 	upsert(t, s, "owner-a", store.Put{Kind: "note", Content: "written after the reopen"})
-	if got := freelistPage(t, path); got != noFreelist {
-		t.Fatalf("after the reopen a commit wrote the freelist (page %d)", got)
+	if store.FreelistWritten(path) {
+		t.Fatal("after the reopen a commit wrote the freelist")
 	}
 	if n := len(all(t, s, "owner-a")); n != 201 {
 		t.Fatalf("%d memories after the reopen, want 201", n)
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("a second Close: %v", err)
 	}
 	b, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
 	if err != nil {
@@ -87,5 +66,24 @@ func TestCloseWritesTheFreelist(t *testing.T) {
 		return nil
 	}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Files the check cannot read are taken as having a freelist: the answer
+// only decides whether to read the file ahead of bbolt's open.
+func TestFreelistWrittenWhenUnknown(t *testing.T) {
+	dir := t.TempDir()
+	short := filepath.Join(dir, "short.db")
+	if err := os.WriteFile(short, []byte("not a bbolt file"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	foreign := filepath.Join(dir, "foreign.db")
+	if err := os.WriteFile(foreign, make([]byte, 64<<10), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{filepath.Join(dir, "missing.db"), short, foreign} {
+		if !store.FreelistWritten(path) {
+			t.Errorf("FreelistWritten(%s) = false, want true for a file it cannot read", filepath.Base(path))
+		}
 	}
 }

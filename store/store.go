@@ -124,9 +124,13 @@ func boltOptions(timeout time.Duration) *bolt.Options {
 	}
 }
 
-// openBolt opens the file with boltOptions, and without keeping resident
-// what rebuilding the freelist read, if it had to.
+// openBolt opens the file with boltOptions. When bbolt will rebuild the
+// freelist (after a crash), the file is read ahead first, and what the
+// rebuild read is not kept resident.
 func openBolt(path string, timeout time.Duration) (*bolt.DB, error) {
+	if !freelistWritten(path) {
+		readAhead(path)
+	}
 	b, err := bolt.Open(path, 0o600, boltOptions(timeout))
 	if err == nil {
 		releaseWalked(b)
@@ -195,27 +199,6 @@ func (s *DB) Close() error {
 	defer s.mu.Unlock()
 	err := writeFreelist(s.bolt)
 	return errors.Join(err, s.bolt.Close())
-}
-
-// writeFreelist makes one commit that writes the freelist, which every
-// other commit leaves out (NoFreelistSync), so that the next open reads the
-// list instead of rebuilding it from every page of the file: at a million
-// memories, 1.7 GB read, 34 s when the file was not in the page cache (after
-// a reboot), and the whole file resident. Call it just before closing; the
-// next commit drops the list again, so after a crash the next open still
-// rebuilds it, as before.
-func writeFreelist(b *bolt.DB) error {
-	err := b.Update(func(tx *bolt.Tx) error {
-		tx.DB().NoFreelistSync = false // read by this commit, under the writer lock
-		return nil
-	})
-	if errors.Is(err, bolterrors.ErrDatabaseNotOpen) {
-		return nil // closed already
-	}
-	if err != nil {
-		return fmt.Errorf("writing the memory store's freelist (the next start reads the whole file instead): %w", err)
-	}
-	return nil
 }
 
 // Compact rewrites the file with only its live data and replaces it. Freed

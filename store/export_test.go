@@ -1,0 +1,4 @@
+package store
+
+// FreelistWritten exposes freelistWritten to the package's external tests.
+var FreelistWritten = freelistWritten
