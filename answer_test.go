@@ -43,10 +43,10 @@ func TestAnswerArrivesBeforeTheHandOff(t *testing.T) {
 		b, err := io.ReadAll(resp.Body)
 		got <- answer{resp.StatusCode, string(b), err}
 	}()
+	// The answer may arrive before the handler reaches the hand-off, or
+	// while it waits there; never only after it.
 	select {
 	case <-held:
-	case a := <-got:
-		t.Fatalf("the request ended without its turn being handed off: %+v", a)
 	case <-time.After(10 * time.Second):
 		t.Fatal("the request never reached the hand-off of its turn")
 	}

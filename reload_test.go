@@ -12,13 +12,29 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddytest"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/caddy-memory/memory/store"
 )
+
+// reload loads cfg into the running test server and gives the tests'
+// client fresh connections. The previous server closes its connections at
+// once (grace_period 1ns), including one whose handler is still handing its
+// turn off after the answer went out; a client reusing it gets EOF, as any
+// HTTP/1.1 client can when a server closes a kept-alive connection.
+func reload(t *testing.T, tester *caddytest.Tester, cfg string) {
+	t.Helper()
+	tester.InitServer(cfg, "caddyfile")
+	if t.Failed() {
+		t.FailNow()
+	}
+	tester.Client = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 20 * time.Second}
+}
 
 // TestReloadKeepsMemories: a config reload provisions the new handler while
 // the old one still holds the database; both must share it, and nothing
@@ -33,7 +49,7 @@ func TestReloadKeepsMemories(t *testing.T) {
 
 	// Second load on the same storage: other settings, and two sites whose
 	// handlers both use it.
-	tester.InitServer(globalOptions+fmt.Sprintf(`http://localhost:9080 {
+	reload(t, tester, globalOptions+fmt.Sprintf(`http://localhost:9080 {
 	memory {
 		storage %[1]s
 		index_shards 4
@@ -47,10 +63,7 @@ http://127.0.0.1:9080 {
 	}
 	reverse_proxy %[2]s
 }
-`, storage, up.addr()), "caddyfile")
-	if t.Failed() {
-		t.FailNow()
-	}
+`, storage, up.addr()))
 	if engineAt(storage) != before {
 		t.Errorf("the reload opened a second engine instead of sharing the first")
 	}
@@ -61,7 +74,7 @@ http://127.0.0.1:9080 {
 	}
 
 	// And back: a third load still has everything.
-	tester.InitServer(siteConfig(storage, up.addr(), ""), "caddyfile")
+	reload(t, tester, siteConfig(storage, up.addr(), ""))
 	post(t, tester, "/v1/chat/completions", "sk-reload", chatBody(true, msg("user", "Remind me where I live.")))
 	if !hasBlock(up.last("/chat/completions").Body) {
 		t.Errorf("after the second reload the memory is gone")
@@ -84,7 +97,7 @@ func TestLostIndexRecoversThroughCaddy(t *testing.T) {
 	if err := os.RemoveAll(filepath.Join(storage, "index")); err != nil {
 		t.Fatal(err)
 	}
-	tester.InitServer(siteConfig(storage, up.addr(), ""), "caddyfile")
+	reload(t, tester, siteConfig(storage, up.addr(), ""))
 	settle(t, storage, 0)
 	post(t, tester, "/v1/chat/completions", "sk-lost", chatBody(false, msg("user", "Which band is my favorite?")))
 	if body := up.last("/chat/completions").Body; !strings.Contains(string(body), "Zqmelodics") {

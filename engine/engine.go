@@ -304,7 +304,8 @@ func (e *Engine) stopping() bool {
 }
 
 // Enqueued counts the turns handed to Enqueue since Open, dropped ones
-// included.
+// included. A turn is counted once Enqueue has queued it, so Sync waits for
+// every turn counted.
 func (e *Engine) Enqueued() uint64 { return e.enqueued.Load() }
 
 // Sync waits until every accepted turn is extracted and every change is

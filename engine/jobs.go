@@ -68,7 +68,10 @@ func TurnKey(conversation string, turn int, user string) string {
 // false, and counts the turn as dropped, when the queue is full or the engine
 // is closing.
 func (e *Engine) Enqueue(j *Job) bool {
-	e.enqueued.Add(1)
+	// Counted once the turn is queued (or refused), so that a Sync after
+	// Enqueued reached n waits for all n: the client now has its answer
+	// before the handler gets here.
+	defer e.enqueued.Add(1)
 	data, err := json.Marshal(j)
 	if err != nil {
 		e.cfg.Observer.JobFailed()
