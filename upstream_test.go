@@ -365,7 +365,6 @@ func responsesAnswer(s *streamer, stream bool, id, text, tool string) {
 	s.chunk(event("response.completed", map[string]any{"response": response("completed", output)}), true)
 }
 
-// last returns the latest request to a path suffix.
 // waitRecorded waits (a little) for the requests being served to be recorded.
 func (f *fakeLLM) waitRecorded() {
 	for deadline := time.Now().Add(2 * time.Second); f.inflight.Load() > 0 && time.Now().Before(deadline); {
@@ -373,6 +372,7 @@ func (f *fakeLLM) waitRecorded() {
 	}
 }
 
+// last returns the latest request to a path suffix.
 func (f *fakeLLM) last(suffix string) recorded {
 	f.waitRecorded()
 	f.mu.Lock()
