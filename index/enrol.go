@@ -1,12 +1,23 @@
 package index
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/blevesearch/bleve/v2"
+)
 
 // An owner is enrolled in the index once it outgrows searching its records
 // (see Holds); the mark is an internal key of its shard, written in the
 // batch that adds its memories, so a rebuilt or lost shard forgets it with
 // them.
 func enrolKey(owner string) []byte { return []byte("holds:" + owner) }
+
+// enrol marks owner in batch b and adds it to enrolled, the owners the
+// shard is told it holds once b is written.
+func enrol(b *bleve.Batch, owner string, enrolled []string) []string {
+	b.SetInternal(enrolKey(owner), []byte{1})
+	return append(enrolled, owner)
+}
 
 func (s *shard) knownHeld(owner string) bool {
 	s.heldMu.Lock()

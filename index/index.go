@@ -263,8 +263,7 @@ func (x *Index) applyShard(s *shard, docs []Doc, seq uint64) error {
 	for _, d := range docs {
 		switch {
 		case d.Enrol:
-			b.SetInternal(enrolKey(d.Owner), []byte{1})
-			enrolled = append(enrolled, d.Owner)
+			enrolled = enrol(b, d.Owner, enrolled)
 		case d.Delete:
 			b.Delete(docID(d.ID))
 		default:
@@ -328,8 +327,7 @@ func (x *Index) Rebuild(i int, seq uint64, feed func(add func(Doc) error) error)
 	var enrolled []string
 	err = feed(func(d Doc) error {
 		if d.Enrol {
-			b.SetInternal(enrolKey(d.Owner), []byte{1})
-			enrolled = append(enrolled, d.Owner)
+			enrolled = enrol(b, d.Owner, enrolled)
 			return nil
 		}
 		if d.Delete {
