@@ -36,7 +36,7 @@ type Item struct {
 // Render packs items, in the order given, into a block of at most maxTokens
 // (estimated) and maxItems entries. Items that do not fit are skipped, so a
 // smaller one further down may still get in. It returns the block, the
-// indexes of the items it holds and their texts as shown (ItemText); an
+// indexes of the items it holds and their texts as shown (itemText); an
 // empty block when none fit.
 func Render(items []Item, maxTokens, maxItems int) (block string, kept []int, texts []string) {
 	var b strings.Builder
@@ -49,7 +49,7 @@ func Render(items []Item, maxTokens, maxItems int) (block string, kept []int, te
 		if maxItems > 0 && len(kept) >= maxItems {
 			break
 		}
-		text := ItemText(it)
+		text := itemText(it)
 		line := renderLine(it, text)
 		t := EstimateTokens(line)
 		if used+t > maxTokens {
@@ -66,12 +66,12 @@ func Render(items []Item, maxTokens, maxItems int) (block string, kept []int, te
 	return b.String(), kept, texts
 }
 
-// ItemText is an item's text as the block shows it: one line, truncated.
-func ItemText(it Item) string {
+// itemText is an item's text as the block shows it: one line, truncated.
+func itemText(it Item) string {
 	return Truncate(oneLine(it.Text), MaxItemTokens)
 }
 
-// renderLine is item it's line in the block, given its ItemText.
+// renderLine is item it's line in the block, given its itemText.
 func renderLine(it Item, text string) string {
 	if it.Time.IsZero() {
 		return "- " + text + "\n"
