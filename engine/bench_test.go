@@ -12,7 +12,8 @@ import (
 
 // BenchmarkTurnDurable measures the durability window: the time from handing
 // a turn to the engine until it is on disk (fsynced) in the job queue, with
-// turns arriving one at a time. A crash loses only turns inside this window.
+// turns arriving one at a time, more than persistEvery apart (closer, they
+// are gathered). A crash loses only turns inside this window.
 func BenchmarkTurnDurable(b *testing.B) {
 	e, err := Open(Config{Dir: b.TempDir(), Shards: 1})
 	if err != nil {
@@ -22,6 +23,9 @@ func BenchmarkTurnDurable(b *testing.B) {
 	owner := e.OwnerID("bench")
 	i := 0
 	for b.Loop() {
+		b.StopTimer()
+		time.Sleep(persistEvery)
+		b.StartTimer()
 		i++
 		e.Enqueue(&Job{Owner: owner, Dialect: "openai_chat", User: fmt.Sprintf("turn %d", i), Time: time.Now()})
 		for e.pending.Load() > 0 {

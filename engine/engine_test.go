@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -369,6 +370,54 @@ func TestCloseDrainsQueuedTurns(t *testing.T) {
 	for i := range 50 {
 		if res := search(t, e, owner, fmt.Sprintf("zqlocker%d", i)); len(res) == 0 {
 			t.Fatalf("turn %d lost at shutdown", i)
+		}
+	}
+}
+
+// TestTurnsUnderLoadShareCommits: turns arriving a millisecond apart, as
+// from a busy proxy, are made durable in commits at least persistEvery
+// apart (each commit's fsyncs cost CPU the requests need), and none is
+// lost. (BenchmarkTurnDurable measures a turn after a quiet spell.)
+func TestTurnsUnderLoadShareCommits(t *testing.T) {
+	var mu sync.Mutex
+	var commits, turns int
+	var last time.Time
+	old := persisted
+	persisted = func(n int) {
+		mu.Lock()
+		commits, turns, last = commits+1, turns+n, time.Now()
+		mu.Unlock()
+	}
+	t.Cleanup(func() { persisted = old })
+	e := open(t, t.TempDir(), 1)
+	defer closeEngine(t, e)
+	owner := e.OwnerID("busy")
+	job := func(i int) *Job {
+		return &Job{Owner: owner, Dialect: "openai_chat", NewTurn: true, Turn: i,
+			User: fmt.Sprintf("Remember that shelf %d holds zqshelf%d.", i, i), Time: time.Now()}
+	}
+
+	start := time.Now()
+	const n = 60
+	for i := 1; i <= n; i++ {
+		if !e.Enqueue(job(i)) {
+			t.Fatal("turn dropped")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	settle(t, e)
+	mu.Lock()
+	defer mu.Unlock()
+	elapsed := last.Sub(start)
+	if turns != n {
+		t.Fatalf("%d turns committed, want %d", turns, n)
+	}
+	if most := int(elapsed/persistEvery) + 1; commits > most {
+		t.Errorf("%d turns over %v took %d commits; spaced %v apart, at most %d fit", n, elapsed.Round(time.Millisecond), commits, persistEvery, most)
+	}
+	for _, i := range []int{1, n / 2, n} {
+		if res := search(t, e, owner, fmt.Sprintf("zqshelf%d", i)); len(res) == 0 {
+			t.Errorf("turn %d was not learned", i)
 		}
 	}
 }
