@@ -196,21 +196,20 @@ func (e *Engine) embedBatch(em *embedder, batch []*store.Memory) error {
 	return err
 }
 
-// vectorsOf returns an owner's vectors, from the cache or the store.
-func (e *Engine) vectorsOf(em *embedder, owner string) (*vectorSet, error) {
+// vectorsOf returns an owner's vectors, from the cache or, through tx, the
+// store.
+func (e *Engine) vectorsOf(tx *store.Tx, em *embedder, owner string) (*vectorSet, error) {
 	if s := em.cache.get(owner); s != nil {
 		return s, nil
 	}
 	s := &vectorSet{hashes: map[uint64]uint64{}}
-	err := e.store.View(func(tx *store.Tx) error {
-		return tx.Vectors(owner, func(id uint64, raw []byte) error {
-			hash, v, err := embed.Decode(raw)
-			if err == nil {
-				s.Add(id, v)
-				s.hashes[id] = hash
-			}
-			return nil
-		})
+	err := tx.Vectors(owner, func(id uint64, raw []byte) error {
+		hash, v, err := embed.Decode(raw)
+		if err == nil {
+			s.Add(id, v)
+			s.hashes[id] = hash
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err

@@ -31,12 +31,14 @@ func (e *Engine) localSearchMax() int {
 }
 
 // localResult is what a search of an owner's records found: hits best
-// first, the memories they are, and which query terms each holds.
+// first, their records (good until the transaction ends), and which query
+// terms each holds. release gives its working space back.
 type localResult struct {
-	scorer *index.Scorer
-	hits   []index.Hit
-	mems   map[uint64]*store.Memory
-	found  map[uint64]index.Match
+	scratch *localScratch
+	scorer  *index.Scorer
+	hits    []index.Hit
+	peeks   map[uint64]*store.Peek
+	found   map[uint64]index.Match
 	// has is every query term found in the content of any of the owner's
 	// active memories: the owner has never used the others.
 	has uint32
@@ -68,12 +70,20 @@ func (s *localScratch) release() {
 	localScratchPool.Put(s)
 }
 
+// release returns the result's working space; its peeks are gone after.
+func (l *localResult) release() {
+	if l.scratch != nil {
+		l.scratch.release()
+		l.scratch = nil
+	}
+}
+
 // searchLocal scores every active memory of a small owner against the
 // query, with the same BM25 as the index (index.Scorer), keeping the best
 // size. It reports false, having done nothing, when the owner has more than
 // localSearchMax memories and the index holds it. Unlike the index, it also
 // sees memories written since the last indexing pass. terms are the query's
-// (index.Terms).
+// (index.Terms). The caller releases the result, before tx ends.
 //
 // Terms are weighed by the owner's own statistics (how many of its active
 // memories hold each), not its index shard's: the index holds only larger
@@ -83,91 +93,81 @@ func (s *localScratch) release() {
 // something for 12.3% of questions from another conversation instead of
 // 6.7% (with recall@5, all but adversarial, 0.658 against 0.645).
 //
-// Memories are matched by the term digest in their records; only the kept
-// ones are decoded. A record written without a digest (by an earlier
-// version) is decoded and its text matched.
-func (e *Engine) searchLocal(r SearchRequest, terms []string, size int, now time.Time) (localResult, bool, error) {
+// Memories are matched by the term digest in their records, and none is
+// decoded here (the search decodes those it returns). A record written
+// without a digest (by an earlier version) is decoded and its text matched.
+func (e *Engine) searchLocal(tx *store.Tx, r SearchRequest, terms []string, size int, now time.Time) (localResult, bool, error) {
 	if len(terms) == 0 || r.Owner == "" {
 		return localResult{}, true, nil
+	}
+	big, err := e.outgrown(tx, r.Owner)
+	if err != nil {
+		return localResult{}, false, err
+	}
+	if big {
+		// Until the indexer has enrolled a grown owner (or while its shard is
+		// rebuilt), only its records have all its memories.
+		held, err := e.index.Holds(r.Owner)
+		if err != nil || held {
+			return localResult{}, false, err
+		}
 	}
 	// The memories that match, and their order: sorting indices moves 16
 	// bytes a swap instead of a Peek and a Match.
 	scratch := localScratchPool.Get().(*localScratch)
-	defer scratch.release()
 	sc := e.index.NewScorer(r.Owner, terms)
-	l := localResult{scorer: sc}
+	l := localResult{scratch: scratch, scorer: sc}
 	var counts index.Counts // of all the owner's active memories
 	var match index.Match
-	var ok bool
-	err := e.store.View(func(tx *store.Tx) (err error) {
-		big, err := e.outgrown(tx, r.Owner)
-		if ok = !big; err != nil {
-			return err
-		}
-		if big {
-			// Until the indexer has enrolled a grown owner (or while its
-			// shard is rebuilt), only its records have all its memories.
-			held, err := e.index.Holds(r.Owner)
-			if ok = !held; err != nil || held {
-				return err
-			}
-		}
-		err = tx.PeekAll(r.Owner, func(p *store.Peek) error {
-			if !p.Active(now) {
-				return nil
-			}
-			found, read := sc.MatchDigest(p.Terms(), &match)
-			if !read {
-				m, err := p.Memory()
-				if err != nil {
-					return err
-				}
-				found = sc.Match(m.Content, m.Context, &match)
-			}
-			counts.Add(&match)
-			if !found {
-				return nil
-			}
-			l.has |= match.Content // names the owner used, in any session
-			if r.OnlySession && !p.InSession(r.Session) {
-				return nil
-			}
-			scratch.peeks, scratch.matches = append(scratch.peeks, *p), append(scratch.matches, match)
+	err = tx.PeekAll(r.Owner, func(p *store.Peek) error {
+		if !p.Active(now) {
 			return nil
-		})
-		if err != nil {
-			return err
 		}
-		sc.UseCounts(&counts)
-		peeks, matches := scratch.peeks, scratch.matches
-		for i := range peeks {
-			scratch.all = append(scratch.all, localScored{i, sc.Score(&matches[i])})
-		}
-		all := scratch.all
-		// Best first, newer first on ties, as the index orders its hits.
-		slices.SortFunc(all, func(a, b localScored) int {
-			if c := cmp.Compare(b.score, a.score); c != 0 {
-				return c
-			}
-			return cmp.Compare(peeks[b.i].ID, peeks[a.i].ID)
-		})
-		all = all[:min(len(all), size)]
-		l.hits = make([]index.Hit, len(all))
-		l.mems = make(map[uint64]*store.Memory, len(all))
-		l.found = make(map[uint64]index.Match, len(all))
-		for i, s := range all {
-			m, err := peeks[s.i].Memory() // the peek's bytes are good until the transaction ends
+		found, read := sc.MatchDigest(p.Terms(), &match)
+		if !read {
+			m, err := p.Memory()
 			if err != nil {
 				return err
 			}
-			l.hits[i] = index.Hit{ID: m.ID, Score: s.score}
-			l.mems[m.ID] = m
-			l.found[m.ID] = matches[s.i]
+			found = sc.Match(m.Content, m.Context, &match)
 		}
+		counts.Add(&match)
+		if !found {
+			return nil
+		}
+		l.has |= match.Content // names the owner used, in any session
+		if r.OnlySession && !p.InSession(r.Session) {
+			return nil
+		}
+		scratch.peeks, scratch.matches = append(scratch.peeks, *p), append(scratch.matches, match)
 		return nil
 	})
-	if err != nil || !ok {
+	if err != nil {
+		l.release()
 		return localResult{}, false, err
+	}
+	sc.UseCounts(&counts)
+	peeks, matches := scratch.peeks, scratch.matches
+	for i := range peeks {
+		scratch.all = append(scratch.all, localScored{i, sc.Score(&matches[i])})
+	}
+	all := scratch.all
+	// Best first, newer first on ties, as the index orders its hits.
+	slices.SortFunc(all, func(a, b localScored) int {
+		if c := cmp.Compare(b.score, a.score); c != 0 {
+			return c
+		}
+		return cmp.Compare(peeks[b.i].ID, peeks[a.i].ID)
+	})
+	all = all[:min(len(all), size)]
+	l.hits = make([]index.Hit, len(all))
+	l.peeks = make(map[uint64]*store.Peek, len(all))
+	l.found = make(map[uint64]index.Match, len(all))
+	for i, s := range all {
+		p := &peeks[s.i]
+		l.hits[i] = index.Hit{ID: p.ID, Score: s.score}
+		l.peeks[p.ID] = p
+		l.found[p.ID] = matches[s.i]
 	}
 	return l, true, nil
 }

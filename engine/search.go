@@ -61,8 +61,8 @@ func (e *Engine) Search(ctx context.Context, r SearchRequest) ([]Result, error) 
 		r.Limit = 10
 	}
 	size := r.Limit * candidatesPerResult
-	// With embeddings on, the question is embedded while the index is
-	// searched; the vector ranking joins only if it arrives in time.
+	// With embeddings on, the question is embedded first (within the
+	// query timeout; the vector ranking joins only if it arrives in time).
 	em := e.embedding()
 	var qvec chan []float32
 	if em != nil && strings.TrimSpace(r.Query) != "" {
@@ -84,10 +84,32 @@ func (e *Engine) Search(ctx context.Context, r SearchRequest) ([]Result, error) 
 	}
 	now := time.Now()
 	terms := e.index.Terms(r.Query)
-	local, ok, err := e.searchLocal(r, terms, size, now)
+	var qv []float32
+	if qvec != nil {
+		qv = <-qvec
+	}
+	// One read transaction for the whole search: a small owner's records
+	// are ranked from the store's own bytes and only the memories returned
+	// are decoded (decoding all 30 candidates was a sixth of a search's CPU
+	// at a million memories, and most of what it allocated). The question's
+	// embedding is awaited before: no transaction waits on the network.
+	var out []Result
+	err := e.store.View(func(tx *store.Tx) error {
+		var err error
+		out, err = e.searchIn(ctx, tx, r, terms, size, qv, em, now)
+		return err
+	})
+	return out, err
+}
+
+// searchIn is Search inside its read transaction, with the question's
+// terms and, if embeddings are on and it arrived, its vector qv.
+func (e *Engine) searchIn(ctx context.Context, tx *store.Tx, r SearchRequest, terms []string, size int, qv []float32, em *embedder, now time.Time) ([]Result, error) {
+	local, ok, err := e.searchLocal(tx, r, terms, size, now)
 	if err != nil {
 		return nil, err
 	}
+	defer local.release()
 	hits := local.hits
 	if !ok {
 		hits, err = e.index.Search(ctx, index.Query{
@@ -100,61 +122,73 @@ func (e *Engine) Search(ctx context.Context, r SearchRequest) ([]Result, error) 
 	}
 	var similar map[uint64]float32
 	var vectors *vectorSet
-	if qvec != nil {
-		if v := <-qvec; v != nil {
-			if vectors, err = e.vectorsOf(em, r.Owner); err != nil {
-				return nil, err
-			}
-			top := vectors.Top(v, size)
-			similar = make(map[uint64]float32, len(top))
-			for _, s := range top {
-				similar[s.ID] = s.Similarity
-			}
-			hits = fuse(hits, top)
+	if qv != nil {
+		if vectors, err = e.vectorsOf(tx, em, r.Owner); err != nil {
+			return nil, err
 		}
+		top := vectors.Top(qv, size)
+		similar = make(map[uint64]float32, len(top))
+		for _, s := range top {
+			similar[s.ID] = s.Similarity
+		}
+		hits = fuse(hits, top)
 	}
 	if len(hits) == 0 {
 		return nil, nil
 	}
 
 	score := make(map[uint64]float64, len(hits))
-	var cands []index.Candidate
-	mems := make(map[uint64]*store.Memory, len(hits))
-	err = e.store.View(func(tx *store.Tx) error {
-		for _, h := range hits {
-			m := local.mems[h.ID]
-			if m == nil {
-				var err error
-				m, err = tx.Get(r.Owner, h.ID)
-				if errors.Is(err, store.ErrNotFound) {
-					continue // purged after it was indexed
-				}
+	cands := make([]index.Candidate, 0, len(hits))
+	// Memories found in the index (or only by meaning) are read whole; a
+	// small owner's, already read, are ranked by their records' Brief and
+	// decoded only when returned.
+	mems := make(map[uint64]*store.Memory)
+	for _, h := range hits {
+		if p := local.peeks[h.ID]; p != nil {
+			b, err := p.Brief()
+			if err != nil {
+				return nil, err
+			}
+			if r.ExcludeTurn != "" && (string(b.Key) == r.ExcludeTurn || string(b.Turn) == r.ExcludeTurn) {
+				continue
+			}
+			if _, ok := similar[h.ID]; ok {
+				m, err := p.Memory()
 				if err != nil {
-					return err
+					return nil, err
+				}
+				if vectors.hashes[m.ID] != embed.TextHash(m.Content) {
+					delete(similar, m.ID) // a vector of text the memory no longer has
 				}
 			}
-			// The index is derived data: trust only what the owner's own
-			// partition says.
-			if m.Owner != r.Owner || !m.Active(now) || (r.OnlySession && m.Session != r.Session) {
-				continue
-			}
-			if r.ExcludeTurn != "" && (m.Key == r.ExcludeTurn || m.Meta["turn"] == r.ExcludeTurn) {
-				continue
-			}
-			if _, ok := similar[m.ID]; ok && vectors.hashes[m.ID] != embed.TextHash(m.Content) {
-				delete(similar, m.ID) // a vector of text the memory no longer has
-			}
-			mems[m.ID], score[m.ID] = m, h.Score
-			cands = append(cands, index.Candidate{ID: m.ID, Score: h.Score, Kind: m.Kind, Updated: m.UpdatedAt, Mentions: m.Mentions})
+			score[h.ID] = h.Score
+			cands = append(cands, index.Candidate{ID: h.ID, Score: h.Score, Kind: b.Kind, Updated: b.Updated, Mentions: b.Mentions})
+			continue
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
+		m, err := tx.Get(r.Owner, h.ID)
+		if errors.Is(err, store.ErrNotFound) {
+			continue // purged after it was indexed
+		}
+		if err != nil {
+			return nil, err
+		}
+		// The index is derived data: trust only what the owner's own
+		// partition says.
+		if m.Owner != r.Owner || !m.Active(now) || (r.OnlySession && m.Session != r.Session) {
+			continue
+		}
+		if r.ExcludeTurn != "" && (m.Key == r.ExcludeTurn || m.Meta["turn"] == r.ExcludeTurn) {
+			continue
+		}
+		if _, ok := similar[m.ID]; ok && vectors.hashes[m.ID] != embed.TextHash(m.Content) {
+			delete(similar, m.ID) // a vector of text the memory no longer has
+		}
+		mems[m.ID], score[m.ID] = m, h.Score
+		cands = append(cands, index.Candidate{ID: m.ID, Score: h.Score, Kind: m.Kind, Updated: m.UpdatedAt, Mentions: m.Mentions})
 	}
 	var f *floor
 	if r.MinScore > 0 {
-		if f, err = e.newFloor(ctx, r.Owner, r.Query, terms, mems, local); err != nil {
+		if f, err = e.newFloor(ctx, r.Owner, r.Query, terms, cands, mems, local); err != nil {
 			return nil, err
 		}
 	}
@@ -163,7 +197,6 @@ func (e *Engine) Search(ctx context.Context, r SearchRequest) ([]Result, error) 
 	seen := make(map[uint64]bool, len(cands))
 	relevant := f == nil
 	for _, c := range cands {
-		m := mems[c.ID]
 		// The relevance floor, checked in rank order, only as far as needed:
 		// the request is about something remembered when one memory covers
 		// MinScore of it (or, found by meaning, is similar enough); then
@@ -171,13 +204,20 @@ func (e *Engine) Search(ctx context.Context, r SearchRequest) ([]Result, error) 
 		// the question without its words) come along.
 		covers := false
 		if f != nil {
-			cov := f.coverage(m.ID)
-			sim, bySense := similar[m.ID]
+			cov := f.coverage(c.ID)
+			sim, bySense := similar[c.ID]
 			switch {
 			case cov >= r.MinScore || (bySense && float64(sim) >= em.cfg.MinSimilarity):
 				covers = true
 			case cov < r.MinScore*companionFloor && !(bySense && float64(sim) >= em.cfg.MinSimilarity*companionFloor):
 				continue
+			}
+		}
+		m := mems[c.ID]
+		if m == nil {
+			var err error
+			if m, err = local.peeks[c.ID].Memory(); err != nil {
+				return nil, err
 			}
 		}
 		// Restatements after the floor: hashing the text of every candidate,
@@ -266,19 +306,22 @@ func (f *floor) coverage(id uint64) float64 {
 // matches the query, so the words of the candidates are, in practice, the
 // query words the owner has used. Only names found in no candidate are
 // looked up in the owner's whole index.
-func (e *Engine) newFloor(ctx context.Context, owner, query string, terms []string, mems map[uint64]*store.Memory, local localResult) (*floor, error) {
+func (e *Engine) newFloor(ctx context.Context, owner, query string, terms []string, cands []index.Candidate, mems map[uint64]*store.Memory, local localResult) (*floor, error) {
 	sc := local.scorer
 	if sc == nil {
 		sc = e.index.NewScorer(owner, terms)
 	}
-	f := &floor{content: make(map[uint64]uint32, len(mems)), context: make(map[uint64]uint32, len(mems))}
+	f := &floor{content: make(map[uint64]uint32, len(cands)), context: make(map[uint64]uint32, len(cands))}
 	var used uint32
-	for id, mem := range mems {
-		m, ok := local.found[id]
+	for _, c := range cands {
+		// A small owner's candidates were matched when its records were read;
+		// the others are decoded (mems).
+		m, ok := local.found[c.ID]
 		if !ok {
+			mem := mems[c.ID]
 			m.Content, m.Context = sc.Matcher.Match(mem.Content), sc.Matcher.Match(mem.Context)
 		}
-		f.content[id], f.context[id] = m.Content, m.Context
+		f.content[c.ID], f.context[c.ID] = m.Content, m.Context
 		used |= m.Content | m.Context
 	}
 	names := map[string]bool{}

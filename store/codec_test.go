@@ -87,6 +87,61 @@ func TestPeek(t *testing.T) {
 	}
 }
 
+// TestPeekBrief: what a search ranks and filters by, read without decoding
+// the record, is what the decoded record says, for records of this version
+// and of earlier ones; a damaged record is an error, not a wrong Brief.
+func TestPeekBrief(t *testing.T) {
+	at := time.Unix(1700000001, 5).UTC()
+	v1, _ := hex.DecodeString("012a056f776e6572027331047475726e067475726e3a7823557365723a2049206c6f76652068696b696e670a417373697374616e743a204e696365066265666f72650a63686174636d706c2d3101047475726e027431018a80d0e2c6bfce972f0180a8a69ccebfce972f018cc8c9a3a9b1eaf6310203026301036f6c6401720273300180c8afa025")
+	json1, _ := json.Marshal(&Memory{ID: 3, Owner: "o", Kind: "habit", Key: "habit:run", Content: "runs daily", UpdatedAt: at, Mentions: 4})
+	records := [][]byte{
+		encodeMemory(&Memory{ID: 1, Owner: "o", Kind: "turn", Key: "turn:c:1:ab", Content: "User: hi", Context: "before",
+			Meta: map[string]string{"position": "1", "conversation": "c"}, UpdatedAt: at, Mentions: 1}, []byte{1, 0, 0}),
+		encodeMemory(&Memory{ID: 2, Owner: "o", Kind: "preference", Key: "preference:tea", Content: "likes tea",
+			Meta: map[string]string{"turn": "turn:c:1:ab"}, UpdatedAt: at, Mentions: 2, History: []Version{{Content: "likes coffee"}}}, nil),
+		v1, json1,
+	}
+	for i, raw := range records {
+		var p Peek
+		if err := p.read(raw); err != nil {
+			t.Fatalf("record %d: %v", i, err)
+		}
+		b, err := p.Brief()
+		if err != nil {
+			t.Fatalf("record %d: %v", i, err)
+		}
+		var m Memory
+		if err := decodeMemory(raw, &m); err != nil {
+			t.Fatal(err)
+		}
+		if b.Kind != m.Kind || string(b.Key) != m.Key || string(b.Turn) != m.Meta["turn"] || !b.Updated.Equal(m.UpdatedAt) || b.Mentions != m.Mentions {
+			t.Errorf("record %d: brief %+v, record kind %q key %q turn %q updated %v mentions %d",
+				i, b, m.Kind, m.Key, m.Meta["turn"], m.UpdatedAt, m.Mentions)
+		}
+	}
+	raw := records[1]
+	var whole Peek
+	_ = whole.read(raw)
+	want, _ := whole.Brief()
+	errs := 0
+	for cut := len(raw) - 1; cut > 0; cut-- {
+		var p Peek
+		if p.read(raw[:cut]) != nil {
+			continue // the head itself is cut
+		}
+		// What follows mentions (version, seq, history) is not read.
+		b, err := p.Brief()
+		if err != nil {
+			errs++
+		} else if b.Kind != want.Kind || !bytes.Equal(b.Key, want.Key) || !bytes.Equal(b.Turn, want.Turn) || b.Mentions != want.Mentions || !b.Updated.Equal(want.Updated) {
+			t.Fatalf("a record cut at %d of %d bytes gave a wrong Brief: %+v", cut, len(raw), b)
+		}
+	}
+	if errs == 0 {
+		t.Error("no cut record was refused")
+	}
+}
+
 func TestCodecReadsJSONRecords(t *testing.T) {
 	m := &Memory{ID: 7, Owner: "o", Kind: "note", Key: "k", Content: "from an earlier version", CreatedAt: time.Unix(9, 0).UTC()}
 	raw, _ := json.Marshal(m)

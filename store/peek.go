@@ -15,7 +15,8 @@ type Peek struct {
 	session, terms   []byte
 	expires, deleted optTime
 	raw              []byte
-	mem              *Memory // a record of an earlier version, decoded whole
+	body             []byte  // raw after the head
+	mem              *Memory // decoded: a record of an earlier version, or by Memory
 }
 
 type optTime struct {
@@ -40,7 +41,7 @@ func (p *Peek) Terms() []byte {
 	return p.terms
 }
 
-// Memory decodes the whole record.
+// Memory decodes the whole record, once.
 func (p *Peek) Memory() (*Memory, error) {
 	if p.mem != nil {
 		return p.mem, nil
@@ -49,7 +50,50 @@ func (p *Peek) Memory() (*Memory, error) {
 	if err := decodeMemory(p.raw, m); err != nil {
 		return nil, fmt.Errorf("decoding memory %d: %w", p.ID, err)
 	}
+	p.mem = m
 	return m, nil
+}
+
+// Brief is what a search ranks and filters memories by, read from the
+// record without decoding its text. Key and Turn are the record's bytes,
+// good as long as the Peek's.
+type Brief struct {
+	Kind     string
+	Key      []byte
+	Turn     []byte // Meta["turn"]: the turn a fact was learned from
+	Updated  time.Time
+	Mentions int
+}
+
+// Brief reads the peeked memory's Brief.
+func (p *Peek) Brief() (Brief, error) {
+	if m := p.mem; m != nil {
+		return Brief{Kind: m.Kind, Key: []byte(m.Key), Turn: []byte(m.Meta["turn"]), Updated: m.UpdatedAt, Mentions: m.Mentions}, nil
+	}
+	var b Brief
+	d := decoder{b: p.body}
+	d.bytes() // owner
+	kind := d.bytes()
+	b.Key = d.bytes()
+	d.bytes() // content
+	d.bytes() // context
+	d.bytes() // ref
+	for n := d.count(); n > 0 && !d.err; n-- {
+		if k, v := d.bytes(), d.bytes(); string(k) == "turn" {
+			b.Turn = v
+		}
+	}
+	d.time() // created
+	b.Updated = d.time()
+	b.Mentions = int(d.uvarint())
+	if d.err {
+		return Brief{}, fmt.Errorf("decoding memory %d: %w", p.ID, errCorrupt)
+	}
+	// Most memories are turns: their kind is not copied.
+	if b.Kind = "turn"; string(kind) != b.Kind {
+		b.Kind = string(kind)
+	}
+	return b, nil
 }
 
 func (p *Peek) read(raw []byte) error {
@@ -70,7 +114,11 @@ func (p *Peek) read(raw []byte) error {
 		return nil
 	}
 	d := decoder{b: raw[1:]}
-	return p.head(&d)
+	if err := p.head(&d); err != nil {
+		return err
+	}
+	p.body = d.b
+	return nil
 }
 
 // head reads the head of a codecV2 record, after its version byte.
