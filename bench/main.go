@@ -63,7 +63,7 @@ func main() {
 	keep := flag.String("storage", "", "A/B mode: use this storage and keep it; preload only if it holds no memories yet (to repeat runs without the preload; later runs also see what earlier ones learned)")
 	scale := flag.String("scale", "", "comma-separated memory counts: run the engine scale measurements instead")
 	scaleOneN := flag.Int("scale-one", 0, "internal: one scale run")
-	scaleServe := flag.String("scale-serve", "", "internal: the restarted server of a scale run, on this storage")
+	scaleServe := flag.String("scale-serve", "", "the restarted server of a scale run, on this storage (kept with BENCH_KEEP=1); -memories and -owners as it was made with")
 	shards := flag.Int("shards", engine.DefaultShards, "index shards of the storages created (index_shards)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the measured traffic (A/B mode; after the preload) to this file")
 	traceFile := flag.String("trace", "", "write an execution trace of the one-client rounds (A/B mode) to this file, for go tool trace")

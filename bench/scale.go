@@ -96,7 +96,11 @@ func scaleOne(n, owners, shards int, parent string) error {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
+	if os.Getenv("BENCH_KEEP") == "" {
+		defer os.RemoveAll(dir)
+	} else {
+		fmt.Fprintf(os.Stderr, "keeping the storage in %s\n", dir)
+	}
 	ctx := context.Background()
 	e, err := engine.Open(engine.Config{Dir: dir, Shards: shards})
 	if err != nil {
