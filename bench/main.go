@@ -114,6 +114,13 @@ type upstream struct {
 
 func (u *upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
+	// When the request, whole, reached the upstream: the client's send time
+	// comes along in a header (one process, one clock), and the lag goes
+	// back in another, to split what a server adds into the way there and
+	// the way back.
+	if sent, err := strconv.ParseInt(r.Header.Get("X-Bench-Sent"), 10, 64); err == nil {
+		w.Header().Set("X-Bench-Reach", strconv.FormatFloat(float64(time.Now().UnixNano()-sent)/1e6, 'f', 3, 64))
+	}
 	if r.Header.Get("X-Bench") == "memory" {
 		u.seen.Add(1)
 		if bytes.Contains(body, []byte(inject.BlockEnd)) {
@@ -356,6 +363,7 @@ type measure struct {
 	seconds float64
 	lat     []float64 // ms, whole request
 	ttfb    []float64 // ms, to the first body byte
+	reach   []float64 // ms, until the upstream had the whole request
 	search  []float64 // ms, the memory handler's search (X-Memory-Time)
 	errors  int
 }
@@ -372,7 +380,7 @@ func run(client *http.Client, t target, bodies []request, concurrency int, d tim
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var lat, ttfb, search []float64
+			var lat, ttfb, reach, search []float64
 			errs := 0
 			for time.Now().Before(deadline) {
 				r := bodies[int(next.Add(1))%len(bodies)]
@@ -387,11 +395,15 @@ func run(client *http.Client, t target, bodies []request, concurrency int, d tim
 				ctx, task := trace.NewTask(context.Background(), t.name)
 				req = req.WithContext(ctx)
 				t0 := time.Now()
+				req.Header.Set("X-Bench-Sent", strconv.FormatInt(t0.UnixNano(), 10))
 				resp, err := client.Do(req)
 				if err != nil {
 					task.End()
 					errs++
 					continue
+				}
+				if ms, err := strconv.ParseFloat(resp.Header.Get("X-Bench-Reach"), 64); err == nil {
+					reach = append(reach, ms)
 				}
 				if v := resp.Header.Get("X-Memory-Time"); v != "" {
 					if ms, err := strconv.ParseFloat(strings.TrimSuffix(v, "ms"), 64); err == nil {
@@ -421,6 +433,7 @@ func run(client *http.Client, t target, bodies []request, concurrency int, d tim
 			mu.Lock()
 			m.lat = append(m.lat, lat...)
 			m.ttfb = append(m.ttfb, ttfb...)
+			m.reach = append(m.reach, reach...)
 			m.search = append(m.search, search...)
 			m.errors += errs
 			mu.Unlock()
@@ -485,6 +498,11 @@ func report(c abConfig, results map[string][]measure, up *upstream) {
 		lo, hi := pctInterval(mem, 99)
 		fmt.Printf("one client, rounds pooled (%d and %d requests): added p99 %+.2f ms; memory's p99 %.2f ms (95%% interval %.2f to %.2f ms), bare's %.2f ms\n",
 			len(bare), len(mem), mp-bp, mp, lo, hi, bp)
+		reach := func(m measure) float64 { return pct(m.reach, 50) }
+		added := stat("memory/single", reach) - stat("bare/single", reach)
+		fmt.Printf("one client, way there: the upstream had the request after p50 %.2f ms (bare) and %.2f ms (memory), %+.2f ms; the rest of the added p50, %+.2f ms, is on the way back\n",
+			stat("bare/single", reach), stat("memory/single", reach), added,
+			stat("memory/single", p(50))-stat("bare/single", p(50))-added)
 	}
 }
 

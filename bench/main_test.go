@@ -6,7 +6,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -31,10 +33,19 @@ func TestABRunsBothServers(t *testing.T) {
 			delay: time.Millisecond, chunks: 3, chunkDelay: time.Millisecond, dir: t.TempDir(), memprofile: allocs})
 	})
 	for _, want := range []string{"JSON requests/s", "SSE first byte p50", "memory injected memories into", "0 failed requests", "one client (1 rounds): p50 ",
-		"one client, rounds pooled (", "garbage collections in", "MB/s allocated"} {
+		"one client, rounds pooled (", "one client, way there: the upstream had the request after p50 ", "garbage collections in", "MB/s allocated"} {
 		if !bytes.Contains(out, []byte(want)) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}
+	}
+	// The way there is measured for both servers, not left at zero.
+	var bare, mem float64
+	if m := regexp.MustCompile(`after p50 (\S+) ms \(bare\) and (\S+) ms \(memory\)`).FindSubmatch(out); m == nil {
+		t.Errorf("no way-there figures:\n%s", out)
+	} else if bare, _ = strconv.ParseFloat(string(m[1]), 64); bare <= 0 {
+		t.Errorf("the way there measured %s ms for bare", m[1])
+	} else if mem, _ = strconv.ParseFloat(string(m[2]), 64); mem <= 0 {
+		t.Errorf("the way there measured %s ms for memory", m[2])
 	}
 	for _, f := range []string{allocs + ".base", allocs} {
 		if st, err := os.Stat(f); err != nil || st.Size() == 0 {
