@@ -144,47 +144,46 @@ func (e *Engine) searchIn(ctx context.Context, tx *store.Tx, r SearchRequest, te
 	// decoded only when returned.
 	mems := make(map[uint64]*store.Memory)
 	for _, h := range hits {
-		if p := local.peeks[h.ID]; p != nil {
-			b, err := p.Brief()
+		var b store.Brief
+		var m *store.Memory
+		p := local.peeks[h.ID]
+		if p != nil {
+			if b, err = p.Brief(); err != nil {
+				return nil, err
+			}
+		} else {
+			m, err = tx.Get(r.Owner, h.ID)
+			if errors.Is(err, store.ErrNotFound) {
+				continue // purged after it was indexed
+			}
 			if err != nil {
 				return nil, err
 			}
-			if r.ExcludeTurn != "" && (string(b.Key) == r.ExcludeTurn || string(b.Turn) == r.ExcludeTurn) {
+			// The index is derived data: trust only what the owner's own
+			// partition says.
+			if m.Owner != r.Owner || !m.Active(now) || (r.OnlySession && m.Session != r.Session) {
 				continue
 			}
-			if _, ok := similar[h.ID]; ok {
-				m, err := p.Memory()
-				if err != nil {
+			b = store.BriefOf(m)
+		}
+		if r.ExcludeTurn != "" && b.FromTurn(r.ExcludeTurn) {
+			continue
+		}
+		if _, ok := similar[h.ID]; ok {
+			if m == nil {
+				if m, err = p.Memory(); err != nil {
 					return nil, err
 				}
-				if vectors.hashes[m.ID] != embed.TextHash(m.Content) {
-					delete(similar, m.ID) // a vector of text the memory no longer has
-				}
 			}
-			score[h.ID] = h.Score
-			cands = append(cands, index.Candidate{ID: h.ID, Score: h.Score, Kind: b.Kind, Updated: b.Updated, Mentions: b.Mentions})
-			continue
+			if vectors.hashes[h.ID] != embed.TextHash(m.Content) {
+				delete(similar, h.ID) // a vector of text the memory no longer has
+			}
 		}
-		m, err := tx.Get(r.Owner, h.ID)
-		if errors.Is(err, store.ErrNotFound) {
-			continue // purged after it was indexed
+		if p == nil {
+			mems[h.ID] = m
 		}
-		if err != nil {
-			return nil, err
-		}
-		// The index is derived data: trust only what the owner's own
-		// partition says.
-		if m.Owner != r.Owner || !m.Active(now) || (r.OnlySession && m.Session != r.Session) {
-			continue
-		}
-		if r.ExcludeTurn != "" && (m.Key == r.ExcludeTurn || m.Meta["turn"] == r.ExcludeTurn) {
-			continue
-		}
-		if _, ok := similar[m.ID]; ok && vectors.hashes[m.ID] != embed.TextHash(m.Content) {
-			delete(similar, m.ID) // a vector of text the memory no longer has
-		}
-		mems[m.ID], score[m.ID] = m, h.Score
-		cands = append(cands, index.Candidate{ID: m.ID, Score: h.Score, Kind: m.Kind, Updated: m.UpdatedAt, Mentions: m.Mentions})
+		score[h.ID] = h.Score
+		cands = append(cands, index.Candidate{ID: h.ID, Score: h.Score, Kind: b.Kind, Updated: b.Updated, Mentions: b.Mentions})
 	}
 	var f *floor
 	if r.MinScore > 0 {

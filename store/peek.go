@@ -55,32 +55,48 @@ func (p *Peek) Memory() (*Memory, error) {
 }
 
 // Brief is what a search ranks and filters memories by, read from the
-// record without decoding its text. Key and Turn are the record's bytes,
-// good as long as the Peek's.
+// record without decoding its text (or taken from a decoded Memory).
 type Brief struct {
 	Kind     string
-	Key      []byte
-	Turn     []byte // Meta["turn"]: the turn a fact was learned from
 	Updated  time.Time
 	Mentions int
+	// The record's key and Meta["turn"], its bytes (good as long as the
+	// Peek's), or the decoded memory.
+	key, turn []byte
+	mem       *Memory
+}
+
+// BriefOf is the Brief of a decoded memory.
+func BriefOf(m *Memory) Brief {
+	return Brief{Kind: m.Kind, Updated: m.UpdatedAt, Mentions: m.Mentions, mem: m}
+}
+
+// FromTurn reports whether the memory was learned from the turn whose
+// transcript has key turn: it is that transcript (its key), or a fact
+// pointing to it (Meta["turn"]).
+func (b *Brief) FromTurn(turn string) bool {
+	if b.mem != nil {
+		return b.mem.Key == turn || b.mem.Meta["turn"] == turn
+	}
+	return string(b.key) == turn || string(b.turn) == turn
 }
 
 // Brief reads the peeked memory's Brief.
 func (p *Peek) Brief() (Brief, error) {
-	if m := p.mem; m != nil {
-		return Brief{Kind: m.Kind, Key: []byte(m.Key), Turn: []byte(m.Meta["turn"]), Updated: m.UpdatedAt, Mentions: m.Mentions}, nil
+	if p.mem != nil {
+		return BriefOf(p.mem), nil
 	}
 	var b Brief
 	d := decoder{b: p.body}
 	d.bytes() // owner
 	kind := d.bytes()
-	b.Key = d.bytes()
+	b.key = d.bytes()
 	d.bytes() // content
 	d.bytes() // context
 	d.bytes() // ref
 	for n := d.count(); n > 0 && !d.err; n-- {
 		if k, v := d.bytes(), d.bytes(); string(k) == "turn" {
-			b.Turn = v
+			b.turn = v
 		}
 	}
 	d.time() // created
