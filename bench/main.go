@@ -118,7 +118,8 @@ func (u *upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// comes along in a header (one process, one clock), and the lag goes
 	// back in another, to split what a server adds into the way there and
 	// the way back.
-	if sent, err := strconv.ParseInt(r.Header.Get("X-Bench-Sent"), 10, 64); err == nil {
+	sent, sentErr := strconv.ParseInt(r.Header.Get("X-Bench-Sent"), 10, 64)
+	if sentErr == nil {
 		w.Header().Set("X-Bench-Reach", strconv.FormatFloat(float64(time.Now().UnixNano()-sent)/1e6, 'f', 3, 64))
 	}
 	if r.Header.Get("X-Bench") == "memory" {
@@ -128,6 +129,9 @@ func (u *upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	time.Sleep(u.delay)
+	if sentErr == nil { // and when it began to answer: the rest is the way back
+		w.Header().Set("X-Bench-Answer", strconv.FormatFloat(float64(time.Now().UnixNano()-sent)/1e6, 'f', 3, 64))
+	}
 	if !bytes.Contains(body, []byte(`"stream":true`)) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"id":"chatcmpl-bench","object":"chat.completion","created":1,"model":"bench","choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"Sure, here is what I found about that, with a few details you might find useful for planning."}}],"usage":{"prompt_tokens":120,"completion_tokens":20,"total_tokens":140}}`)
@@ -364,6 +368,7 @@ type measure struct {
 	lat     []float64 // ms, whole request
 	ttfb    []float64 // ms, to the first body byte
 	reach   []float64 // ms, until the upstream had the whole request
+	back    []float64 // ms, from the upstream's answer to the client's last byte
 	search  []float64 // ms, the memory handler's search (X-Memory-Time)
 	errors  int
 }
@@ -380,7 +385,7 @@ func run(client *http.Client, t target, bodies []request, concurrency int, d tim
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var lat, ttfb, reach, search []float64
+			var lat, ttfb, reach, back, search []float64
 			errs := 0
 			for time.Now().Before(deadline) {
 				r := bodies[int(next.Add(1))%len(bodies)]
@@ -405,6 +410,7 @@ func run(client *http.Client, t target, bodies []request, concurrency int, d tim
 				if ms, err := strconv.ParseFloat(resp.Header.Get("X-Bench-Reach"), 64); err == nil {
 					reach = append(reach, ms)
 				}
+				answered, answerErr := strconv.ParseFloat(resp.Header.Get("X-Bench-Answer"), 64)
 				if v := resp.Header.Get("X-Memory-Time"); v != "" {
 					if ms, err := strconv.ParseFloat(strings.TrimSuffix(v, "ms"), 64); err == nil {
 						search = append(search, ms)
@@ -427,13 +433,18 @@ func run(client *http.Client, t target, bodies []request, concurrency int, d tim
 					errs++
 					continue
 				}
-				lat = append(lat, float64(time.Since(t0).Microseconds())/1000)
+				ms := float64(time.Since(t0).Microseconds()) / 1000
+				lat = append(lat, ms)
 				ttfb = append(ttfb, float64(first.Microseconds())/1000)
+				if answerErr == nil {
+					back = append(back, ms-answered)
+				}
 			}
 			mu.Lock()
 			m.lat = append(m.lat, lat...)
 			m.ttfb = append(m.ttfb, ttfb...)
 			m.reach = append(m.reach, reach...)
+			m.back = append(m.back, back...)
 			m.search = append(m.search, search...)
 			m.errors += errs
 			mu.Unlock()
@@ -498,11 +509,25 @@ func report(c abConfig, results map[string][]measure, up *upstream) {
 		lo, hi := pctInterval(mem, 99)
 		fmt.Printf("one client, rounds pooled (%d and %d requests): added p99 %+.2f ms; memory's p99 %.2f ms (95%% interval %.2f to %.2f ms), bare's %.2f ms\n",
 			len(bare), len(mem), mp-bp, mp, lo, hi, bp)
-		reach := func(m measure) float64 { return pct(m.reach, 50) }
-		added := stat("memory/single", reach) - stat("bare/single", reach)
-		fmt.Printf("one client, way there: the upstream had the request after p50 %.2f ms (bare) and %.2f ms (memory), %+.2f ms; the rest of the added p50, %+.2f ms, is on the way back\n",
-			stat("bare/single", reach), stat("memory/single", reach), added,
-			stat("memory/single", p(50))-stat("bare/single", p(50))-added)
+		// Where the added time goes: to the upstream (the search, the
+		// rewrite), or back from it (the copy, and whatever else runs then).
+		way := func(name, what string, f func(measure) []float64) {
+			med := func(key string) float64 {
+				return stat(key, func(m measure) float64 { return pct(f(m), 50) })
+			}
+			p99 := func(key string) float64 {
+				var v []float64
+				for _, m := range results[key] {
+					v = append(v, f(m)...)
+				}
+				return pct(v, 99)
+			}
+			b, m := med("bare/single"), med("memory/single")
+			fmt.Printf("one client, way %s: %s p50 %.2f ms (bare) and %.2f ms (memory), %+.2f ms; pooled p99 %.2f and %.2f ms, %+.2f ms\n",
+				name, what, b, m, m-b, p99("bare/single"), p99("memory/single"), p99("memory/single")-p99("bare/single"))
+		}
+		way("there", "the upstream had the whole request after", func(m measure) []float64 { return m.reach })
+		way("back", "the client had the whole answer, from when the upstream began it, after", func(m measure) []float64 { return m.back })
 	}
 }
 

@@ -33,19 +33,23 @@ func TestABRunsBothServers(t *testing.T) {
 			delay: time.Millisecond, chunks: 3, chunkDelay: time.Millisecond, dir: t.TempDir(), memprofile: allocs})
 	})
 	for _, want := range []string{"JSON requests/s", "SSE first byte p50", "memory injected memories into", "0 failed requests", "one client (1 rounds): p50 ",
-		"one client, rounds pooled (", "one client, way there: the upstream had the request after p50 ", "garbage collections in", "MB/s allocated"} {
+		"one client, rounds pooled (", "one client, way there: the upstream had the whole request after p50 ", "garbage collections in", "MB/s allocated"} {
 		if !bytes.Contains(out, []byte(want)) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}
 	}
-	// The way there is measured for both servers, not left at zero.
-	var bare, mem float64
-	if m := regexp.MustCompile(`after p50 (\S+) ms \(bare\) and (\S+) ms \(memory\)`).FindSubmatch(out); m == nil {
-		t.Errorf("no way-there figures:\n%s", out)
-	} else if bare, _ = strconv.ParseFloat(string(m[1]), 64); bare <= 0 {
-		t.Errorf("the way there measured %s ms for bare", m[1])
-	} else if mem, _ = strconv.ParseFloat(string(m[2]), 64); mem <= 0 {
-		t.Errorf("the way there measured %s ms for memory", m[2])
+	// The ways there and back are measured for both servers, not left at zero.
+	for _, way := range []string{`way there: the upstream had the whole request after`, `way back: the client had the whole answer, from when the upstream began it, after`} {
+		m := regexp.MustCompile(way + ` p50 (\S+) ms \(bare\) and (\S+) ms \(memory\)`).FindSubmatch(out)
+		if m == nil {
+			t.Errorf("no %q figures:\n%s", way, out)
+			continue
+		}
+		for i, server := range []string{"bare", "memory"} {
+			if v, _ := strconv.ParseFloat(string(m[i+1]), 64); v <= 0 {
+				t.Errorf("%s: %s ms for %s", way, m[i+1], server)
+			}
+		}
 	}
 	for _, f := range []string{allocs + ".base", allocs} {
 		if st, err := os.Stat(f); err != nil || st.Size() == 0 {
