@@ -11,8 +11,8 @@ import (
 )
 
 // BenchmarkTurnDurable measures the durability window: the time from handing
-// a turn to the engine until it is on disk (fsynced) in the job queue, with
-// turns arriving one at a time, more than persistEvery apart (closer, they
+// a turn to the engine until what it taught is on disk (fsynced), with
+// turns arriving one at a time, more than learnEvery apart (closer, they
 // are gathered). A crash loses only turns inside this window.
 func BenchmarkTurnDurable(b *testing.B) {
 	e, err := Open(Config{Dir: b.TempDir(), Shards: 1})
@@ -24,7 +24,7 @@ func BenchmarkTurnDurable(b *testing.B) {
 	i := 0
 	for b.Loop() {
 		b.StopTimer()
-		time.Sleep(persistEvery)
+		time.Sleep(learnEvery)
 		b.StartTimer()
 		i++
 		e.Enqueue(&Job{Owner: owner, Dialect: "openai_chat", User: fmt.Sprintf("turn %d", i), Time: time.Now()})

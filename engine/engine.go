@@ -1,8 +1,8 @@
 // Package engine owns one open memory database: the bbolt store, the Bleve
 // index kept in step with it through the store's change log (for the owners
 // too large to search from their records), and the background work that
-// fills them (making turns durable, extracting memories from them, indexing
-// changes, rebuilding shards). It knows nothing about
+// fills them (learning from proxied turns, indexing changes, rebuilding
+// shards). It knows nothing about
 // Caddy or HTTP, so tools and tests can open a database directly.
 package engine
 
@@ -69,11 +69,11 @@ type Engine struct {
 	index *index.Index
 
 	// Enqueue holds closeMu for reading while it sends, so Close can be sure
-	// that no job arrives after the persister's final drain.
+	// that no job arrives after the writer's final drain.
 	closeMu  sync.RWMutex
 	closing  bool
-	queue    chan store.Job
-	pending  atomic.Int64  // jobs accepted but not yet durable
+	queue    chan *Job
+	pending  atomic.Int64  // turns accepted but not yet learned or saved
 	enqueued atomic.Uint64 // Enqueue calls since Open, accepted or not
 
 	wakeProcessor chan struct{}
@@ -82,7 +82,7 @@ type Engine struct {
 	drain chan struct{} // closed by Close: finish what is pending, then stop
 	abort chan struct{} // closed when Close's deadline passes: stop now
 
-	persisterDone, processorDone, indexerDone, rebuilderDone chan struct{}
+	writerDone, processorDone, indexerDone, rebuilderDone chan struct{}
 
 	// through[i] is the change sequence up to which shard i is known to be
 	// consistent (in memory; the shard's own record may lag for shards no
@@ -151,12 +151,12 @@ func Open(cfg Config) (*Engine, error) {
 		cfg:           cfg,
 		store:         st,
 		index:         idx,
-		queue:         make(chan store.Job, cfg.QueueSize),
+		queue:         make(chan *Job, cfg.QueueSize),
 		wakeProcessor: make(chan struct{}, 1),
 		wakeIndexer:   make(chan struct{}, 1),
 		drain:         make(chan struct{}),
 		abort:         make(chan struct{}),
-		persisterDone: make(chan struct{}),
+		writerDone:    make(chan struct{}),
 		processorDone: make(chan struct{}),
 		indexerDone:   make(chan struct{}),
 		rebuilderDone: make(chan struct{}),
@@ -176,7 +176,7 @@ func Open(cfg Config) (*Engine, error) {
 		cfg.Logger().Info("rebuilding memory index shards from the store",
 			zap.Ints("shards", rebuild), zap.String("storage", cfg.Dir))
 	}
-	go e.persister()
+	go e.writer()
 	go e.processor()
 	go e.indexer()
 	go e.rebuilder(rebuild)
@@ -253,7 +253,7 @@ func (e *Engine) Close(ctx context.Context) error {
 	e.closeMu.Unlock()
 
 	close(e.drain)
-	stages := []chan struct{}{e.persisterDone, e.processorDone, e.indexerDone}
+	stages := []chan struct{}{e.writerDone, e.processorDone, e.indexerDone}
 	var timedOut bool
 	for _, done := range stages {
 		select {

@@ -375,20 +375,20 @@ func TestCloseDrainsQueuedTurns(t *testing.T) {
 }
 
 // TestTurnsUnderLoadShareCommits: turns arriving a millisecond apart, as
-// from a busy proxy, are made durable in commits at least persistEvery
-// apart (each commit's fsyncs cost CPU the requests need), and none is
-// lost. (BenchmarkTurnDurable measures a turn after a quiet spell.)
+// from a busy proxy, are learned in commits at least learnEvery apart (each
+// commit's fsyncs cost CPU the requests need), and none is lost.
+// (BenchmarkTurnDurable measures a turn after a quiet spell.)
 func TestTurnsUnderLoadShareCommits(t *testing.T) {
 	var mu sync.Mutex
 	var commits, turns int
 	var last time.Time
-	old := persisted
-	persisted = func(n int) {
+	old := committed
+	committed = func(n int) {
 		mu.Lock()
 		commits, turns, last = commits+1, turns+n, time.Now()
 		mu.Unlock()
 	}
-	t.Cleanup(func() { persisted = old })
+	t.Cleanup(func() { committed = old })
 	e := open(t, t.TempDir(), 1)
 	defer closeEngine(t, e)
 	owner := e.OwnerID("busy")
@@ -412,8 +412,8 @@ func TestTurnsUnderLoadShareCommits(t *testing.T) {
 	if turns != n {
 		t.Fatalf("%d turns committed, want %d", turns, n)
 	}
-	if most := int(elapsed/persistEvery) + 1; commits > most {
-		t.Errorf("%d turns over %v took %d commits; spaced %v apart, at most %d fit", n, elapsed.Round(time.Millisecond), commits, persistEvery, most)
+	if most := int(elapsed/learnEvery) + 1; commits > most {
+		t.Errorf("%d turns over %v took %d commits; spaced %v apart, at most %d fit", n, elapsed.Round(time.Millisecond), commits, learnEvery, most)
 	}
 	for _, i := range []int{1, n / 2, n} {
 		if res := search(t, e, owner, fmt.Sprintf("zqshelf%d", i)); len(res) == 0 {

@@ -51,7 +51,7 @@ type Job struct {
 const (
 	maxTurnUser      = 4000
 	maxTurnAssistant = 4000
-	persistBatch     = 256
+	writeBatch       = 256
 	processBatch     = 64
 	// maxDecoded caps a compressed response copy once decoded.
 	maxDecoded = 8 << 20
@@ -72,11 +72,6 @@ func (e *Engine) Enqueue(j *Job) bool {
 	// Enqueued reached n waits for all n: the client now has its answer
 	// before the handler gets here.
 	defer e.enqueued.Add(1)
-	data, err := json.Marshal(j)
-	if err != nil {
-		e.cfg.Observer.JobFailed()
-		return false
-	}
 	e.closeMu.RLock()
 	defer e.closeMu.RUnlock()
 	if e.closing {
@@ -85,7 +80,7 @@ func (e *Engine) Enqueue(j *Job) bool {
 	}
 	e.pending.Add(1)
 	select {
-	case e.queue <- store.Job{Owner: j.Owner, Data: data}:
+	case e.queue <- j:
 		return true
 	default:
 		e.pending.Add(-1)
@@ -94,44 +89,46 @@ func (e *Engine) Enqueue(j *Job) bool {
 	}
 }
 
-// persister makes queued turns durable, in one transaction per group: while
-// one commit waits for fsync (or, under load, for persistEvery to pass) the
-// next group gathers, so a crash loses only the turns of that group and of
-// the commit in flight.
-func (e *Engine) persister() {
-	defer close(e.persisterDone)
+// writer learns queued turns, in one transaction per group: while one
+// commit waits for fsync (or, under load, for learnEvery to pass) the next
+// group gathers, so a crash loses only the turns of that group and of the
+// commit in flight. A group the store refuses is saved to the durable job
+// queue instead, for the processor to retry; at Close, what is queued is
+// saved there too (a quick write), and the processor learns it while the
+// drain allows, or at the next start.
+func (e *Engine) writer() {
+	defer close(e.writerDone)
 	var last time.Time
 	for {
-		var first store.Job
+		var first *Job
 		select {
 		case first = <-e.queue:
 		case <-e.drain:
 			// Close holds off new turns; save what is queued, then stop.
 			for len(e.queue) > 0 && !e.stopping() {
-				e.persist(e.gather(<-e.queue))
+				e.save(e.gather(<-e.queue))
 			}
 			return
 		}
-		e.pace(last, persistEvery)
+		e.pace(last, learnEvery)
 		last = time.Now()
-		e.persist(e.gather(first))
+		e.learn(e.gather(first))
 	}
 }
 
-// persistEvery and processEvery space the background writers' commits
-// under load. Each commit costs two fsyncs, which on this project's test
-// machines burn CPU, and rewrites the pages it touches; with turns arriving
-// every 3 ms, nearly each had two commits of its own, and the writes took
-// CPU from the requests being proxied (bench, 8 clients at 100k memories:
-// with learning switched off, JSON p50 +0.5 ms over bare instead of +1.4
-// ms). Spaced, a turn costs 390 µs of CPU instead of 1,040 (BenchmarkTurnCost).
-// A turn that arrives after a quiet spell is still committed at once; under
-// load, a crash can lose the turns of the last persistEvery, and what a
-// turn taught is searchable up to processEvery later.
-const (
-	persistEvery = 10 * time.Millisecond
-	processEvery = 50 * time.Millisecond
-)
+// learnEvery spaces the writer's commits under load. Each commit costs two
+// fsyncs, which on this project's test machines burn CPU, and rewrites the
+// pages it touches; with turns arriving every 3 ms, nearly each had a
+// commit of its own, and the writes took CPU from the requests being
+// proxied (bench, 8 clients at 100k memories: with learning switched off,
+// JSON p50 +0.5 ms over bare instead of +1.4 ms). A turn that arrives after
+// a quiet spell is still learned at once; under load, a crash can lose the
+// turns of the last learnEvery, and what a turn taught is searchable up to
+// learnEvery later. Turns used to be saved to the durable queue every 10
+// ms and learned from it every 50 ms, in commits of their own: 440 to 470
+// µs of CPU a turn (BenchmarkTurnCost), against 350 to 365 µs learned
+// directly every 20 ms (10 ms: 425 µs; 50 ms: 280 µs).
+const learnEvery = 20 * time.Millisecond
 
 // pace waits until every has passed since last, or Close starts draining.
 func (e *Engine) pace(last time.Time, every time.Duration) {
@@ -147,12 +144,13 @@ func (e *Engine) pace(last time.Time, every time.Duration) {
 	}
 }
 
-// persisted is told the size of each group committed; tests count them.
-var persisted = func(turns int) {}
+// committed is told the size of each group the writer committed; tests
+// count them.
+var committed = func(turns int) {}
 
-func (e *Engine) gather(first store.Job) []store.Job {
-	batch := []store.Job{first}
-	for len(batch) < persistBatch {
+func (e *Engine) gather(first *Job) []*Job {
+	batch := []*Job{first}
+	for len(batch) < writeBatch {
 		select {
 		case j := <-e.queue:
 			batch = append(batch, j)
@@ -163,23 +161,49 @@ func (e *Engine) gather(first store.Job) []store.Job {
 	return batch
 }
 
-func (e *Engine) persist(batch []store.Job) {
-	err := e.store.PutJobs(batch)
-	persisted(len(batch))
+// learn stores what a group of turns taught, in one commit; if the store
+// refuses it, the turns go to the durable queue to be retried.
+func (e *Engine) learn(batch []*Job) {
+	items := make([]queued, len(batch))
+	for i, j := range batch {
+		items[i].job = j
+	}
+	if e.process(items) {
+		committed(len(batch))
+		e.pending.Add(-int64(len(batch)))
+		return
+	}
+	e.save(batch)
+}
+
+// save writes turns to the durable job queue, for the processor.
+func (e *Engine) save(batch []*Job) {
+	jobs := make([]store.Job, 0, len(batch))
+	for _, j := range batch {
+		data, err := json.Marshal(j)
+		if err != nil {
+			e.cfg.Observer.JobFailed()
+			continue
+		}
+		jobs = append(jobs, store.Job{Owner: j.Owner, Data: data})
+	}
+	err := e.store.PutJobs(jobs)
 	e.pending.Add(-int64(len(batch)))
 	if err != nil {
-		for range batch {
+		for range jobs {
 			e.cfg.Observer.JobDropped()
 		}
 		e.log().Error("saving turns for memory extraction failed; they are dropped",
-			zap.Int("turns", len(batch)), zap.Error(err))
+			zap.Int("turns", len(jobs)), zap.Error(err))
 		return
 	}
 	e.wake(e.wakeProcessor)
 }
 
-// processor turns durable jobs into memories. A job is deleted in the same
-// transaction that stores its memories, so each is done exactly once.
+// processor learns the turns of the durable job queue: those the writer
+// could not store, those saved at Close, and those left by an earlier run. A
+// job is deleted in the same transaction that stores its memories, so each
+// is done exactly once.
 func (e *Engine) processor() {
 	defer close(e.processorDone)
 	tick := time.NewTicker(time.Second)
@@ -188,13 +212,13 @@ func (e *Engine) processor() {
 	for {
 		select {
 		case <-e.wakeProcessor:
-			e.pace(last, processEvery)
+			e.pace(last, learnEvery)
 			last = time.Now()
 		case <-tick.C:
 		case <-e.drain:
-			// The persister stops first, so what is in the store now is all.
+			// The writer stops first, so what is in the store now is all.
 			select {
-			case <-e.persisterDone:
+			case <-e.writerDone:
 			case <-e.abort:
 				return
 			}
@@ -215,13 +239,33 @@ func (e *Engine) processPending() {
 		if len(jobs) == 0 {
 			return
 		}
-		if !e.process(jobs) {
+		items := make([]queued, len(jobs))
+		for i, sj := range jobs {
+			items[i].seq = sj.Seq
+			var j Job
+			if err := json.Unmarshal(sj.Data, &j); err != nil || j.Owner == "" {
+				e.log().Error("discarding unreadable memory job", zap.Uint64("job", sj.Seq), zap.Error(err))
+				continue
+			}
+			items[i].job = &j
+		}
+		if !e.process(items) {
 			return // the store refused the write; try again on the next tick
 		}
 	}
 }
 
-func (e *Engine) process(jobs []store.Job) bool {
+// queued is a turn to learn: from the writer's queue, or from the durable
+// job queue (seq, deleted with the memories it taught). A nil job is a
+// durable one that could not be read: it is deleted and counted failed.
+type queued struct {
+	seq uint64
+	job *Job
+}
+
+// process extracts the turns' memories and stores them in one transaction.
+// It reports false when the store refused the write.
+func (e *Engine) process(items []queued) bool {
 	type work struct {
 		seq               uint64
 		owner             string
@@ -229,16 +273,15 @@ func (e *Engine) process(jobs []store.Job) bool {
 		ref, conversation string
 		ok                bool
 	}
-	ws := make([]work, len(jobs))
-	for i, sj := range jobs {
-		ws[i].seq = sj.Seq
-		var j Job
-		if err := json.Unmarshal(sj.Data, &j); err != nil || j.Owner == "" {
-			e.log().Error("discarding unreadable memory job", zap.Uint64("job", sj.Seq), zap.Error(err))
+	ws := make([]work, len(items))
+	for i, it := range items {
+		ws[i].seq = it.seq
+		if it.job == nil {
 			continue
 		}
+		j := it.job
 		ws[i].owner, ws[i].ok = j.Owner, true
-		ws[i].puts, ws[i].ref = e.memoriesOf(&j)
+		ws[i].puts, ws[i].ref = e.memoriesOf(j)
 		ws[i].conversation = j.Conversation
 	}
 	stored := make([]int, len(ws))
@@ -260,8 +303,10 @@ func (e *Engine) process(jobs []store.Job) bool {
 					return err
 				}
 			}
-			if err := tx.DeleteJob(w.seq); err != nil {
-				return err
+			if w.seq != 0 {
+				if err := tx.DeleteJob(w.seq); err != nil {
+					return err
+				}
 			}
 		}
 		return nil
