@@ -57,7 +57,8 @@ func report(c abConfig, results map[string][]measure, up *upstream) {
 			stat("memory/single", p(50))-stat("bare/single", p(50)), stat("memory/single", p(99))-stat("bare/single", p(99)), stat("bare/single", p(50)),
 			stat("memory/single", func(m measure) float64 { return pct(m.search, 50) }),
 			stat("memory/single", func(m measure) float64 { return pct(m.search, 99) }))
-		bare, mem := pooled(results["bare/single"]), pooled(results["memory/single"])
+		lat := func(m measure) []float64 { return m.lat }
+		bare, mem := pooled(results["bare/single"], lat), pooled(results["memory/single"], lat)
 		bp, mp := pct(bare, 99), pct(mem, 99)
 		lo, hi := pctInterval(mem, 99)
 		fmt.Printf("one client, rounds pooled (%d and %d requests): added p99 %+.2f ms; memory's p99 %.2f ms (95%% interval %.2f to %.2f ms), bare's %.2f ms\n",
@@ -68,13 +69,7 @@ func report(c abConfig, results map[string][]measure, up *upstream) {
 			med := func(key string) float64 {
 				return stat(key, func(m measure) float64 { return pct(f(m), 50) })
 			}
-			p99 := func(key string) float64 {
-				var v []float64
-				for _, m := range results[key] {
-					v = append(v, f(m)...)
-				}
-				return pct(v, 99)
-			}
+			p99 := func(key string) float64 { return pct(pooled(results[key], f), 99) }
 			b, m := med("bare/single"), med("memory/single")
 			fmt.Printf("one client, way %s: %s p50 %.2f ms (bare) and %.2f ms (memory), %+.2f ms; pooled p99 %.2f and %.2f ms, %+.2f ms\n",
 				name, what, b, m, m-b, p99("bare/single"), p99("memory/single"), p99("memory/single")-p99("bare/single"))
@@ -84,13 +79,13 @@ func report(c abConfig, results map[string][]measure, up *upstream) {
 	}
 }
 
-// pooled is the latencies of all of ms together. A round's p99 is its ~3rd
-// slowest request (230 requests in 5 s at 21 ms); the p99 of the pooled
-// rounds rests on more of the tail.
-func pooled(ms []measure) []float64 {
+// pooled is the figures f picks of all of ms together. A round's p99 is
+// its ~3rd slowest request (230 requests in 5 s at 21 ms); the p99 of the
+// pooled rounds rests on more of the tail.
+func pooled(ms []measure, f func(measure) []float64) []float64 {
 	var v []float64
 	for _, m := range ms {
-		v = append(v, m.lat...)
+		v = append(v, f(m)...)
 	}
 	return v
 }
