@@ -247,38 +247,6 @@ func shortID(s string) string {
 	return hex.EncodeToString(h[:8])
 }
 
-// apiKeyPlaceholder is the placeholder holding the caller's API key.
-const apiKeyPlaceholder = "memory.api_key"
-
-// resolveOwner is whose memories a request uses: the first of the owner
-// templates that is not empty. "" means nobody's. The proxy and the API in
-// self mode resolve owners with it, so the same request is the same owner.
-func resolveOwner(templates []string, r *http.Request) string {
-	repl, _ := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
-	if repl == nil {
-		repl = caddy.NewReplacer()
-	}
-	repl.Set(apiKeyPlaceholder, APIKey(r))
-	for _, tmpl := range templates {
-		if v := strings.TrimSpace(repl.ReplaceAll(tmpl, "")); v != "" {
-			return v
-		}
-	}
-	return ""
-}
-
-// APIKey is the bearer token of the Authorization header, else the
-// x-api-key header (Anthropic's SDKs send the key there).
-func APIKey(r *http.Request) string {
-	if a := strings.TrimSpace(r.Header.Get("Authorization")); a != "" {
-		if scheme, token, ok := strings.Cut(a, " "); ok && strings.EqualFold(scheme, "Bearer") {
-			return strings.TrimSpace(token)
-		}
-		return a
-	}
-	return strings.TrimSpace(r.Header.Get("X-Api-Key"))
-}
-
 // readBody reads at most max bytes of the request body. When the body is
 // larger, complete is false and r.Body is restored to the whole body, the
 // read part stitched back in front of the rest.
@@ -289,7 +257,14 @@ func readBody(r *http.Request, max int64) (body []byte, complete bool, err error
 	if r.ContentLength > max {
 		return nil, false, nil
 	}
-	buf, err := io.ReadAll(io.LimitReader(r.Body, max+1))
+	// A declared length is read into one buffer of its size, not one that
+	// doubles as it fills (twice the memory, for a body near max_body).
+	var b bytes.Buffer
+	if r.ContentLength > 0 {
+		b.Grow(int(r.ContentLength) + bytes.MinRead)
+	}
+	_, err = b.ReadFrom(io.LimitReader(r.Body, max+1))
+	buf := b.Bytes()
 	if err != nil || int64(len(buf)) > max {
 		r.Body = stitched{io.MultiReader(bytes.NewReader(buf), r.Body), r.Body}
 		if err != nil {

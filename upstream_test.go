@@ -153,7 +153,7 @@ func (f *fakeLLM) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		body = decoded
 	}
-	if r.Method != http.MethodPost || dialect == nil || !gjson.ValidBytes(body) {
+	if r.Method != http.MethodPost || dialect == nil || !json.Valid(body) {
 		s.start("text/plain", false)
 		s.chunk("upstream ok", false)
 		s.end()

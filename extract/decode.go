@@ -76,7 +76,7 @@ func Decode(dialect, contentType string, body []byte) (Assistant, error) {
 }
 
 func openAIChatJSON(body []byte) (Assistant, error) {
-	if !gjson.ValidBytes(body) {
+	if !inject.ValidJSON(body) {
 		return Assistant{}, errors.New("response is not valid JSON")
 	}
 	r := gjson.ParseBytes(body)
@@ -96,7 +96,7 @@ func openAIChatSSE(body []byte) (Assistant, error) {
 		if data == "[DONE]" {
 			return false
 		}
-		if !gjson.Valid(data) {
+		if !inject.ValidJSON([]byte(data)) {
 			return true
 		}
 		r := gjson.Parse(data)
@@ -123,7 +123,7 @@ func openAIChatSSE(body []byte) (Assistant, error) {
 }
 
 func anthropicJSON(body []byte) (Assistant, error) {
-	if !gjson.ValidBytes(body) {
+	if !inject.ValidJSON(body) {
 		return Assistant{}, errors.New("response is not valid JSON")
 	}
 	r := gjson.ParseBytes(body)
@@ -146,7 +146,7 @@ func anthropicSSE(body []byte) (Assistant, error) {
 	var a Assistant
 	var text strings.Builder
 	err := events(body, func(_, data string) bool {
-		if !gjson.Valid(data) {
+		if !inject.ValidJSON([]byte(data)) {
 			return true
 		}
 		r := gjson.Parse(data)
@@ -183,7 +183,7 @@ func ollamaNDJSON(body []byte) (Assistant, error) {
 	valid := 0
 	for sc.Scan() {
 		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 || !gjson.ValidBytes(line) {
+		if len(line) == 0 || !inject.ValidJSON(line) {
 			continue // a line cut off at the end of a capped copy
 		}
 		valid++
@@ -199,7 +199,7 @@ func ollamaNDJSON(body []byte) (Assistant, error) {
 }
 
 func responsesJSON(body []byte) (Assistant, error) {
-	if !gjson.ValidBytes(body) {
+	if !inject.ValidJSON(body) {
 		return Assistant{}, errors.New("response is not valid JSON")
 	}
 	return responseObject(gjson.ParseBytes(body)), nil
@@ -232,7 +232,7 @@ func responsesSSE(body []byte) (Assistant, error) {
 	var text strings.Builder
 	var final *Assistant
 	err := events(body, func(_, data string) bool {
-		if !gjson.Valid(data) {
+		if !inject.ValidJSON([]byte(data)) {
 			return true
 		}
 		r := gjson.Parse(data)

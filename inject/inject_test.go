@@ -920,6 +920,9 @@ var fuzzSeeds = []string{
 	`{"messages":[]}`,
 	`[1,2,3]`,
 	`not json`,
+	// Nested past MaxDepth: passed through, never recursed into.
+	`{"messages":[{"role":"user","content":"hi"}],"x":` + strings.Repeat("[", 200) + strings.Repeat("]", 200) + `}`,
+	`{"messages":` + strings.Repeat("[{\"a\":", 150),
 }
 
 func FuzzInject(f *testing.F) {

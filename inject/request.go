@@ -211,7 +211,7 @@ func joinText(parts []string) string {
 
 // parseObject validates body and returns its top-level object.
 func parseObject(body []byte) (gjson.Result, error) {
-	if !gjson.ValidBytes(body) {
+	if !ValidJSON(body) {
 		return gjson.Result{}, ErrNotJSON
 	}
 	root := gjson.ParseBytes(body)
