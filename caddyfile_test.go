@@ -5,10 +5,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 )
@@ -173,5 +176,23 @@ func TestTeeSkipsWhatItCannotDecode(t *testing.T) {
 	tw.Write([]byte(`{}`))
 	if !tw.capture || tw.status != http.StatusOK {
 		t.Errorf("after 103, status %d capture %v", tw.status, tw.capture)
+	}
+}
+
+// TestExampleOwnerIsTheKey: the shipped Caddyfile.example names owners by
+// API key alone. An address-based owner is shared by everyone behind one
+// NAT or proxy, and anyone could claim it by sending the address as a key.
+func TestExampleOwnerIsTheKey(t *testing.T) {
+	src, err := os.ReadFile("Caddyfile.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, _, err := caddyconfig.GetAdapter("caddyfile").Adapt(src, nil)
+	if err != nil {
+		t.Fatalf("Caddyfile.example does not adapt: %v", err)
+	}
+	owners := regexp.MustCompile(`"owner":\[[^\]]*\]`).FindAllString(string(cfg), -1)
+	if len(owners) != 1 || owners[0] != `"owner":["{memory.api_key}"]` {
+		t.Errorf("Caddyfile.example's owners are %v, want the API key alone", owners)
 	}
 }
