@@ -383,3 +383,47 @@ func TestAPIRejectsBadInputClearly(t *testing.T) {
 		}
 	}
 }
+
+// TestAPIAdminNeedsCaddyAuth: admin mode with no authentication handler in
+// front answers 401, whatever the request carries, unless the operator
+// opted out with insecure_no_auth.
+func TestAPIAdminNeedsCaddyAuth(t *testing.T) {
+	storage := t.TempDir()
+	up := newFakeLLM(t)
+	cfg := func(extra string) string {
+		return globalOptions + fmt.Sprintf(`http://localhost:9080 {
+	memory {
+		storage %[1]s
+		index_shards 4
+	}
+	handle /memory/admin/* {
+		memory_api {
+			storage %[1]s
+			mode admin
+			%[3]s
+		}
+	}
+	reverse_proxy %[2]s
+}
+`, storage, up.addr(), extra)
+	}
+	tester := startCaddy(t, cfg(""))
+	a := apiCall{t, tester.Client}
+	post(t, tester, "/v1/chat/completions", "sk-victim", chatBody(false, msg("user", "I live in Zqlima.")))
+	settle(t, storage, 1)
+	for _, auth := range []string{"", "sk-victim", "admin"} {
+		status, out := a.do("GET", "/memory/admin/memories", auth, nil)
+		if status != http.StatusUnauthorized || strings.Contains(fmt.Sprint(out), "Zqlima") {
+			t.Errorf("unauthenticated admin API with credentials %q: %d %v, want 401", auth, status, out)
+		}
+	}
+	if status, _ := a.do("DELETE", "/memory/admin/owners/sk-victim", "", nil); status != http.StatusUnauthorized {
+		t.Errorf("unauthenticated forget: %d, want 401", status)
+	}
+
+	reload(t, tester, cfg("insecure_no_auth"))
+	a.client = tester.Client
+	if status, out := a.do("GET", "/memory/admin/memories?owner=sk-victim", "", nil); status != http.StatusOK || !strings.Contains(fmt.Sprint(out), "Zqlima") {
+		t.Errorf("admin API with insecure_no_auth: %d %v, want 200 with the memory", status, out)
+	}
+}

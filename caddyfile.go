@@ -34,7 +34,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 }
 
 func parseAPICaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
-	a := new(API)
+	a := new(APIHandler)
 	err := a.UnmarshalCaddyfile(h.Dispenser)
 	return a, err
 }
@@ -75,8 +75,12 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	if d.NextArg() {
 		return d.ArgErr()
 	}
+	seen := map[string]bool{}
 	for d.NextBlock(0) {
 		sub := d.Val()
+		if err := once(d, seen, sub); err != nil {
+			return err
+		}
 		switch sub {
 		case "embed":
 			if d.NextArg() {
@@ -177,15 +181,27 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 //	    max_body    <size>
 //	    max_import  <size>
 //	    index_shards <n>
+//	    insecure_no_auth
 //	}
-func (a *API) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+func (a *APIHandler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the directive name
 	if d.NextArg() {
 		return d.ArgErr()
 	}
+	seen := map[string]bool{}
 	for d.NextBlock(0) {
 		sub := d.Val()
-		if sub == "owner" {
+		if err := once(d, seen, sub); err != nil {
+			return err
+		}
+		switch sub {
+		case "insecure_no_auth":
+			if d.NextArg() {
+				return d.Errf("insecure_no_auth takes no argument")
+			}
+			a.InsecureNoAuth = true
+			continue
+		case "owner":
 			if a.Owner = d.RemainingArgs(); len(a.Owner) == 0 {
 				return d.ArgErr()
 			}
@@ -219,6 +235,16 @@ func (a *API) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	return nil
 }
 
+// once refuses a subdirective given twice in one block: the second would
+// silently win.
+func once(d *caddyfile.Dispenser, seen map[string]bool, sub string) error {
+	if seen[sub] {
+		return d.Errf("%s already specified", sub)
+	}
+	seen[sub] = true
+	return nil
+}
+
 // oneArg reads the single argument of the subdirective named name.
 func oneArg(d *caddyfile.Dispenser, name string) (string, error) {
 	var arg string
@@ -234,8 +260,12 @@ func oneArg(d *caddyfile.Dispenser, name string) (string, error) {
 // parseEmbed reads the embed block.
 func parseEmbed(d *caddyfile.Dispenser) (*EmbedConfig, error) {
 	cfg := new(EmbedConfig)
+	seen := map[string]bool{}
 	for nesting := d.Nesting(); d.NextBlock(nesting); {
 		sub := d.Val()
+		if err := once(d, seen, "embed "+sub); err != nil {
+			return nil, err
+		}
 		arg, err := oneArg(d, "embed "+sub)
 		if err != nil {
 			return nil, err

@@ -63,23 +63,40 @@ func TestCaddyfileBareDirective(t *testing.T) {
 
 func TestCaddyfileErrorsSayWhatIsWrong(t *testing.T) {
 	for in, want := range map[string]string{
-		"memory {\n bogus 1\n}":         "unrecognized memory subdirective 'bogus'",
-		"memory {\n scope world\n}":     "scope must be owner or session",
-		"memory {\n fail maybe\n}":      "fail must be open or closed",
-		"memory {\n max_tokens lots\n}": `"lots" is not a positive whole number`,
-		"memory {\n max_items 0\n}":     `"0" is not a positive whole number`,
-		"memory {\n max_body huge\n}":   "is not a size",
-		"memory {\n timeout soon\n}":    "is not a duration",
-		"memory {\n min_score -1\n}":    "is not a number from 0 to 1",
-		"memory {\n storage\n}":         "wrong argument count",
-		"memory {\n storage /a /b\n}":   "storage takes one argument",
-		"memory extra":                  "wrong argument count",
+		"memory {\n bogus 1\n}":                              "unrecognized memory subdirective 'bogus'",
+		"memory {\n scope world\n}":                          "scope must be owner or session",
+		"memory {\n fail maybe\n}":                           "fail must be open or closed",
+		"memory {\n max_tokens lots\n}":                      `"lots" is not a positive whole number`,
+		"memory {\n max_items 0\n}":                          `"0" is not a positive whole number`,
+		"memory {\n max_body huge\n}":                        "is not a size",
+		"memory {\n timeout soon\n}":                         "is not a duration",
+		"memory {\n min_score -1\n}":                         "is not a number from 0 to 1",
+		"memory {\n storage\n}":                              "wrong argument count",
+		"memory {\n storage /a /b\n}":                        "storage takes one argument",
+		"memory extra":                                       "wrong argument count",
+		"memory {\n max_tokens 500\n max_tokens 600\n}":      "max_tokens already specified",
+		"memory {\n owner {a}\n owner {b}\n}":                "owner already specified",
+		"memory {\n embed {\n url u\n url v\n model m\n}\n}": "embed url already specified",
 	} {
 		var h Handler
 		err := h.UnmarshalCaddyfile(caddyfile.NewTestDispenser(in))
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: error %v, want it to contain %q", in, err, want)
 		}
+	}
+	for in, want := range map[string]string{
+		"memory_api {\n mode admin\n mode self\n}":              "mode already specified",
+		"memory_api {\n insecure_no_auth yes\n}":                "insecure_no_auth takes no argument",
+		"memory_api {\n insecure_no_auth\n insecure_no_auth\n}": "insecure_no_auth already specified",
+	} {
+		var a APIHandler
+		err := a.UnmarshalCaddyfile(caddyfile.NewTestDispenser(in))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: error %v, want it to contain %q", in, err, want)
+		}
+	}
+	if err := (&APIHandler{Mode: "self", InsecureNoAuth: true}).Validate(); err == nil || !strings.Contains(err.Error(), "admin only") {
+		t.Errorf("insecure_no_auth in self mode: %v, want a config error", err)
 	}
 }
 

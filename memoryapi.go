@@ -16,13 +16,14 @@ import (
 )
 
 func init() {
-	caddy.RegisterModule(API{})
+	caddy.RegisterModule(APIHandler{})
 }
 
-// API is the management REST surface, http.handlers.memory_api. Mount it
-// wherever you want (e.g. handle /memory/*) behind Caddy's own auth; it
-// shares the database of the memory handlers with the same storage.
-type API struct {
+// APIHandler is the management REST surface, http.handlers.memory_api.
+// Mount it wherever you want (e.g. handle /memory/*) behind Caddy's own
+// auth; it shares the database of the memory handlers with the same
+// storage.
+type APIHandler struct {
 	// Storage is the memory database to manage; the same default as the
 	// memory handler's.
 	Storage string `json:"storage,omitempty"`
@@ -38,21 +39,26 @@ type API struct {
 	MaxImport int64 `json:"max_import,omitempty"`
 	// IndexShards is used if this handler is the first to open the storage.
 	IndexShards int `json:"index_shards,omitempty"`
+	// InsecureNoAuth lets admin mode answer requests that no Caddy
+	// authentication handler (basic_auth, forward_auth, ...) authenticated.
+	// Without it, such requests get 401: an admin API open to anyone serves
+	// every owner's memories to anyone.
+	InsecureNoAuth bool `json:"insecure_no_auth,omitempty"`
 
 	handler     *api.Handler
 	storagePath string
 }
 
 // CaddyModule returns the Caddy module information.
-func (API) CaddyModule() caddy.ModuleInfo {
+func (APIHandler) CaddyModule() caddy.ModuleInfo {
 	return caddy.ModuleInfo{
 		ID:  "http.handlers.memory_api",
-		New: func() caddy.Module { return new(API) },
+		New: func() caddy.Module { return new(APIHandler) },
 	}
 }
 
 // Provision acquires the shared engine and builds the API.
-func (a *API) Provision(ctx caddy.Context) error {
+func (a *APIHandler) Provision(ctx caddy.Context) error {
 	if a.Mode == "" {
 		a.Mode = string(api.Self)
 	}
@@ -77,31 +83,52 @@ func (a *API) Provision(ctx caddy.Context) error {
 	}
 	a.storagePath = dir
 	owners := a.Owner
+	authenticated := authenticatedByCaddy
+	if a.InsecureNoAuth {
+		authenticated = nil
+		ctx.Logger().Warn("memory_api in admin mode with insecure_no_auth: every owner's memories are served to anyone who can reach it",
+			zap.String("storage", dir))
+	}
 	a.handler = api.New(api.Config{
-		Engine:    e,
-		Mode:      api.Mode(a.Mode),
-		Caller:    func(r *http.Request) string { return resolveOwner(owners, r) },
-		MaxBody:   a.MaxBody,
-		MaxImport: a.MaxImport,
-		Logger:    ctx.Logger(),
+		Engine:        e,
+		Mode:          api.Mode(a.Mode),
+		Caller:        func(r *http.Request) string { return resolveOwner(owners, r) },
+		Authenticated: authenticated,
+		MaxBody:       a.MaxBody,
+		MaxImport:     a.MaxImport,
+		Logger:        ctx.Logger(),
 	})
 	return nil
 }
 
+// authenticatedByCaddy reports whether a Caddy authentication handler
+// authenticated the request: it sets {http.auth.user.id}.
+func authenticatedByCaddy(r *http.Request) bool {
+	repl, _ := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
+	if repl == nil {
+		return false
+	}
+	id, _ := repl.GetString("http.auth.user.id")
+	return strings.TrimSpace(id) != ""
+}
+
 // Validate checks the configuration.
-func (a *API) Validate() error {
+func (a *APIHandler) Validate() error {
 	if a.Mode != string(api.Self) && a.Mode != string(api.Admin) {
 		return fmt.Errorf("memory_api: mode must be self or admin, not %q", a.Mode)
 	}
 	if a.MaxBody < 0 || a.MaxImport < 0 || a.IndexShards < 0 {
 		return fmt.Errorf("memory_api: sizes must not be negative")
 	}
+	if a.InsecureNoAuth && a.Mode != string(api.Admin) {
+		return fmt.Errorf("memory_api: insecure_no_auth applies to mode admin only; self mode always resolves the caller from their key")
+	}
 	return nil
 }
 
 // Cleanup releases the engine. a.handler is left set, for requests still
 // running after a reload's grace period (see Handler.Cleanup).
-func (a *API) Cleanup() error {
+func (a *APIHandler) Cleanup() error {
 	if a.storagePath == "" {
 		return nil
 	}
@@ -112,7 +139,7 @@ func (a *API) Cleanup() error {
 
 // ServeHTTP answers the API's routes, wherever the API is mounted: the path
 // is read from its first API segment (/memory/memories/7 is /memories/7).
-func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
+func (a *APIHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
 	r2 := r.Clone(r.Context())
 	r2.URL.Path = apiPath(r.URL.Path)
 	r2.URL.RawPath = ""
@@ -149,9 +176,9 @@ func storageDir(storage string) (string, error) {
 
 // Interface guards
 var (
-	_ caddy.Provisioner           = (*API)(nil)
-	_ caddy.Validator             = (*API)(nil)
-	_ caddy.CleanerUpper          = (*API)(nil)
-	_ caddyhttp.MiddlewareHandler = (*API)(nil)
-	_ caddyfile.Unmarshaler       = (*API)(nil)
+	_ caddy.Provisioner           = (*APIHandler)(nil)
+	_ caddy.Validator             = (*APIHandler)(nil)
+	_ caddy.CleanerUpper          = (*APIHandler)(nil)
+	_ caddyhttp.MiddlewareHandler = (*APIHandler)(nil)
+	_ caddyfile.Unmarshaler       = (*APIHandler)(nil)
 )

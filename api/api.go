@@ -40,6 +40,10 @@ type Config struct {
 	// Caller returns the raw owner value of a request ("" when it has none);
 	// used in self mode.
 	Caller func(*http.Request) string
+	// Authenticated reports whether the server authenticated the request
+	// (an operator, in admin mode); admin mode answers 401 to the others.
+	// Nil accepts every request.
+	Authenticated func(*http.Request) bool
 	// MaxBody bounds JSON request bodies; MaxImport bounds JSONL imports.
 	MaxBody   int64
 	MaxImport int64
@@ -88,6 +92,11 @@ func New(cfg Config) *Handler {
 var Roots = []string{"memories", "search", "ingest", "export", "import", "owners", "stats", "health"}
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.cfg.Mode == Admin && h.cfg.Authenticated != nil && !h.cfg.Authenticated(r) {
+		writeError(w, errorf(http.StatusUnauthorized, "unauthorized",
+			"the admin API serves every owner and answers only authenticated requests: put basic_auth or forward_auth in front of memory_api (or, on a trusted network, set insecure_no_auth)"))
+		return
+	}
 	_, pattern := h.mux.Handler(r)
 	if pattern == "" {
 		// Tell a wrong method from a wrong path, in JSON.
