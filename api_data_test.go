@@ -133,7 +133,7 @@ func TestImportReportsBadLinesAndRemapsOwners(t *testing.T) {
 	}
 	// Remap to an owner the proxy knows: the proxy then recalls it.
 	status, out = a.do("POST", "/memory/admin/import?owner=sk-erin", "admin", []byte(good))
-	if status != 200 || out["renumbered"].(float64) != 1 {
+	if status != 200 || out["imported"].(float64) != 1 || out["renumbered"].(float64) != 0 {
 		t.Errorf("import for another owner, whose id 5 is taken: %d %v", status, out)
 	}
 	post(t, tester, "/v1/chat/completions", "sk-erin", chatBody(false, msg("user", "Do I keep bees?")))
@@ -143,6 +143,40 @@ func TestImportReportsBadLinesAndRemapsOwners(t *testing.T) {
 	// Nothing good at all: 400, with the reasons.
 	if status, out = a.do("POST", "/memory/admin/import", "admin", []byte("{}\n[]")); status != 400 || len(out["errors"].([]any)) != 2 {
 		t.Errorf("all-bad import: %d %v", status, out)
+	}
+}
+
+// TestSelfImportRevealsNoIDs: in self mode an import line's id is never
+// kept: one that another owner holds is answered exactly as a fresh one
+// (nothing says the id exists), and a huge one does not push the ids of
+// memories created later.
+func TestSelfImportRevealsNoIDs(t *testing.T) {
+	storage := t.TempDir()
+	up := newFakeLLM(t)
+	tester := startCaddy(t, apiConfig(t, storage, up.addr(), ""))
+	a := apiCall{t, tester.Client}
+	_, out := a.do("POST", "/memory/memories", "sk-owner", map[string]any{"content": "Zqowner's own memory."})
+	taken := idOf(memoryOf(out))
+	line := func(id uint64, text string) []byte {
+		return []byte(fmt.Sprintf(`{"id":%d,"owner":"%s","content":%q}`, id, strings.Repeat("ab", 16), text))
+	}
+	answers := map[string]string{}
+	for name, id := range map[string]uint64{"taken": uint64(taken), "fresh": uint64(taken) + 500, "huge": 1 << 53} {
+		status, raw := a.raw("POST", "/memory/import", "sk-intruder", line(id, "import "+name))
+		if status != http.StatusOK {
+			t.Fatalf("self import of a %s id: %d %s", name, status, raw)
+		}
+		answers[name] = string(raw)
+	}
+	if answers["taken"] != answers["fresh"] || answers["huge"] != answers["fresh"] {
+		t.Errorf("self-mode imports answer differently by id:\n taken: %s fresh: %s huge: %s", answers["taken"], answers["fresh"], answers["huge"])
+	}
+	if _, got := a.do("GET", fmt.Sprintf("/memory/memories/%d", taken), "sk-owner", nil); memoryOf(got)["content"] != "Zqowner's own memory." {
+		t.Errorf("the owner's memory changed: %v", got)
+	}
+	_, out = a.do("POST", "/memory/memories", "sk-later", map[string]any{"content": "Created after the imports."})
+	if id := idOf(memoryOf(out)); id > taken+10 {
+		t.Errorf("a memory created after the self-mode imports got id %d", id)
 	}
 }
 

@@ -197,7 +197,7 @@ func (h *Handler) importJSONL(w http.ResponseWriter, r *http.Request) {
 	err = h.write(r, func(tx *store.Tx) error {
 		res.Imported, res.Replaced, res.Renumbered = 0, 0, 0
 		for _, l := range good {
-			op, err := tx.Import(l.m.Owner, l.m)
+			op, err := tx.Import(l.m.Owner, l.m, h.cfg.Mode == Admin)
 			if errors.Is(err, store.ErrInvalid) {
 				res.Errors = append(res.Errors, importError{Line: l.n, Message: err.Error()})
 				continue

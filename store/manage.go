@@ -117,26 +117,28 @@ func (t *Tx) Count(owner string) (Counts, error) {
 	return c, err
 }
 
-// maxImportedID is the largest id an import keeps (larger ones are
-// renumbered): ids stay exact in JSON numbers, and an import can never push
-// the numbering of new memories to its end.
-const maxImportedID = 1 << 53
+// MaxID is the largest memory id: ids stay exact in JSON numbers, which
+// JavaScript reads as doubles.
+const MaxID = 1<<53 - 1
 
 // ImportOp says what Import did.
 type ImportOp string
 
 // Import outcomes.
 const (
-	Imported   ImportOp = "imported"   // a new memory, with the id it had
+	Imported   ImportOp = "imported"   // a new memory for the owner
 	Replaced   ImportOp = "replaced"   // an existing memory of the owner, overwritten
-	Renumbered ImportOp = "renumbered" // its id belongs to another owner here; it got a new one
+	Renumbered ImportOp = "renumbered" // a trusted import whose id was above MaxID: it got a new one
 )
 
 // Import writes a memory as exported (history, times, mentions and all) for
-// owner. Importing the same memory twice leaves one memory: it keeps its id
-// when the id is free or already the owner's, or joins the owner's memory
-// with the same key. Only an id taken by another owner is renumbered.
-func (t *Tx) Import(owner string, m *Memory) (ImportOp, error) {
+// owner. Importing the same memory twice leaves one memory: it joins the
+// owner's memory with the same id or the same key. Otherwise it is a new
+// memory: with the id it had when keepID is set and the id is free (a
+// trusted restore), else with a new id, so that an import can neither push
+// the shared numbering towards its end nor learn, from the answer, which ids
+// other owners hold.
+func (t *Tx) Import(owner string, m *Memory, keepID bool) (ImportOp, error) {
 	if owner == "" {
 		return "", fmt.Errorf("%w: empty owner", ErrInvalid)
 	}
@@ -168,21 +170,19 @@ func (t *Tx) Import(owner string, m *Memory) (ImportOp, error) {
 	}
 	ids := t.tx.Bucket(bucketIDs)
 	op := Imported
-	if k := ob.Bucket(bucketKeys).Get([]byte(m.Key)); k != nil && decodeU64(k) != m.ID {
+	holder := ids.Get(encodeU64(m.ID))
+	switch k := ob.Bucket(bucketKeys).Get([]byte(m.Key)); {
+	case k != nil && decodeU64(k) != m.ID:
 		m.ID, op = decodeU64(k), Replaced // the owner's memory for this key
-	} else if m.ID > maxImportedID {
-		m.ID, op = 0, Renumbered // would exhaust the numbering
-	} else if m.ID != 0 {
-		switch holder := ids.Get(encodeU64(m.ID)); {
-		case holder == nil:
-		case string(holder) == owner:
-			op = Replaced
-		default:
-			m.ID, op = 0, Renumbered
-		}
+	case m.ID != 0 && string(holder) == owner:
+		op = Replaced
+	case !keepID || holder != nil:
+		m.ID = 0
+	case m.ID > MaxID:
+		m.ID, op = 0, Renumbered
 	}
 	if m.ID == 0 {
-		if m.ID, err = ids.NextSequence(); err != nil {
+		if m.ID, err = nextID(ids); err != nil {
 			return "", err
 		}
 	} else if m.ID > ids.Sequence() {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
@@ -63,7 +64,7 @@ func importOne(t testing.TB, s *store.DB, owner string, m *store.Memory) (store.
 	var op store.ImportOp
 	err := s.Update(func(tx *store.Tx) error {
 		var err error
-		op, err = tx.Import(owner, m)
+		op, err = tx.Import(owner, m, true)
 		return err
 	})
 	return op, err
@@ -675,9 +676,11 @@ func TestImportRenumbersIDOfAnotherOwner(t *testing.T) {
 	a, b := s.OwnerID("a"), s.OwnerID("b")
 	theirs, _ := upsert(t, s, b, store.Put{Content: "B's memory"})
 
+	// Onto another owner's id: a new memory, answered as any new one is, so
+	// the answer does not say the id is taken.
 	in := &store.Memory{ID: theirs.ID, Content: "A's imported memory"}
-	if op := mustImport(t, s, a, in); op != store.Renumbered {
-		t.Fatalf("import onto another owner's id = %s, want renumbered", op)
+	if op := mustImport(t, s, a, in); op != store.Imported {
+		t.Fatalf("import onto another owner's id = %s, want imported", op)
 	}
 	if in.ID == theirs.ID || in.ID == 0 {
 		t.Fatalf("renumbered id = %d", in.ID)
@@ -706,10 +709,47 @@ func TestImportRenumbersIDOfAnotherOwner(t *testing.T) {
 	if m := mustGet(t, s, a, 1000); m.Content != "high id" {
 		t.Errorf("imported memory 1000 overwritten: %q", m.Content)
 	}
-	// A renumbered import is itself above the imported ids.
 	again := &store.Memory{ID: 1000, Content: "B imports onto A's 1000"}
-	if op := mustImport(t, s, b, again); op != store.Renumbered || seen[again.ID] {
+	if op := mustImport(t, s, b, again); op != store.Imported || seen[again.ID] {
 		t.Errorf("second renumbering = %s, id %d", op, again.ID)
+	}
+}
+
+// TestImportKeepsTheNumberingSane: ids past what JSON numbers hold exactly
+// are renumbered, and an untrusted import (keepID false: self mode) never
+// moves the numbering at all, so no caller can push new memories' ids
+// towards the end of the range.
+func TestImportKeepsTheNumberingSane(t *testing.T) {
+	s := newStore(t)
+	a := s.OwnerID("a")
+	for _, id := range []uint64{store.MaxID + 1, 1 << 60, math.MaxUint64} {
+		in := &store.Memory{ID: id, Content: fmt.Sprintf("id %d", id)}
+		if op := mustImport(t, s, a, in); op != store.Renumbered || in.ID > 1000 {
+			t.Errorf("import of id %d = %s, id %d; want renumbered to a small id", id, op, in.ID)
+		}
+	}
+	var op store.ImportOp
+	in := &store.Memory{ID: store.MaxID, Content: "self-mode import at the end of the range"}
+	err := s.Update(func(tx *store.Tx) error {
+		var err error
+		op, err = tx.Import(a, in, false)
+		return err
+	})
+	if err != nil || op != store.Imported || in.ID > 1000 {
+		t.Fatalf("untrusted import of id MaxID = %s, id %d, %v; want imported with a new small id", op, in.ID, err)
+	}
+	if m, _ := upsert(t, s, a, store.Put{Content: "after"}); m.ID > 1000 {
+		t.Errorf("a memory created after the imports got id %d", m.ID)
+	}
+	// A trusted import of MaxID is kept, and then the numbering is
+	// exhausted: creating a memory says so instead of passing MaxID.
+	mustImport(t, s, a, &store.Memory{ID: store.MaxID, Content: "the last id"})
+	err = s.Update(func(tx *store.Tx) error {
+		_, _, err := tx.Upsert(a, store.Put{Content: "one too many"})
+		return err
+	})
+	if err == nil || !strings.Contains(err.Error(), "exhausted") {
+		t.Errorf("creating a memory past MaxID: %v, want an error saying the ids are exhausted", err)
 	}
 }
 
@@ -870,5 +910,27 @@ func TestImportOfTheLargestIDDoesNotWrapNumbering(t *testing.T) {
 	}
 	if o, err := ownerOf(s, old.ID); err != nil || o != a {
 		t.Errorf("OwnerOf(%d) = %q, %v; want A, whose memory it is", old.ID, o, err)
+	}
+}
+
+// TestOpenRemovesAnInterruptedCompaction: a compaction killed midway
+// leaves its new file beside the store; the next open removes it and the
+// store is whole.
+func TestOpenRemovesAnInterruptedCompaction(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "memory.db")
+	s := openStore(t, path)
+	upsert(t, s, "o", store.Put{Content: "still here"})
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path+".compact", []byte("half a compacted copy: zqleftover"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s = openStore(t, path)
+	if _, err := os.Stat(path + ".compact"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the interrupted compaction's file is still there after open: %v", err)
+	}
+	if ms := all(t, s, "o"); len(ms) != 1 || ms[0].Content != "still here" {
+		t.Errorf("after open: %+v", ms)
 	}
 }

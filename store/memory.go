@@ -212,7 +212,7 @@ func (t *Tx) Upsert(owner string, p Put) (*Memory, Op, error) {
 		}
 	}
 	if m == nil {
-		id, err := t.tx.Bucket(bucketIDs).NextSequence()
+		id, err := nextID(t.tx.Bucket(bucketIDs))
 		if err != nil {
 			return nil, "", err
 		}
@@ -273,6 +273,14 @@ func (t *Tx) Upsert(owner string, p Put) (*Memory, Op, error) {
 		return nil, "", err
 	}
 	return m, op, nil
+}
+
+// nextID allocates a memory id.
+func nextID(ids *bolt.Bucket) (uint64, error) {
+	if ids.Sequence() >= MaxID {
+		return 0, fmt.Errorf("memory ids are exhausted (the largest is %d); export, and import into a new storage", uint64(MaxID))
+	}
+	return ids.NextSequence()
 }
 
 // Edit applies fn to an existing memory of owner and records the change.

@@ -148,6 +148,13 @@ func Open(path string, lockTimeout time.Duration) (*DB, error) {
 		return nil, fmt.Errorf("creating memory storage directory: %w", err)
 	}
 	b, err := openBolt(path, lockTimeout)
+	if err == nil {
+		// A compaction cut short (a crash, kill -9) leaves its new file
+		// behind; the old file is still whole, and the next compaction
+		// starts from nothing. Removed only once this process holds the
+		// lock, so it is never another process's compaction in progress.
+		_ = os.Remove(compactPath(path))
+	}
 	if errors.Is(err, bolterrors.ErrTimeout) {
 		return nil, fmt.Errorf("%w: %s is held by another process, usually another running Caddy; "+
 			"use 'caddy reload' to change the configuration of the running server, "+
@@ -208,7 +215,7 @@ func (s *DB) Close() error {
 func (s *DB) Compact() (before, after int64, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	tmp := s.path + ".compact"
+	tmp := compactPath(s.path)
 	_ = os.Remove(tmp)
 	if st, err := os.Stat(s.path); err == nil {
 		before = st.Size()
@@ -245,6 +252,9 @@ func (s *DB) Compact() (before, after int64, err error) {
 	}
 	return before, after, renameErr
 }
+
+// compactPath is where Compact writes the new file.
+func compactPath(path string) string { return path + ".compact" }
 
 // syncDir makes a rename in dir durable.
 func syncDir(dir string) {
