@@ -3,8 +3,6 @@ package memory
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"net/http"
@@ -19,6 +17,7 @@ import (
 	"github.com/caddy-memory/memory/contentenc"
 	"github.com/caddy-memory/memory/engine"
 	"github.com/caddy-memory/memory/inject"
+	"github.com/caddy-memory/memory/internal/norm"
 )
 
 // ServeHTTP recalls, injects, proxies, and hands the turn to the engine. Any
@@ -168,7 +167,7 @@ func (h *Handler) conversation(req *inject.Request, owner string) string {
 		}
 		// Not learned yet (or forgotten): the chain from here on still
 		// shares one id.
-		return "r-" + shortID(req.Thread)
+		return "r-" + norm.Short(req.Thread, 8)
 	}
 	return req.Conversation()
 }
@@ -240,11 +239,6 @@ func capLen(s string, n int) string {
 		return s[:n]
 	}
 	return s
-}
-
-func shortID(s string) string {
-	h := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(h[:8])
 }
 
 // readBody reads at most max bytes of the request body. When the body is

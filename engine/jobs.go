@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"strconv"
@@ -14,6 +12,7 @@ import (
 	"github.com/caddy-memory/memory/contentenc"
 	"github.com/caddy-memory/memory/extract"
 	"github.com/caddy-memory/memory/inject"
+	"github.com/caddy-memory/memory/internal/norm"
 	"github.com/caddy-memory/memory/store"
 )
 
@@ -403,6 +402,5 @@ func (e *Engine) assistantOf(j *Job) extract.Assistant {
 }
 
 func shortHash(s string) string {
-	h := sha256.Sum256([]byte(store.Normalize(s)))
-	return hex.EncodeToString(h[:6])
+	return norm.Short(norm.Normalize(s), 6)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/caddy-memory/memory/embed"
 	"github.com/caddy-memory/memory/index"
+	"github.com/caddy-memory/memory/internal/norm"
 	"github.com/caddy-memory/memory/store"
 )
 
@@ -221,11 +222,11 @@ func (e *Engine) searchIn(ctx context.Context, tx *store.Tx, r SearchRequest, te
 		}
 		// Restatements after the floor: hashing the text of every candidate,
 		// most of which the floor drops, was 14% of a search's CPU.
-		norm := store.NormalHash(m.Content)
-		if seen[norm] {
+		h := norm.Hash(m.Content)
+		if seen[h] {
 			continue
 		}
-		seen[norm] = true
+		seen[h] = true
 		relevant = relevant || covers
 		out = append(out, Result{Memory: m, Score: score[c.ID], Rank: c.Rank, Similarity: similar[m.ID]})
 		if len(out) == r.Limit {

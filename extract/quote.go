@@ -3,7 +3,7 @@ package extract
 import (
 	"strings"
 
-	"github.com/caddy-memory/memory/store"
+	"github.com/caddy-memory/memory/internal/norm"
 )
 
 // minQuoted is the shortest memory (normalised) whose repetition is taken for
@@ -18,7 +18,7 @@ const minQuoted = 12
 func StripQuoted(text string, injected []string) string {
 	var needles []string
 	for _, m := range injected {
-		if n := store.Normalize(m); len(n) >= minQuoted {
+		if n := norm.Normalize(m); len(n) >= minQuoted {
 			needles = append(needles, n)
 		}
 	}
@@ -28,10 +28,10 @@ func StripQuoted(text string, injected []string) string {
 	lines := strings.Split(text, "\n")
 	kept := lines[:0]
 	for _, line := range lines {
-		norm := store.Normalize(line)
+		normal := norm.Normalize(line)
 		quoted := false
 		for _, n := range needles {
-			if strings.Contains(norm, n) {
+			if strings.Contains(normal, n) {
 				quoted = true
 				break
 			}

@@ -1,13 +1,11 @@
 package extract
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"regexp"
 	"strings"
 
 	"github.com/caddy-memory/memory/inject"
-	"github.com/caddy-memory/memory/store"
+	"github.com/caddy-memory/memory/internal/norm"
 )
 
 // Fact is a standalone statement about the user, in the third person, with
@@ -324,7 +322,7 @@ func head(o string) string {
 			break
 		}
 	}
-	return store.Normalize(strings.Join(kept, " "))
+	return norm.Normalize(strings.Join(kept, " "))
 }
 
 func onlyLight(ws []string) bool {
@@ -393,8 +391,7 @@ func thirdPerson(s string) string {
 // contentKey keys a fact by its normalised text, for facts with no subject to
 // key them by.
 func contentKey(s string) string {
-	h := sha256.Sum256([]byte(store.Normalize(s)))
-	return hex.EncodeToString(h[:8])
+	return norm.Short(norm.Normalize(s), 8)
 }
 
 // sentence capitalises and terminates a fact.
@@ -463,6 +460,6 @@ func About(f Fact, subject string) Fact {
 	}
 	r := strings.NewReplacer("User's", subject+"'s", "the user's", subject+"'s", "User ", subject+" ", "the user", subject)
 	f.Content = r.Replace(f.Content)
-	f.Key = store.Normalize(subject) + ":" + f.Key
+	f.Key = norm.Normalize(subject) + ":" + f.Key
 	return f
 }

@@ -7,6 +7,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/blevesearch/go-porterstemmer"
+
+	"github.com/caddy-memory/memory/internal/norm"
 )
 
 // Matcher finds which of a query's terms (as the content analyzer writes
@@ -65,12 +67,12 @@ func (m *Matcher) Count(text string, counts *[32]uint16) uint32 {
 	var buf [maxWord]byte
 	for i := 0; i < len(text); {
 		if c := text[i]; c < utf8.RuneSelf {
-			if lower[c] == 0 {
+			if norm.Lower[c] == 0 {
 				i++
 				continue
 			}
 			j := i + 1
-			for j < len(text) && text[j] < utf8.RuneSelf && lower[text[j]] != 0 {
+			for j < len(text) && text[j] < utf8.RuneSelf && norm.Lower[text[j]] != 0 {
 				j++
 			}
 			if j == len(text) || text[j] < utf8.RuneSelf {
@@ -87,11 +89,11 @@ func (m *Matcher) Count(text string, counts *[32]uint16) uint32 {
 		for i < len(text) {
 			c := text[i]
 			if c < utf8.RuneSelf {
-				if lower[c] == 0 {
+				if norm.Lower[c] == 0 {
 					break
 				}
 				if n < len(buf) {
-					buf[n] = lower[c]
+					buf[n] = norm.Lower[c]
 					n++
 				} else {
 					long = true
@@ -121,18 +123,6 @@ func (m *Matcher) Count(text string, counts *[32]uint16) uint32 {
 // maxWord is the longest word, in bytes, that can be a term.
 const maxWord = 64
 
-// lower maps ASCII letters and digits to their lowercase form, and every
-// other ASCII byte, a separator, to 0.
-var lower = func() (t [utf8.RuneSelf]byte) {
-	for c := byte('0'); c <= '9'; c++ {
-		t[c] = c
-	}
-	for c := byte('a'); c <= 'z'; c++ {
-		t[c], t[c-'a'+'A'] = c, c
-	}
-	return t
-}()
-
 // ascii is the bit of the term an ASCII word (as written) is or analyses
 // to, counted.
 func (m *Matcher) ascii(w string, buf *[maxWord]byte, counts *[32]uint16) uint32 {
@@ -140,15 +130,15 @@ func (m *Matcher) ascii(w string, buf *[maxWord]byte, counts *[32]uint16) uint32
 		return 0
 	}
 	var two [2]byte // lowercased, before copying the whole word
-	two[0] = lower[w[0]]
+	two[0] = norm.Lower[w[0]]
 	if len(w) > 1 {
-		two[1] = lower[w[1]]
+		two[1] = norm.Lower[w[1]]
 	}
 	if m.leads&lead(two[:]) == 0 {
 		return 0
 	}
 	for k := 0; k < len(w); k++ {
-		buf[k] = lower[w[k]]
+		buf[k] = norm.Lower[w[k]]
 	}
 	return count(m.word(buf[:len(w)]), counts)
 }

@@ -2,14 +2,14 @@ package inject
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/caddy-memory/memory/internal/norm"
 )
 
 // Placement says where a memory block goes in a chat request.
@@ -154,8 +154,7 @@ func (r *Request) Conversation() string {
 	if user == "" {
 		return ""
 	}
-	h := sha256.Sum256([]byte(r.Dialect + "\x00" + sys + "\x00" + user))
-	return "c-" + hex.EncodeToString(h[:8])
+	return "c-" + norm.Short(r.Dialect+"\x00"+sys+"\x00"+user, 8)
 }
 
 // Inject returns a copy of the body with block placed per p.

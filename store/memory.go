@@ -1,15 +1,13 @@
 package store
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/caddy-memory/memory/internal/norm"
 )
 
 // Memory is one remembered thing about an owner: an extracted fact, or a
@@ -102,76 +100,10 @@ func (s *DB) View(fn func(*Tx) error) error {
 	return s.view(func(tx *bolt.Tx) error { return fn(s.newTx(tx)) })
 }
 
-// DeriveKey is the key used for a Put without one.
+// DeriveKey is the key used for a Put without one: the kind and the
+// normalised content, so restating the same thing updates one memory.
 func DeriveKey(kind, content string) string {
-	h := sha256.Sum256([]byte(kind + "\x00" + Normalize(content)))
-	return "content:" + hex.EncodeToString(h[:12])
-}
-
-// Normalize lowercases and collapses whitespace and punctuation, so two
-// statements that differ only in case, spacing or final punctuation compare equal.
-func Normalize(s string) string {
-	b := make([]byte, 0, len(s))
-	normalize(s, func(r rune) { b = utf8.AppendRune(b, r) })
-	return string(b)
-}
-
-// NormalHash is a hash of Normalize(s), computed without building it: a
-// search compares the texts of all its candidates.
-func NormalHash(s string) uint64 {
-	const prime = 1099511628211
-	h := uint64(14695981039346656037) // FNV-1a
-	normalize(s, func(r rune) { h = (h ^ uint64(r)) * prime })
-	return h
-}
-
-// normalize calls emit with the runes of Normalize(s). It runs on every
-// memory written and on every candidate of a search, so ASCII, nearly all
-// of it, takes a table instead of the unicode package.
-func normalize(s string, emit func(rune)) {
-	space, started := false, false
-	for i := 0; i < len(s); {
-		var r rune
-		if c := s[i]; c < utf8.RuneSelf {
-			i++
-			if r = rune(asciiNormal[c]); r == 0 {
-				space = true
-				continue
-			}
-		} else {
-			var size int
-			r, size = utf8.DecodeRuneInString(s[i:])
-			i += size
-			// What strings.ToLower does, without a copy.
-			if r = unicode.ToLower(r); !unicode.IsLetter(r) && !unicode.IsDigit(r) {
-				space = true
-				continue
-			}
-		}
-		if space && started {
-			emit(' ')
-		}
-		space, started = false, true
-		emit(r)
-	}
-}
-
-// asciiNormal maps ASCII letters and digits to what normalize makes of
-// them, and everything else to 0.
-var asciiNormal = func() (t [utf8.RuneSelf]byte) {
-	for c := byte('0'); c <= '9'; c++ {
-		t[c] = c
-	}
-	for c := byte('a'); c <= 'z'; c++ {
-		t[c], t[c-'a'+'A'] = c, c
-	}
-	return t
-}()
-
-// sameNormal is Normalize(a) == Normalize(b), building them only when
-// their hashes agree.
-func sameNormal(a, b string) bool {
-	return a == b || NormalHash(a) == NormalHash(b) && Normalize(a) == Normalize(b)
+	return "content:" + norm.Short(kind+"\x00"+norm.Normalize(content), 12)
 }
 
 // Upsert creates the memory or, when the owner already has one with the same
@@ -227,7 +159,7 @@ func (t *Tx) Upsert(owner string, p Put) (*Memory, Op, error) {
 		}
 	} else {
 		switch {
-		case m.DeletedAt == nil && sameNormal(m.Content, p.Content):
+		case m.DeletedAt == nil && norm.Same(m.Content, p.Content):
 			op = Updated
 			m.Mentions++
 		default:
