@@ -3,25 +3,51 @@ package memory
 import (
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/caddy-memory/memory/engine"
 )
 
+// heldLearner holds every hand-off until released.
+type heldLearner struct {
+	held, release chan struct{}
+}
+
+func (l heldLearner) Enqueue(*engine.Job) bool {
+	l.held <- struct{}{}
+	<-l.release
+	return true
+}
+
 // The client has the whole answer before the module gathers the turn and
-// hands it to the engine: learning from a non-streaming request never adds
-// to its latency.
+// hands it over: learning from a non-streaming request never adds to its
+// latency.
 func TestAnswerArrivesBeforeTheHandOff(t *testing.T) {
-	held, release := make(chan struct{}, 1), make(chan struct{})
-	beforeHandOff = func() {
-		held <- struct{}{}
-		<-release
-	}
-	t.Cleanup(func() { beforeHandOff = func() {} }) // after Caddy is unloaded
-	up := newFakeOpenAI(t)
-	up.answer = func([]byte) string { return "Your cat is called Miso." }
-	tester := startCaddy(t, siteConfig(t.TempDir(), up.addr(), ""))
-	defer close(release)
+	h := provisioned(t, &Handler{})
+	l := heldLearner{make(chan struct{}, 1), make(chan struct{})}
+	h.learner = l
+	// An answer of known length, as reverse_proxy forwards a provider's.
+	answerBody := mustBytes(map[string]any{"id": "chatcmpl-1", "choices": []any{
+		map[string]any{"message": map[string]any{"role": "assistant", "content": "Your cat is called Miso."}}}})
+	upstream := caddyhttp.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", strconv.Itoa(len(answerBody)))
+		_, err := w.Write(answerBody)
+		return err
+	})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := h.ServeHTTP(w, chatRequest(t, readAll(t, r)), upstream); err != nil {
+			t.Error(err)
+		}
+	}))
+	defer srv.Close()
+	defer close(l.release)
 
 	type answer struct {
 		status int
@@ -30,11 +56,8 @@ func TestAnswerArrivesBeforeTheHandOff(t *testing.T) {
 	}
 	got := make(chan answer, 1)
 	go func() {
-		req, _ := http.NewRequest(http.MethodPost, caddyAddr+"/v1/chat/completions",
-			strings.NewReader(string(chatBody(false, map[string]any{"role": "user", "content": "What is my cat called?"}))))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Authorization", "Bearer sk-answer")
-		resp, err := tester.Client.Do(req)
+		resp, err := http.Post(srv.URL+"/v1/chat/completions", "application/json",
+			strings.NewReader(string(chatBody(false, msg("user", "What is my cat called?")))))
 		if err != nil {
 			got <- answer{err: err}
 			return
@@ -46,7 +69,7 @@ func TestAnswerArrivesBeforeTheHandOff(t *testing.T) {
 	// The answer may arrive before the handler reaches the hand-off, or
 	// while it waits there; never only after it.
 	select {
-	case <-held:
+	case <-l.held:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the request never reached the hand-off of its turn")
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2/caddytest"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/caddy-memory/memory/engine"
 )
@@ -68,6 +69,7 @@ func startCaddy(t *testing.T, cfg string) *caddytest.Tester {
 			skipped.Add(1)
 		}
 	})
+	turnsAtStart = handedOver()
 	tester := caddytest.NewTester(t).WithDefaultOverrides(caddytest.Config{TestRequestTimeout: 20 * time.Second})
 	tester.InitServer(cfg, "caddyfile")
 	if t.Failed() {
@@ -113,9 +115,23 @@ func post(t *testing.T, tester *caddytest.Tester, path, key string, body []byte)
 	return resp, out
 }
 
-// settle waits until the proxy has handed turns turns in all to the engine
-// at storage (a streamed response can end at the client before the handler
-// enqueues its turn) and everything handed over is stored and searchable.
+// turnsAtStart is handedOver when the running test started Caddy: tests
+// run one at a time, and the metrics count for the whole process.
+var turnsAtStart float64
+
+// handedOver counts the turns learning has finished with, as the metrics
+// tell an operator: learned, failed or dropped.
+func handedOver() float64 {
+	n := 0.0
+	for _, result := range []string{"done", "failed", "dropped"} {
+		n += testutil.ToFloat64(jobsTotal.WithLabelValues(result))
+	}
+	return n
+}
+
+// settle waits until learning has finished with turns turns since the
+// test started Caddy (a streamed response can end at the client before the
+// handler hands its turn over) and everything stored is searchable.
 func settle(t *testing.T, storage string, turns int) {
 	t.Helper()
 	e := engineAt(storage)
@@ -124,10 +140,10 @@ func settle(t *testing.T, storage string, turns int) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	for e.Enqueued() < uint64(turns) {
+	for handedOver()-turnsAtStart < float64(turns) {
 		select {
 		case <-ctx.Done():
-			t.Fatalf("the proxy handed over %d turns, want %d", e.Enqueued(), turns)
+			t.Fatalf("learning finished with %v turns, want %d", handedOver()-turnsAtStart, turns)
 		case <-time.After(time.Millisecond):
 		}
 	}

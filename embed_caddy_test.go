@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -30,9 +31,10 @@ func TestEmbeddingRecallThroughCaddy(t *testing.T) {
 	post(t, tester, "/v1/chat/completions", "sk-emb", chatBody(false, msg("user", "I bike to my job every morning.")))
 	settle(t, storage, 1)
 	e := engineAt(storage)
-	deadline := time.Now().Add(10 * time.Second)
-	for e.Store().Cursor("embedded_seq") < e.Store().LastSeq() && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := e.WaitEmbedded(ctx); err != nil {
+		t.Fatal(err)
 	}
 
 	post(t, tester, "/v1/chat/completions", "sk-emb", chatBody(false, msg("user", "How long is my commute to the office?")))

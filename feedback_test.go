@@ -100,15 +100,13 @@ func testFeedbackLoop(t *testing.T, w wire) {
 	e := engineAt(storage)
 	owner := e.OwnerID(key)
 	var facts, transcripts []*store.Memory
-	err := e.Store().View(func(tx *store.Tx) error {
-		return tx.ForEach(owner, func(m *store.Memory) error {
-			if m.Kind == "turn" {
-				transcripts = append(transcripts, m)
-			} else {
-				facts = append(facts, m)
-			}
-			return nil
-		})
+	err := e.Export(owner, func(m *store.Memory) error {
+		if m.Kind == "turn" {
+			transcripts = append(transcripts, m)
+		} else {
+			facts = append(facts, m)
+		}
+		return nil
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -126,7 +126,8 @@ type Handler struct {
 
 	logger      *zap.Logger
 	engine      *engine.Engine
-	storagePath string // the pool key, set only once acquired
+	learner     learner // where turns go once answered: the engine
+	storagePath string  // the pool key, set only once acquired
 	placement   inject.Placement
 	minScore    float64
 	format      inject.Dialect
@@ -153,6 +154,11 @@ type EmbedConfig struct {
 	MinSimilarity float64 `json:"min_similarity,omitempty"`
 	// BatchSize is how many memories are embedded per call. Default: 64.
 	BatchSize int `json:"batch_size,omitempty"`
+}
+
+// learner takes a proxied turn to learn from, without waiting.
+type learner interface {
+	Enqueue(*engine.Job) bool
 }
 
 // defaultNoSystemRole are the models known to reject the system role. The
@@ -232,6 +238,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		return fmt.Errorf("opening memory storage %s: %w", dir, err)
 	}
 	h.storagePath = dir
+	h.learner = h.engine
 	if h.Embed != nil {
 		cfg := h.Embed
 		client := &embed.Client{URL: cfg.URL, Model: cfg.Model, Dimensions: cfg.Dimensions,

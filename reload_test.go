@@ -19,6 +19,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/caddy-memory/memory/engine"
 	"github.com/caddy-memory/memory/store"
 )
 
@@ -143,7 +144,7 @@ func TestFailOpenAndFailClosed(t *testing.T) {
 			// The owner has a memory the question matches, so retrieval
 			// reads the store, and the store is closed: it fails.
 			remember(t, h, "User lives in Lisbon.")
-			h.engine.Store().Close()
+			h.engine.Close(context.Background())
 
 			body := chatBody(false, msg("user", "Where do I live?"))
 			var upstreamGot []byte
@@ -177,10 +178,7 @@ func TestFailOpenAndFailClosed(t *testing.T) {
 func remember(t *testing.T, h *Handler, content string) {
 	t.Helper()
 	owner := h.engine.OwnerID("sk-unit")
-	if _, err := h.engine.Write(func(tx *store.Tx) error {
-		_, _, err := tx.Upsert(owner, store.Put{Kind: "identity", Content: content})
-		return err
-	}); err != nil {
+	if _, err := h.engine.Remember(context.Background(), engine.OwnedPut{Owner: owner, Put: store.Put{Kind: "identity", Content: content}}); err != nil {
 		t.Fatal(err)
 	}
 }

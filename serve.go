@@ -87,7 +87,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	// otherwise wait in the server's buffer until the turn below has been
 	// gathered and handed off, and the client with it.
 	_ = t.FlushError()
-	beforeHandOff()
 	job := &engine.Job{
 		Owner:           owner,
 		Session:         session,
@@ -105,13 +104,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		Time:            time.Now().UTC(),
 		Ref:             ref,
 	}
-	h.engine.Enqueue(job)
+	h.learner.Enqueue(job)
 	return nil
 }
-
-// beforeHandOff runs between the answer and the hand-off of its turn; a
-// test holds it to see the answer arrive first.
-var beforeHandOff = func() {}
 
 // read finds the owner and parses the request body. A nil request means the
 // request goes on untouched: no owner, an encoding or a body it cannot read,

@@ -71,13 +71,11 @@ func TestResponsesChainKeepsItsConversation(t *testing.T) {
 
 	e := engineAt(storage)
 	conversations := map[string]int{}
-	e.Store().View(func(tx *store.Tx) error {
-		return tx.ForEach(e.OwnerID(key), func(m *store.Memory) error {
-			if m.Kind == "turn" {
-				conversations[m.Meta["conversation"]]++
-			}
-			return nil
-		})
+	e.Export(e.OwnerID(key), func(m *store.Memory) error {
+		if m.Kind == "turn" {
+			conversations[m.Meta["conversation"]]++
+		}
+		return nil
 	})
 	if len(conversations) != 2 {
 		t.Errorf("want the chain's two turns in one conversation and the new one apart, got %v", conversations)

@@ -66,16 +66,14 @@ func testToolCalls(t *testing.T, w wire) {
 	e := engineAt(storage)
 	owner := e.OwnerID(key)
 	turns := func() (n int, empty bool) {
-		e.Store().View(func(tx *store.Tx) error {
-			return tx.ForEach(owner, func(m *store.Memory) error {
-				if strings.TrimSpace(m.Content) == "" || m.Content == "User:" {
-					empty = true
-				}
-				if m.Kind == "turn" && strings.Contains(m.Content, "Oslo") {
-					n++
-				}
-				return nil
-			})
+		e.Export(owner, func(m *store.Memory) error {
+			if strings.TrimSpace(m.Content) == "" || m.Content == "User:" {
+				empty = true
+			}
+			if m.Kind == "turn" && strings.Contains(m.Content, "Oslo") {
+				n++
+			}
+			return nil
 		})
 		return
 	}

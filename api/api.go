@@ -18,7 +18,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/caddy-memory/memory/engine"
-	"github.com/caddy-memory/memory/store"
 )
 
 // Mode says whose memories the API serves.
@@ -155,16 +154,6 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v)
-}
-
-// write runs fn in one store transaction and waits until the change is
-// searchable: the API answers for a change only once a search sees it.
-func (h *Handler) write(r *http.Request, fn func(*store.Tx) error) error {
-	seq, err := h.cfg.Engine.Write(fn)
-	if err != nil {
-		return err
-	}
-	return h.cfg.Engine.WaitIndexed(r.Context(), seq)
 }
 
 // decode reads a JSON body strictly: one object, known fields only, within

@@ -18,6 +18,7 @@ import (
 
 	"github.com/caddy-memory/memory/api"
 	"github.com/caddy-memory/memory/engine"
+	"github.com/caddy-memory/memory/index"
 	"github.com/caddy-memory/memory/store"
 )
 
@@ -158,12 +159,8 @@ func searchIDs(t *testing.T, h http.Handler, body map[string]any, as string) []u
 
 func storedMemory(t *testing.T, e *engine.Engine, owner string, id uint64) *store.Memory {
 	t.Helper()
-	var m *store.Memory
-	if err := e.Store().View(func(tx *store.Tx) error {
-		var err error
-		m, err = tx.Get(owner, id)
-		return err
-	}); err != nil {
+	m, err := e.Get(owner, id)
+	if err != nil {
 		t.Fatalf("Get(%s, %d): %v", owner, id, err)
 	}
 	return m
@@ -751,7 +748,8 @@ func TestSelfImportCannotDisturbOtherOwnersIDs(t *testing.T) {
 
 	// Other users go on creating memories: each must be theirs, by its id.
 	carol := "carol-key"
-	for i := 0; e.Index().ShardOf(e.OwnerID(carol)) != e.Index().ShardOf(e.OwnerID("alice-key")); i++ {
+	st, _ := e.Stats()
+	for i := 0; index.Shard(e.OwnerID(carol), st.IndexShards) != index.Shard(e.OwnerID("alice-key"), st.IndexShards); i++ {
 		carol = fmt.Sprintf("carol-key-%d", i) // share Alice's index shard
 	}
 	for _, who := range []string{"bob-key", carol} {
@@ -797,7 +795,7 @@ func TestStatsAndHealth(t *testing.T) {
 			t.Errorf("health %s = %v, want positive", k, hl[k])
 		}
 	}
-	if err := e.Index().Close(); err != nil {
+	if err := e.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	apiErr(t, do(t, h, "GET", "/health", "", ""), http.StatusServiceUnavailable, "unhealthy")

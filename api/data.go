@@ -95,27 +95,12 @@ func (h *Handler) export(w http.ResponseWriter, r *http.Request) {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
-	// One read transaction per owner: a consistent snapshot of each, without
-	// pinning the whole file for a long export.
-	var owners []string
-	if owner != "" {
-		owners = []string{owner}
-	} else if err := h.cfg.Engine.Store().View(func(tx *store.Tx) error {
-		return tx.Owners(func(o string) error { owners = append(owners, o); return nil })
-	}); err != nil {
-		h.fail(w, err)
+	err = h.cfg.Engine.Export(owner, func(m *store.Memory) error { return enc.Encode(m) })
+	if err != nil {
+		// The status line is gone; end the stream short, which a JSONL
+		// reader notices as a truncated last line.
+		h.cfg.Logger.Error("memory export failed midway", zap.Error(err))
 		return
-	}
-	for _, o := range owners {
-		err := h.cfg.Engine.Store().View(func(tx *store.Tx) error {
-			return tx.ForEach(o, func(m *store.Memory) error { return enc.Encode(m) })
-		})
-		if err != nil {
-			// The status line is gone; end the stream short, which a JSONL
-			// reader notices as a truncated last line.
-			h.cfg.Logger.Error("memory export failed midway", zap.Error(err))
-			return
-		}
 	}
 	_ = bw.Flush()
 }
@@ -194,31 +179,26 @@ func (h *Handler) importJSONL(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, res)
 		return
 	}
-	err = h.write(r, func(tx *store.Tx) error {
-		res.Imported, res.Replaced, res.Renumbered = 0, 0, 0
-		for _, l := range good {
-			op, err := tx.Import(l.m.Owner, l.m, h.cfg.Mode == Admin)
-			if errors.Is(err, store.ErrInvalid) {
-				res.Errors = append(res.Errors, importError{Line: l.n, Message: err.Error()})
-				continue
-			}
-			if err != nil {
-				return err
-			}
-			switch op {
-			case store.Imported:
-				res.Imported++
-			case store.Replaced:
-				res.Replaced++
-			case store.Renumbered:
-				res.Renumbered++
-			}
-		}
-		return nil
-	})
+	ms := make([]*store.Memory, len(good))
+	for i, l := range good {
+		ms[i] = l.m
+	}
+	ops, errs, err := h.cfg.Engine.Import(r.Context(), ms, h.cfg.Mode == Admin)
 	if err != nil {
 		h.fail(w, err)
 		return
+	}
+	for i, op := range ops {
+		switch {
+		case errs[i] != nil:
+			res.Errors = append(res.Errors, importError{Line: good[i].n, Message: errs[i].Error()})
+		case op == store.Imported:
+			res.Imported++
+		case op == store.Replaced:
+			res.Replaced++
+		case op == store.Renumbered:
+			res.Renumbered++
+		}
 	}
 	writeJSON(w, http.StatusOK, res)
 }
@@ -280,7 +260,7 @@ func (h *Handler) stats(w http.ResponseWriter, r *http.Request) {
 			h.fail(w, err)
 			return
 		}
-		c, err := h.counts(owner)
+		c, err := h.cfg.Engine.Counts(owner)
 		if err != nil {
 			h.fail(w, err)
 			return

@@ -117,7 +117,7 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if page.Stats, err = h.counts(owner); err != nil {
+	if page.Stats, err = h.cfg.Engine.Counts(owner); err != nil {
 		h.fail(w, err)
 		return
 	}
@@ -147,64 +147,15 @@ func (c cursor) String() string {
 	return base64.RawURLEncoding.EncodeToString([]byte(c.owner + ":" + strconv.FormatUint(c.after, 10)))
 }
 
-// scan lists memories in (owner, id) order after cur, limit at a time. It
-// reads one more than a page to know whether another page follows.
+// scan lists memories in (owner, id) order after cur, limit at a time.
 func (h *Handler) scan(owner string, cur cursor, limit int, keep func(*store.Memory, time.Time) bool) ([]*store.Memory, string, error) {
-	out := []*store.Memory{}
-	full := func() bool { return len(out) > limit }
-	err := h.cfg.Engine.Store().View(func(tx *store.Tx) error {
-		visit := func(o string, after uint64) (bool, error) {
-			err := tx.Scan(o, after, func(m *store.Memory) (bool, error) {
-				if keep(m, tx.Now()) {
-					out = append(out, m)
-				}
-				return !full(), nil
-			})
-			return !full(), err
-		}
-		if owner != "" {
-			_, err := visit(owner, cur.after)
-			return err
-		}
-		return tx.OwnersFrom(cur.owner, func(o string) (bool, error) {
-			after := uint64(0)
-			if o == cur.owner {
-				after = cur.after
-			}
-			return visit(o, after)
-		})
-	})
+	page, more, err := h.cfg.Engine.List(engine.ListQuery{Owner: owner, After: engine.Cursor{Owner: cur.owner, ID: cur.after}, Limit: limit, Keep: keep})
 	next := ""
-	if full() {
-		out = out[:limit]
-		last := out[limit-1]
+	if more {
+		last := page[len(page)-1]
 		next = cursor{owner: last.Owner, after: last.ID}.String()
 	}
-	return out, next, err
-}
-
-// counts summarises an owner's memories, or everyone's.
-func (h *Handler) counts(owner string) (store.Counts, error) {
-	var total store.Counts
-	err := h.cfg.Engine.Store().View(func(tx *store.Tx) error {
-		if owner != "" {
-			var err error
-			total, err = tx.Count(owner)
-			return err
-		}
-		total.ByKind = map[string]int{}
-		return tx.Owners(func(o string) error {
-			c, err := tx.Count(o)
-			total.Total += c.Total
-			total.Deleted += c.Deleted
-			total.Expired += c.Expired
-			for k, n := range c.ByKind {
-				total.ByKind[k] += n
-			}
-			return err
-		})
-	})
-	return total, err
+	return page, next, err
 }
 
 // newMemory is the body of POST /memories.
@@ -234,42 +185,39 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, err)
 		return
 	}
-	var m *store.Memory
-	var op store.Op
-	err = h.write(r, func(tx *store.Tx) error {
-		var err error
-		m, op, err = tx.Upsert(owner, store.Put{Session: in.Session, Kind: in.Kind, Key: in.Key,
-			Content: in.Content, Ref: in.Ref, Meta: in.Meta, ExpiresAt: in.ExpiresAt})
-		return err
-	})
+	res, err := h.cfg.Engine.Remember(r.Context(), engine.OwnedPut{Owner: owner, Put: store.Put{Session: in.Session, Kind: in.Kind, Key: in.Key,
+		Content: in.Content, Ref: in.Ref, Meta: in.Meta, ExpiresAt: in.ExpiresAt}})
 	if err != nil {
 		h.fail(w, err)
 		return
 	}
 	status := http.StatusOK
-	if op == store.Created {
+	if res[0].Op == store.Created {
 		status = http.StatusCreated
 	}
-	writeJSON(w, status, map[string]any{"memory": m, "op": op})
+	writeJSON(w, status, map[string]any{"memory": res[0].Memory, "op": res[0].Op})
 }
 
-// lookup finds memory id for the request: any owner's in admin mode, only
-// the caller's in self mode (another owner's id is simply not found).
-func (h *Handler) lookup(r *http.Request, tx *store.Tx, id uint64) (string, *store.Memory, error) {
-	var owner string
-	var err error
+// owning finds whose memory id is, for the request: any owner's in admin
+// mode, only the caller's in self mode (another owner's id is simply not
+// found, as a missing one is).
+func (h *Handler) owning(r *http.Request, id uint64) (string, error) {
 	if h.cfg.Mode == Self {
-		if owner, err = h.ownerOf(r, ownerRef{}, true); err != nil {
-			return "", nil, err
-		}
-	} else if owner, err = tx.OwnerOf(id); err != nil {
-		return "", nil, notFound("no memory %d", id)
+		return h.ownerOf(r, ownerRef{}, true)
 	}
-	m, err := tx.Get(owner, id)
+	owner, err := h.cfg.Engine.OwnerOf(id)
 	if errors.Is(err, store.ErrNotFound) {
-		return "", nil, notFound("no memory %d", id)
+		return "", notFound("no memory %d", id)
 	}
-	return owner, m, err
+	return owner, err
+}
+
+// notFoundAs turns the engine's "no such memory" into the API's 404.
+func notFoundAs(err error, id uint64) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return notFound("no memory %d", id)
+	}
+	return err
 }
 
 func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
@@ -278,13 +226,14 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, err)
 		return
 	}
-	var m *store.Memory
-	err = h.cfg.Engine.Store().View(func(tx *store.Tx) error {
-		_, m, err = h.lookup(r, tx, id)
-		return err
-	})
+	owner, err := h.owning(r, id)
 	if err != nil {
 		h.fail(w, err)
+		return
+	}
+	m, err := h.cfg.Engine.Get(owner, id)
+	if err != nil {
+		h.fail(w, notFoundAs(err, id))
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"memory": m})
@@ -324,13 +273,13 @@ func (h *Handler) patch(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, badRequest("nothing to change: send content, kind, meta or expires_at"))
 		return
 	}
-	var m *store.Memory
-	err = h.write(r, func(tx *store.Tx) error {
-		owner, cur, err := h.lookup(r, tx, id)
-		if err != nil {
-			return err
-		}
-		content, kind, meta := cur.Content, cur.Kind, cur.Meta
+	owner, err := h.owning(r, id)
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	m, err := h.cfg.Engine.Edit(r.Context(), owner, id, func(m *store.Memory) error {
+		content, kind, meta := m.Content, m.Kind, m.Meta
 		if p.Content != nil {
 			content = *p.Content
 		}
@@ -340,32 +289,29 @@ func (h *Handler) patch(w http.ResponseWriter, r *http.Request) {
 		if p.Meta != nil {
 			meta = *p.Meta
 		}
-		if err := checkMemoryFields(kind, content, cur.Key, cur.Session, meta); err != nil {
+		if err := checkMemoryFields(kind, content, m.Key, m.Session, meta); err != nil {
 			return err
 		}
-		m, err = tx.Edit(owner, id, func(m *store.Memory) error {
-			if strings.TrimSpace(content) != m.Content {
-				// An edit is a new version: the old text stays as history.
-				m.History = append(m.History, store.Version{Content: m.Content, Ref: m.Ref, Session: m.Session, At: m.UpdatedAt})
-				if len(m.History) > store.MaxHistory {
-					m.History = m.History[len(m.History)-store.MaxHistory:]
-				}
-				m.Content, m.Version = strings.TrimSpace(content), m.Version+1
+		if strings.TrimSpace(content) != m.Content {
+			// An edit is a new version: the old text stays as history.
+			m.History = append(m.History, store.Version{Content: m.Content, Ref: m.Ref, Session: m.Session, At: m.UpdatedAt})
+			if len(m.History) > store.MaxHistory {
+				m.History = m.History[len(m.History)-store.MaxHistory:]
 			}
-			m.Kind, m.Meta, m.UpdatedAt = kind, meta, tx.Now()
-			switch {
-			case clearExpiry:
-				m.ExpiresAt = nil
-			case expires != nil:
-				e := expires.UTC()
-				m.ExpiresAt = &e
-			}
-			return nil
-		})
-		return err
+			m.Content, m.Version = strings.TrimSpace(content), m.Version+1
+		}
+		m.Kind, m.Meta, m.UpdatedAt = kind, meta, time.Now().UTC()
+		switch {
+		case clearExpiry:
+			m.ExpiresAt = nil
+		case expires != nil:
+			e := expires.UTC()
+			m.ExpiresAt = &e
+		}
+		return nil
 	})
 	if err != nil {
-		h.fail(w, err)
+		h.fail(w, notFoundAs(err, id))
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"memory": m})
@@ -385,19 +331,12 @@ func (h *Handler) remove(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, err)
 		return
 	}
-	err = h.write(r, func(tx *store.Tx) error {
-		owner, _, err := h.lookup(r, tx, id)
-		if err != nil {
-			return err
-		}
-		if purge {
-			return tx.Purge(owner, id)
-		}
-		_, err = tx.Delete(owner, id)
-		return err
-	})
+	owner, err := h.owning(r, id)
+	if err == nil {
+		err = h.cfg.Engine.Delete(r.Context(), owner, id, purge)
+	}
 	if err != nil {
-		h.fail(w, err)
+		h.fail(w, notFoundAs(err, id))
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"deleted": id, "purged": purge})

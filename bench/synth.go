@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -98,26 +99,23 @@ func preload(e *engine.Engine, n, owners int, seed uint64, write bool) (map[int]
 		return words, nil
 	}
 	const perTx = 5000
+	batch := make([]engine.OwnedPut, 0, perTx)
 	for start := 0; start < n; start += perTx {
-		_, err := e.Write(func(tx *store.Tx) error {
-			for i := start; i < min(start+perTx, n); i++ {
-				o := i % owners
-				p := pool[i%len(pool)]
-				p.Time = base.Add(time.Duration(i) * time.Second)
-				if p.Kind == "turn" {
-					p.Key = fmt.Sprintf("turn:bench:%d:%d", o, i)
-					p.Meta = map[string]string{"conversation": fmt.Sprintf("c-%d", o)}
-				}
-				if len(words[o]) < 64 {
-					words[o] = append(words[o], strings.Fields(p.Content)[1:4]...)
-				}
-				if _, _, err := tx.Upsert(e.OwnerID(ownerKey(o)), p); err != nil {
-					return err
-				}
+		batch = batch[:0]
+		for i := start; i < min(start+perTx, n); i++ {
+			o := i % owners
+			p := pool[i%len(pool)]
+			p.Time = base.Add(time.Duration(i) * time.Second)
+			if p.Kind == "turn" {
+				p.Key = fmt.Sprintf("turn:bench:%d:%d", o, i)
+				p.Meta = map[string]string{"conversation": fmt.Sprintf("c-%d", o)}
 			}
-			return nil
-		})
-		if err != nil {
+			if len(words[o]) < 64 {
+				words[o] = append(words[o], strings.Fields(p.Content)[1:4]...)
+			}
+			batch = append(batch, engine.OwnedPut{Owner: e.OwnerID(ownerKey(o)), Put: p})
+		}
+		if _, err := e.Remember(context.Background(), batch...); err != nil {
 			return nil, err
 		}
 	}

@@ -59,14 +59,14 @@ func BenchmarkSearchOwner(b *testing.B) {
 			return strings.Join(ws, " ")
 		}
 		owner := e.OwnerID("bench")
-		_, err = e.Write(func(tx *store.Tx) error {
+		_, err = e.write(func(tx *store.Tx) error {
 			for i := range 5 * n {
 				o := owner
 				if i%5 != 0 {
 					o = e.OwnerID(fmt.Sprint("other-", i%50))
 				}
-				_, _, err := tx.Upsert(o, store.Put{Kind: "turn", Key: fmt.Sprint("turn:", i),
-					Content: "User: " + text(20) + "\nAssistant: " + text(30), Context: text(40)})
+				_, _, err := tx.Upsert(o, withDigest(store.Put{Kind: "turn", Key: fmt.Sprint("turn:", i),
+					Content: "User: " + text(20) + "\nAssistant: " + text(30), Context: text(40)}))
 				if err != nil {
 					return err
 				}

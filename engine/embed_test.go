@@ -43,9 +43,9 @@ func waitEmbedded(t *testing.T, e *Engine) {
 func put(t *testing.T, e *Engine, owner string, contents ...string) []uint64 {
 	t.Helper()
 	var ids []uint64
-	if _, err := e.Write(func(tx *store.Tx) error {
+	if _, err := e.write(func(tx *store.Tx) error {
 		for _, c := range contents {
-			m, _, err := tx.Upsert(owner, store.Put{Kind: "note", Content: c})
+			m, _, err := tx.Upsert(owner, withDigest(store.Put{Kind: "note", Content: c}))
 			if err != nil {
 				return err
 			}
@@ -125,10 +125,7 @@ func TestEditedMemoryIsEmbeddedAgain(t *testing.T) {
 	owner := e.OwnerID("edit")
 	ids := put(t, e, owner, "User bikes to their job every morning.")
 	waitEmbedded(t, e)
-	if _, err := e.Write(func(tx *store.Tx) error {
-		_, err := tx.Edit(owner, ids[0], func(m *store.Memory) error { m.Content = "User plays guitar in a band."; return nil })
-		return err
-	}); err != nil {
+	if _, err := e.Edit(context.Background(), owner, ids[0], func(m *store.Memory) error { m.Content = "User plays guitar in a band."; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	waitEmbedded(t, e)

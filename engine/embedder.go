@@ -3,6 +3,7 @@ package engine
 import (
 	"container/list"
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -273,4 +274,20 @@ func (c *vectorCache) dropLocked(owner string) {
 		delete(c.sets, owner)
 		delete(c.data, owner)
 	}
+}
+
+// WaitEmbedded waits until every memory written so far has its vector, or
+// ctx is done. It returns at once when embedding recall is off.
+func (e *Engine) WaitEmbedded(ctx context.Context) error {
+	if e.embedding() == nil {
+		return nil
+	}
+	for e.store.Cursor(embedCursor) < e.store.LastSeq() {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("memories are not all embedded: %w", ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return nil
 }

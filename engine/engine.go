@@ -60,6 +60,10 @@ type Config struct {
 	// engine outlives the configuration that opened it.
 	Logger   func() *zap.Logger
 	Observer Observer
+
+	// trimAfter is how many applied entries of the change log are trimmed
+	// at once; tests lower it so as not to write fifty thousand memories.
+	trimAfter uint64
 }
 
 // Engine is an open memory database. It is safe for concurrent use.
@@ -70,11 +74,10 @@ type Engine struct {
 
 	// Enqueue holds closeMu for reading while it sends, so Close can be sure
 	// that no job arrives after the writer's final drain.
-	closeMu  sync.RWMutex
-	closing  bool
-	queue    chan *Job
-	pending  atomic.Int64  // turns accepted but not yet learned or saved
-	enqueued atomic.Uint64 // Enqueue calls since Open, accepted or not
+	closeMu sync.RWMutex
+	closing bool
+	queue   chan *Job
+	pending atomic.Int64 // turns accepted but not yet learned or saved
 
 	wakeProcessor chan struct{}
 	wakeIndexer   chan struct{}
@@ -126,12 +129,14 @@ func Open(cfg Config) (*Engine, error) {
 	if cfg.Observer == nil {
 		cfg.Observer = nopObserver{}
 	}
+	if cfg.trimAfter == 0 {
+		cfg.trimAfter = defaultTrimAfter
+	}
 
 	st, err := store.Open(filepath.Join(cfg.Dir, "memory.db"), cfg.LockTimeout)
 	if err != nil {
 		return nil, err
 	}
-	st.SetDigest(index.Digest)
 	k, err := st.Shards(cfg.Shards)
 	if err != nil {
 		st.Close()
@@ -210,23 +215,15 @@ func (e *Engine) plan() ([]int, error) {
 	return rebuild, nil
 }
 
-// Store is the engine's store, for reads and for writes through Write.
-func (e *Engine) Store() *store.DB { return e.store }
-
-// Index is the engine's index.
-func (e *Engine) Index() *index.Index { return e.index }
-
 // OwnerID is the stored id of a raw owner value.
 func (e *Engine) OwnerID(raw string) string { return e.store.OwnerID(raw) }
 
-// Dir is the storage directory.
-func (e *Engine) Dir() string { return e.cfg.Dir }
-
 func (e *Engine) log() *zap.Logger { return e.cfg.Logger() }
 
-// Write runs fn in one store transaction and returns once it is durable; the
-// index follows shortly (see WaitIndexed).
-func (e *Engine) Write(fn func(*store.Tx) error) (seq uint64, err error) {
+// write runs fn in one store transaction and returns once it is durable;
+// the index follows shortly (see WaitIndexed). Whatever fn writes carries
+// its search digest (see withDigest).
+func (e *Engine) write(fn func(*store.Tx) error) (seq uint64, err error) {
 	err = e.store.Update(func(tx *store.Tx) error {
 		if err := fn(tx); err != nil {
 			return err
@@ -302,11 +299,6 @@ func (e *Engine) stopping() bool {
 		return false
 	}
 }
-
-// Enqueued counts the turns handed to Enqueue since Open, dropped ones
-// included. A turn is counted once Enqueue has queued it, so Sync waits for
-// every turn counted.
-func (e *Engine) Enqueued() uint64 { return e.enqueued.Load() }
 
 // Sync waits until every accepted turn is extracted and every change is
 // indexed (and no shard is being rebuilt), or ctx is done.

@@ -46,10 +46,9 @@ const (
 	trimEvery  = 10 * time.Minute
 )
 
-// The change log is trimmed once the index has applied this many entries
-// since the last trim, or every trimEvery, whichever comes first. A
-// variable so that tests need not write fifty thousand memories.
-var trimAt uint64 = 50_000
+// defaultTrimAfter is how many applied entries of the change log are
+// trimmed at once (Config.trimAfter), unless trimEvery passes first.
+const defaultTrimAfter = 50_000
 
 // indexer follows the store's change log into the index. Every write to the
 // store, whoever makes it, reaches the index this way.
@@ -80,7 +79,7 @@ func (e *Engine) indexer() {
 		// Applied entries, not pending ones: counting those, a caught-up
 		// index kept the log for trimEvery, and a bulk load's million
 		// entries (72 MB of memory.db) were all still there when it ended.
-		if through := e.oldestThrough(); through > trimmed+trimAt || time.Since(lastTrim) > trimEvery {
+		if through := e.oldestThrough(); through > trimmed+e.cfg.trimAfter || time.Since(lastTrim) > trimEvery {
 			e.trim()
 			trimmed, lastTrim = through, time.Now()
 		}

@@ -36,7 +36,7 @@ type Ingested struct {
 // It returns once everything is durable and searchable.
 func (e *Engine) Ingest(ctx context.Context, owner, session string, turns []Turn, facts bool) (Ingested, error) {
 	var res Ingested
-	seq, err := e.Write(func(tx *store.Tx) error {
+	seq, err := e.write(func(tx *store.Tx) error {
 		res = Ingested{}
 		for i, t := range turns {
 			text := strings.TrimSpace(inject.Strip(t.Content))
@@ -49,11 +49,11 @@ func (e *Engine) Ingest(ctx context.Context, owner, session string, turns []Turn
 			if session != "" {
 				meta["conversation"] = session
 			}
-			if _, _, err := tx.Upsert(owner, store.Put{
+			if _, _, err := tx.Upsert(owner, withDigest(store.Put{
 				Session: session, Kind: "turn", Key: key, Ref: t.Ref, Time: t.Time, Meta: meta,
 				Content: speaker + ": " + inject.Truncate(text, maxTurnUser/4),
 				Context: neighbours(turns, i) + dateWords(t.Time),
-			}); err != nil {
+			})); err != nil {
 				return err
 			}
 			res.Turns++
@@ -62,10 +62,10 @@ func (e *Engine) Ingest(ctx context.Context, owner, session string, turns []Turn
 			}
 			for _, f := range extract.Facts(text) {
 				f = extract.About(f, speaker)
-				if _, _, err := tx.Upsert(owner, store.Put{
+				if _, _, err := tx.Upsert(owner, withDigest(store.Put{
 					Session: session, Kind: f.Kind, Key: f.Key, Content: f.Content, Ref: t.Ref,
 					Time: t.Time, Meta: map[string]string{"turn": key},
-				}); err != nil {
+				})); err != nil {
 					return err
 				}
 				res.Facts++

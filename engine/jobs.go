@@ -67,10 +67,6 @@ func TurnKey(conversation string, turn int, user string) string {
 // false, and counts the turn as dropped, when the queue is full or the engine
 // is closing.
 func (e *Engine) Enqueue(j *Job) bool {
-	// Counted once the turn is queued (or refused), so that a Sync after
-	// Enqueued reached n waits for all n: the client now has its answer
-	// before the handler gets here.
-	defer e.enqueued.Add(1)
 	e.closeMu.RLock()
 	defer e.closeMu.RUnlock()
 	if e.closing {
@@ -153,10 +149,6 @@ func (e *Engine) pace(last time.Time, every time.Duration) {
 	}
 }
 
-// committed is told the size of each group the writer committed; tests
-// count them.
-var committed = func(turns int) {}
-
 func (e *Engine) gather(first *Job) []*Job {
 	batch := []*Job{first}
 	for len(batch) < writeBatch {
@@ -178,7 +170,6 @@ func (e *Engine) learn(batch []*Job) {
 		items[i].job = j
 	}
 	if e.process(items) {
-		committed(len(batch))
 		e.pending.Add(-int64(len(batch)))
 		return
 	}
@@ -298,7 +289,7 @@ func (e *Engine) process(items []queued) bool {
 		for i, w := range ws {
 			stored[i] = 0
 			for _, p := range w.puts {
-				_, _, err := tx.Upsert(w.owner, p)
+				_, _, err := tx.Upsert(w.owner, withDigest(p))
 				if errors.Is(err, store.ErrInvalid) {
 					continue // never storable; retrying would not help
 				}

@@ -22,7 +22,8 @@ var localVocabulary = strings.Fields(`lisbon porto peanuts shellfish allergy mar
 // seedVaried writes, for each owner, n memories of a few random words
 // each (facts and transcript turns with context, in two sessions, one
 // expired and one deleted), and returns the owner ids. Owners are named
-// prefix-0, prefix-1, ...; seed picks the words.
+// prefix-0, prefix-1, ...; seed picks the words. With seedWithoutDigests
+// the records are written as versions before the digest wrote them.
 func seedVaried(t *testing.T, e *Engine, prefix string, owners, n int, seed int64) []string {
 	t.Helper()
 	rng := rand.New(rand.NewSource(seed))
@@ -35,7 +36,7 @@ func seedVaried(t *testing.T, e *Engine, prefix string, owners, n int, seed int6
 	}
 	var ids []string
 	past := time.Now().Add(-time.Hour)
-	_, err := e.Write(func(tx *store.Tx) error {
+	_, err := e.write(func(tx *store.Tx) error {
 		for o := range owners {
 			owner := e.OwnerID(fmt.Sprintf("%s-%d", prefix, o))
 			ids = append(ids, owner)
@@ -48,6 +49,9 @@ func seedVaried(t *testing.T, e *Engine, prefix string, owners, n int, seed int6
 				}
 				if i == 1 {
 					p.ExpiresAt = &past
+				}
+				if !seedWithoutDigests {
+					p = withDigest(p)
 				}
 				m, _, err := tx.Upsert(owner, p)
 				if err != nil {
@@ -102,9 +106,9 @@ func TestLocalSearchIgnoresOtherOwners(t *testing.T) {
 	// Others who talk of nothing but flights and coffee, and have so much
 	// to say that the index holds them.
 	seedVaried(t, e, "crowd", 2, DefaultLocalSearchMax, 2)
-	_, err := e.Write(func(tx *store.Tx) error {
+	_, err := e.write(func(tx *store.Tx) error {
 		for i := range 200 {
-			if _, _, err := tx.Upsert(e.OwnerID(fmt.Sprintf("crowd-%d", i%2)), store.Put{Kind: "note", Content: fmt.Sprintf("User books flights with coffee, trip %d", i)}); err != nil {
+			if _, _, err := tx.Upsert(e.OwnerID(fmt.Sprintf("crowd-%d", i%2)), withDigest(store.Put{Kind: "note", Content: fmt.Sprintf("User books flights with coffee, trip %d", i)})); err != nil {
 				return err
 			}
 		}
@@ -130,6 +134,8 @@ func TestLocalSearchIgnoresOtherOwners(t *testing.T) {
 	}
 }
 
+var seedWithoutDigests bool
+
 // TestLocalSearchReadsRecordsWithoutDigest: memories written by a version
 // that kept no term digest in their records are matched by their text,
 // with the same results; so are those of an owner with both kinds.
@@ -137,14 +143,14 @@ func TestLocalSearchReadsRecordsWithoutDigest(t *testing.T) {
 	compared := 0
 	for seed, mixed := range []bool{false, true} {
 		e := open(t, t.TempDir(), 1)
-		e.store.SetDigest(nil)
+		seedWithoutDigests = true
 		owner := seedVaried(t, e, "earlier", 1, 40, int64(seed))[0]
-		e.store.SetDigest(index.Digest)
+		seedWithoutDigests = false
 		if mixed {
-			_, err := e.Write(func(tx *store.Tx) error {
+			_, err := e.write(func(tx *store.Tx) error {
 				for i, w := range localVocabulary {
 					p := store.Put{Kind: "note", Content: fmt.Sprintf("User later mentioned %s and %s", w, localVocabulary[(i*7)%len(localVocabulary)])}
-					if _, _, err := tx.Upsert(owner, p); err != nil {
+					if _, _, err := tx.Upsert(owner, withDigest(p)); err != nil {
 						return err
 					}
 				}
@@ -241,10 +247,10 @@ func TestLocalSearchOnlyForSmallOwners(t *testing.T) {
 	e.cfg.LocalSearchMax = 3
 	small, large := e.OwnerID("small"), e.OwnerID("large")
 	var docs []index.Doc
-	seq, err := e.Write(func(tx *store.Tx) error {
+	seq, err := e.write(func(tx *store.Tx) error {
 		for owner, n := range map[string]int{small: 3, large: 4} {
 			for i := range n {
-				m, _, err := tx.Upsert(owner, store.Put{Kind: "note", Content: fmt.Sprintf("User keeps bees, hive %d", i)})
+				m, _, err := tx.Upsert(owner, withDigest(store.Put{Kind: "note", Content: fmt.Sprintf("User keeps bees, hive %d", i)}))
 				if err != nil {
 					return err
 				}
@@ -276,9 +282,9 @@ func TestSearchDropsRestatements(t *testing.T) {
 		e := open(t, t.TempDir(), 1)
 		e.cfg.LocalSearchMax = max
 		owner := e.OwnerID("sk-tea")
-		_, err := e.Write(func(tx *store.Tx) error {
+		_, err := e.write(func(tx *store.Tx) error {
 			for i, c := range []string{"I like green tea with honey.", "i like GREEN tea, with honey", "My cat is called Miso."} {
-				if _, _, err := tx.Upsert(owner, store.Put{Kind: "note", Key: fmt.Sprint("k", i), Content: c}); err != nil {
+				if _, _, err := tx.Upsert(owner, withDigest(store.Put{Kind: "note", Key: fmt.Sprint("k", i), Content: c})); err != nil {
 					return err
 				}
 			}
@@ -309,9 +315,9 @@ func TestIndexHoldsOnlyOwnersPastLocalSearch(t *testing.T) {
 	var largeIDs []uint64
 	add := func(owner string, n int) {
 		t.Helper()
-		_, err := e.Write(func(tx *store.Tx) error {
+		_, err := e.write(func(tx *store.Tx) error {
 			for range n {
-				m, _, err := tx.Upsert(owner, store.Put{Kind: "note", Content: fmt.Sprintf("User keeps bees, hive %d", rand.Int())})
+				m, _, err := tx.Upsert(owner, withDigest(store.Put{Kind: "note", Content: fmt.Sprintf("User keeps bees, hive %d", rand.Int())}))
 				if err != nil {
 					return err
 				}
@@ -350,7 +356,7 @@ func TestIndexHoldsOnlyOwnersPastLocalSearch(t *testing.T) {
 	}
 	check("after a rebuild", true, 9)
 	// Shrunk below the limit, an owner stays enrolled and its deletes apply.
-	_, err = e.Write(func(tx *store.Tx) error {
+	_, err = e.write(func(tx *store.Tx) error {
 		for _, id := range largeIDs[:3] {
 			if err := tx.Purge(large, id); err != nil {
 				return err

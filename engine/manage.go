@@ -30,7 +30,7 @@ func (e *Engine) Forget(ctx context.Context, owner string) (Forgotten, error) {
 	if err := e.Sync(ctx); err != nil {
 		return f, err
 	}
-	seq, err := e.Write(func(tx *store.Tx) error {
+	seq, err := e.write(func(tx *store.Tx) error {
 		var err error
 		f.Forgotten, err = tx.ForgetOwner(owner)
 		return err

@@ -23,7 +23,7 @@ import (
 // pages included.
 func storeFileHas(t *testing.T, e *Engine, needle string) bool {
 	t.Helper()
-	raw, err := os.ReadFile(e.Store().Path())
+	raw, err := os.ReadFile(e.store.Path())
 	if err != nil {
 		t.Fatalf("reading the store file: %v", err)
 	}
@@ -33,7 +33,7 @@ func storeFileHas(t *testing.T, e *Engine, needle string) bool {
 // termOf is word as the index analyses it.
 func termOf(t *testing.T, e *Engine, word string) string {
 	t.Helper()
-	terms := e.Index().Terms(word)
+	terms := e.index.Terms(word)
 	if len(terms) != 1 {
 		t.Fatalf("Terms(%q) = %q, want one term", word, terms)
 	}
@@ -97,7 +97,7 @@ func walkSegments(dir, term string) (found bool, segments int, err error) {
 func memoriesOf(t *testing.T, e *Engine, owner string) []*store.Memory {
 	t.Helper()
 	var ms []*store.Memory
-	if err := e.Store().View(func(tx *store.Tx) error {
+	if err := e.store.View(func(tx *store.Tx) error {
 		return tx.ForEach(owner, func(m *store.Memory) error { ms = append(ms, m); return nil })
 	}); err != nil {
 		t.Fatal(err)
@@ -203,7 +203,7 @@ func TestForgetRemovesOwnerEverywhere(t *testing.T) {
 	e.wake(e.wakeProcessor)
 	settle(t, e)
 	check("after Sync")
-	if n := e.Store().PendingJobs(); n != 0 {
+	if n := e.store.PendingJobs(); n != 0 {
 		t.Errorf("%d jobs pending after Forget", n)
 	}
 	st, err := e.Stats()
@@ -397,15 +397,15 @@ func TestReindex(t *testing.T) {
 	// An inactive memory of each kind, which the index must not hold.
 	owner := e.OwnerID("owner-0")
 	past := time.Now().Add(-time.Hour)
-	if _, err := e.Write(func(tx *store.Tx) error {
-		m, _, err := tx.Upsert(owner, store.Put{Content: "Deleted zqdeletedword"})
+	if _, err := e.write(func(tx *store.Tx) error {
+		m, _, err := tx.Upsert(owner, withDigest(store.Put{Content: "Deleted zqdeletedword"}))
 		if err != nil {
 			return err
 		}
 		if _, err := tx.Delete(owner, m.ID); err != nil {
 			return err
 		}
-		_, _, err = tx.Upsert(owner, store.Put{Content: "Expired zqexpiredword", ExpiresAt: &past})
+		_, _, err = tx.Upsert(owner, withDigest(store.Put{Content: "Expired zqexpiredword", ExpiresAt: &past}))
 		return err
 	}); err != nil {
 		t.Fatal(err)
@@ -433,8 +433,8 @@ func TestReindex(t *testing.T) {
 			}
 			started := reindexing.Load()
 			w := fmt.Sprintf("zqlate%dword", i)
-			if _, err := e.Write(func(tx *store.Tx) error {
-				_, _, err := tx.Upsert(writer, store.Put{Content: "Written during reindex " + w})
+			if _, err := e.write(func(tx *store.Tx) error {
+				_, _, err := tx.Upsert(writer, withDigest(store.Put{Content: "Written during reindex " + w}))
 				return err
 			}); err != nil {
 				errs <- err
@@ -496,7 +496,7 @@ func TestReindex(t *testing.T) {
 	}
 
 	active := 0
-	if err := e.Store().View(func(tx *store.Tx) error {
+	if err := e.store.View(func(tx *store.Tx) error {
 		return tx.Owners(func(o string) error {
 			c, err := tx.Count(o)
 			active += c.Total
@@ -523,7 +523,7 @@ func TestStats(t *testing.T) {
 	words := seed(t, e, 2, 3)
 	owner := e.OwnerID("owner-1")
 	first := memoriesOf(t, e, owner)[0].ID
-	if _, err := e.Write(func(tx *store.Tx) error {
+	if _, err := e.write(func(tx *store.Tx) error {
 		_, err := tx.Delete(owner, first)
 		return err
 	}); err != nil {
@@ -541,7 +541,7 @@ func TestStats(t *testing.T) {
 		t.Errorf("stats = owners %d memories %d indexed %d lag %d shards %d; want 2, 6 (deleted included), 5, 0, 3",
 			st.Owners, st.Memories, st.IndexedDocs, st.IndexLag, st.IndexShards)
 	}
-	if st.LastSeq != e.Store().LastSeq() || st.FileBytes <= 0 || st.IndexBytes <= 0 || st.Storage != dir ||
+	if st.LastSeq != e.store.LastSeq() || st.FileBytes <= 0 || st.IndexBytes <= 0 || st.Storage != dir ||
 		st.QueuedTurns != 0 || st.PendingJobs != 0 || len(st.Rebuilding) != 0 {
 		t.Errorf("stats = %+v", st)
 	}
@@ -567,7 +567,7 @@ func TestHealth(t *testing.T) {
 	if h.StoreLatency <= 0 || h.IndexLatency <= 0 {
 		t.Errorf("latencies = %v / %v, want positive", h.StoreLatency, h.IndexLatency)
 	}
-	if err := e.Index().Close(); err != nil {
+	if err := e.index.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.Health(ctx); err == nil || !strings.Contains(err.Error(), "index") {
@@ -598,7 +598,7 @@ func TestAcknowledgedWritesAreSearchableUnderConcurrentReads(t *testing.T) {
 					default:
 					}
 					_, _ = e.Search(ctx, SearchRequest{Owner: owner, Query: "anything at all"})
-					_ = e.Store().View(func(*store.Tx) error { return nil })
+					_ = e.store.View(func(*store.Tx) error { return nil })
 				}
 			}()
 		}
@@ -613,8 +613,8 @@ func TestAcknowledgedWritesAreSearchableUnderConcurrentReads(t *testing.T) {
 				owner := e.OwnerID(fmt.Sprintf("writer-%d", w))
 				for i := range 3 {
 					word := fmt.Sprintf("zqr%dw%dn%dword", round, w, i)
-					seq, err := e.Write(func(tx *store.Tx) error {
-						_, _, err := tx.Upsert(owner, store.Put{Content: "Concurrent " + word})
+					seq, err := e.write(func(tx *store.Tx) error {
+						_, _, err := tx.Upsert(owner, withDigest(store.Put{Content: "Concurrent " + word}))
 						return err
 					})
 					if err == nil {

@@ -182,10 +182,13 @@ func isLockTimeout(err error) bool {
 func (x *Index) K() int { return len(x.shards) }
 
 // ShardOf is the shard that holds owner's memories.
-func (x *Index) ShardOf(owner string) int {
+func (x *Index) ShardOf(owner string) int { return Shard(owner, len(x.shards)) }
+
+// Shard is the shard of k that holds owner's memories.
+func Shard(owner string, k int) int {
 	h := fnv.New32a()
 	h.Write([]byte(owner))
-	return int(h.Sum32() % uint32(len(x.shards)))
+	return int(h.Sum32() % uint32(k))
 }
 
 // Applied is the last change sequence shard i holds, and its state.

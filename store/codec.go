@@ -23,9 +23,9 @@ const (
 
 var errCorrupt = errors.New("memory record is damaged")
 
-// encodeMemory writes m as a codecV2 record with its search digest (nil
-// for none).
-func encodeMemory(m *Memory, digest []byte) []byte {
+// encodeMemory writes m as a codecV2 record.
+func encodeMemory(m *Memory) []byte {
+	digest := m.Digest
 	b := make([]byte, 0, 96+len(m.Content)+len(m.Context)+len(m.Key)+len(digest))
 	b = append(b, codecV2)
 	b = binary.AppendUvarint(b, m.ID)
@@ -70,6 +70,9 @@ func decodeMemory(b []byte, m *Memory) error {
 			return err
 		}
 		m.ID, m.Session, m.ExpiresAt, m.DeletedAt = p.ID, string(p.session), p.expiresAt(), p.deletedAt()
+		if len(p.terms) > 0 {
+			m.Digest = append([]byte(nil), p.terms...)
+		}
 		for _, s := range []*string{&m.Owner, &m.Kind, &m.Key, &m.Content, &m.Context, &m.Ref} {
 			*s = d.string()
 		}

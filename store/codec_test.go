@@ -20,7 +20,7 @@ func TestCodecRoundTrip(t *testing.T) {
 			History: []Version{{Content: "old", Ref: "r", Session: "s0", At: time.Unix(5, 0).UTC()}, {Content: "older"}}},
 	} {
 		var got Memory
-		if err := decodeMemory(encodeMemory(m, nil), &got); err != nil {
+		if err := decodeMemory(encodeMemory(m), &got); err != nil {
 			t.Fatal(err)
 		}
 		if !reflect.DeepEqual(&got, m) {
@@ -72,7 +72,8 @@ func TestPeek(t *testing.T) {
 		{&Memory{ID: 8, Owner: "o", Content: "c", DeletedAt: &del}, []byte{9}, false},
 		{&Memory{ID: 9, Owner: "o", Content: "c", ExpiresAt: &time.Time{}}, nil, false},
 	} {
-		raw := encodeMemory(c.m, c.digest)
+		c.m.Digest = c.digest
+		raw := encodeMemory(c.m)
 		var p Peek
 		if err := p.read(raw); err != nil {
 			t.Fatal(err)
@@ -96,9 +97,9 @@ func TestPeekBrief(t *testing.T) {
 	json1, _ := json.Marshal(&Memory{ID: 3, Owner: "o", Kind: "habit", Key: "habit:run", Content: "runs daily", UpdatedAt: at, Mentions: 4})
 	records := [][]byte{
 		encodeMemory(&Memory{ID: 1, Owner: "o", Kind: "turn", Key: "turn:c:1:ab", Content: "User: hi", Context: "before",
-			Meta: map[string]string{"position": "1", "conversation": "c"}, UpdatedAt: at, Mentions: 1}, []byte{1, 0, 0}),
+			Meta: map[string]string{"position": "1", "conversation": "c"}, UpdatedAt: at, Mentions: 1, Digest: []byte{1, 0, 0}}),
 		encodeMemory(&Memory{ID: 2, Owner: "o", Kind: "preference", Key: "preference:tea", Content: "likes tea",
-			Meta: map[string]string{"turn": "turn:c:1:ab"}, UpdatedAt: at, Mentions: 2, History: []Version{{Content: "likes coffee"}}}, nil),
+			Meta: map[string]string{"turn": "turn:c:1:ab"}, UpdatedAt: at, Mentions: 2, History: []Version{{Content: "likes coffee"}}}),
 		v1, json1,
 	}
 	for i, raw := range records {
@@ -153,7 +154,7 @@ func TestCodecReadsJSONRecords(t *testing.T) {
 }
 
 func TestCodecRefusesDamage(t *testing.T) {
-	b := encodeMemory(&Memory{ID: 1, Owner: "o", Content: "some content", History: []Version{{Content: "x"}}}, []byte("digest"))
+	b := encodeMemory(&Memory{ID: 1, Owner: "o", Content: "some content", History: []Version{{Content: "x"}}, Digest: []byte("digest")})
 	for i := 0; i < len(b); i++ {
 		var m Memory
 		if err := decodeMemory(b[:i], &m); err == nil {
@@ -170,7 +171,7 @@ func BenchmarkDecode(b *testing.B) {
 	raw := encodeMemory(&Memory{ID: 123456, Owner: "0123456789abcdef0123456789abcdef", Session: "c-0123456789abcdef", Kind: "turn",
 		Key: "turn:c-0123456789abcdef:3:abcdef123456", Content: string(make([]byte, 400)), Context: string(make([]byte, 800)),
 		Ref: "chatcmpl-abc", Meta: map[string]string{"conversation": "c-0123456789abcdef", "position": "3"},
-		CreatedAt: time.Now(), UpdatedAt: time.Now(), Mentions: 1, Seq: 99}, make([]byte, 400))
+		CreatedAt: time.Now(), UpdatedAt: time.Now(), Mentions: 1, Seq: 99, Digest: make([]byte, 400)})
 	b.ReportAllocs()
 	for b.Loop() {
 		var m Memory

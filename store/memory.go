@@ -37,6 +37,11 @@ type Memory struct {
 	Version  int       `json:"version"`
 	Seq      uint64    `json:"seq"`
 	History  []Version `json:"history,omitempty"`
+	// Digest is what a search reads of the memory's text without decoding
+	// it (see Peek.Terms): opaque to the store, made by the index from
+	// Content and Context. Whoever changes either sets it anew; nil means
+	// none, and the text is read instead.
+	Digest []byte `json:"-"`
 }
 
 // Version is a superseded value of a memory.
@@ -70,6 +75,9 @@ type Put struct {
 	Meta      map[string]string
 	Time      time.Time // when it was said; zero means now
 	ExpiresAt *time.Time
+	// Digest is the search digest of Content and Context (see
+	// Memory.Digest).
+	Digest []byte
 }
 
 // Op says what an upsert did.
@@ -84,9 +92,8 @@ const (
 
 // Tx is a transaction on the store. Write methods fail on a read-only Tx.
 type Tx struct {
-	tx     *bolt.Tx
-	now    time.Time
-	digest func(content, context string) []byte
+	tx  *bolt.Tx
+	now time.Time
 }
 
 // Update runs fn in one read-write transaction: all of its changes, and their
@@ -178,10 +185,7 @@ func (t *Tx) Upsert(owner string, p Put) (*Memory, Op, error) {
 		}
 	}
 	m.Kind = p.Kind
-	m.Content = p.Content
-	if p.Context != "" || op != Updated {
-		m.Context = p.Context
-	}
+	m.Content, m.Context, m.Digest = p.Content, p.Context, p.Digest
 	m.Session = p.Session
 	if p.Ref != "" || op != Updated {
 		m.Ref = p.Ref
@@ -347,11 +351,7 @@ func (t *Tx) put(mem *bolt.Bucket, m *Memory) error {
 	}
 	m.Seq = seq
 	mem.FillPercent = appendFill
-	var digest []byte
-	if t.digest != nil {
-		digest = t.digest(m.Content, m.Context)
-	}
-	return mem.Put(encodeU64(m.ID), encodeMemory(m, digest))
+	return mem.Put(encodeU64(m.ID), encodeMemory(m))
 }
 
 func getMemory(ob *bolt.Bucket, id uint64) (*Memory, error) {

@@ -29,7 +29,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -76,27 +75,10 @@ type DB struct {
 	secret  []byte
 	path    string
 	timeout time.Duration
-	digest  atomic.Pointer[func(content, context string) []byte]
-}
-
-// SetDigest has every memory written from now on carry digest(content,
-// context) in its record, opaque to the store, for searches to read without
-// decoding the record (Peek.Terms). Memories written without one (nil) have
-// no digest.
-func (s *DB) SetDigest(fn func(content, context string) []byte) {
-	if fn == nil {
-		s.digest.Store(nil)
-		return
-	}
-	s.digest.Store(&fn)
 }
 
 func (s *DB) newTx(tx *bolt.Tx) *Tx {
-	t := &Tx{tx: tx, now: time.Now().UTC()}
-	if fn := s.digest.Load(); fn != nil && tx.Writable() {
-		t.digest = *fn
-	}
-	return t
+	return &Tx{tx: tx, now: time.Now().UTC()}
 }
 
 func (s *DB) view(fn func(*bolt.Tx) error) error {

@@ -1140,11 +1140,12 @@ func BenchmarkUpsert(b *testing.B) {
 // their current text, and counted only as far as asked.
 func TestPeekAll(t *testing.T) {
 	s := newStore(t)
-	s.SetDigest(func(content, context string) []byte { return []byte(content + "|" + context) })
+	digest := func(content, context string) []byte { return []byte(content + "|" + context) }
 	for i := range 3 {
-		upsert(t, s, "small", store.Put{Kind: "note", Key: fmt.Sprint("k", i), Content: fmt.Sprint("note ", i), Context: "ctx"})
+		content := fmt.Sprint("note ", i)
+		upsert(t, s, "small", store.Put{Kind: "note", Key: fmt.Sprint("k", i), Content: content, Context: "ctx", Digest: digest(content, "ctx")})
 	}
-	upsert(t, s, "small", store.Put{Kind: "note", Key: "k1", Content: "note 1, updated"})
+	upsert(t, s, "small", store.Put{Kind: "note", Key: "k1", Content: "note 1, updated", Digest: digest("note 1, updated", "")})
 	for i := range 5 {
 		upsert(t, s, "large", store.Put{Kind: "note", Content: fmt.Sprint("other ", i)})
 	}

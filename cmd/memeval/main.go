@@ -90,8 +90,8 @@ func main() {
 		if err := e.Sync(ctx); err != nil {
 			log.Fatal(err)
 		}
-		for e.Store().Cursor("embedded_seq") < e.Store().LastSeq() {
-			time.Sleep(100 * time.Millisecond) // the embedder works in the background
+		if err := e.WaitEmbedded(ctx); err != nil {
+			log.Fatal(err)
 		}
 	}
 

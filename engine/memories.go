@@ -1,0 +1,246 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/caddy-memory/memory/index"
+	"github.com/caddy-memory/memory/store"
+)
+
+// The entry points below are how the management surface reads and changes
+// memories. Every write goes through the engine, which gives each record
+// the search digest of its text (see store.Memory.Digest) and answers once
+// the change is searchable.
+
+// OwnedPut is a memory to store for one owner.
+type OwnedPut struct {
+	Owner string
+	store.Put
+}
+
+// Stored is what Remember did with one memory.
+type Stored struct {
+	Memory *store.Memory
+	Op     store.Op
+}
+
+// Remember stores memories in one transaction, each an upsert by key as
+// learning does (the same content again is another mention; new content
+// supersedes the old, kept as history), and returns once they are durable
+// and searchable. A put that can never be stored (store.ErrInvalid) fails
+// the whole call.
+func (e *Engine) Remember(ctx context.Context, puts ...OwnedPut) ([]Stored, error) {
+	out := make([]Stored, len(puts))
+	seq, err := e.write(func(tx *store.Tx) error {
+		for i, p := range puts {
+			m, op, err := tx.Upsert(p.Owner, withDigest(p.Put))
+			if err != nil {
+				return err
+			}
+			out[i] = Stored{m, op}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, e.WaitIndexed(ctx, seq)
+}
+
+// withDigest is p with the search digest of its text.
+func withDigest(p store.Put) store.Put {
+	p.Digest = index.Digest(p.Content, p.Context)
+	return p
+}
+
+// Get returns one memory of owner (store.ErrNotFound when the owner has no
+// such memory).
+func (e *Engine) Get(owner string, id uint64) (*store.Memory, error) {
+	var m *store.Memory
+	err := e.store.View(func(tx *store.Tx) error {
+		var err error
+		m, err = tx.Get(owner, id)
+		return err
+	})
+	return m, err
+}
+
+// OwnerOf returns the owner a memory id belongs to (store.ErrNotFound for
+// none). Only an operator may ask: an id names one owner's memory.
+func (e *Engine) OwnerOf(id uint64) (string, error) {
+	var owner string
+	err := e.store.View(func(tx *store.Tx) error {
+		var err error
+		owner, err = tx.OwnerOf(id)
+		return err
+	})
+	return owner, err
+}
+
+// Edit changes one memory of owner with fn, which sees the current record,
+// and returns once the change is searchable. A changed text gets a new
+// digest.
+func (e *Engine) Edit(ctx context.Context, owner string, id uint64, fn func(*store.Memory) error) (*store.Memory, error) {
+	var m *store.Memory
+	seq, err := e.write(func(tx *store.Tx) error {
+		var err error
+		m, err = tx.Edit(owner, id, func(m *store.Memory) error {
+			content, context := m.Content, m.Context
+			if err := fn(m); err != nil {
+				return err
+			}
+			if m.Content != content || m.Context != context || m.Digest == nil {
+				m.Digest = index.Digest(m.Content, m.Context)
+			}
+			return nil
+		})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return m, e.WaitIndexed(ctx, seq)
+}
+
+// Delete soft-deletes one memory of owner (never recalled again, still
+// listed and exported), or with purge removes it and its history for good.
+// It returns once searches no longer find it.
+func (e *Engine) Delete(ctx context.Context, owner string, id uint64, purge bool) error {
+	seq, err := e.write(func(tx *store.Tx) error {
+		if purge {
+			return tx.Purge(owner, id)
+		}
+		_, err := tx.Delete(owner, id)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return e.WaitIndexed(ctx, seq)
+}
+
+// Cursor is where a listing continues: after memory ID of Owner.
+type Cursor struct {
+	Owner string
+	ID    uint64
+}
+
+// ListQuery selects memories to list.
+type ListQuery struct {
+	// Owner lists one owner's memories; "" lists every owner's, in owner
+	// id order.
+	Owner string
+	After Cursor
+	Limit int
+	// Keep, when set, says which memories to list (the others are passed
+	// over without counting towards Limit); now is the listing's clock.
+	Keep func(m *store.Memory, now time.Time) bool
+}
+
+// List returns up to q.Limit memories in (owner, id) order after q.After,
+// and whether more follow.
+func (e *Engine) List(q ListQuery) (page []*store.Memory, more bool, err error) {
+	page = []*store.Memory{}
+	full := func() bool { return len(page) > q.Limit }
+	err = e.store.View(func(tx *store.Tx) error {
+		visit := func(owner string, after uint64) (bool, error) {
+			err := tx.Scan(owner, after, func(m *store.Memory) (bool, error) {
+				if q.Keep == nil || q.Keep(m, tx.Now()) {
+					page = append(page, m)
+				}
+				return !full(), nil
+			})
+			return !full(), err
+		}
+		if q.Owner != "" {
+			_, err := visit(q.Owner, q.After.ID)
+			return err
+		}
+		return tx.OwnersFrom(q.After.Owner, func(o string) (bool, error) {
+			after := uint64(0)
+			if o == q.After.Owner {
+				after = q.After.ID
+			}
+			return visit(o, after)
+		})
+	})
+	if full() {
+		page, more = page[:q.Limit], true
+	}
+	return page, more, err
+}
+
+// Counts summarises an owner's memories, or, for "", everyone's.
+func (e *Engine) Counts(owner string) (store.Counts, error) {
+	var total store.Counts
+	err := e.store.View(func(tx *store.Tx) error {
+		if owner != "" {
+			var err error
+			total, err = tx.Count(owner)
+			return err
+		}
+		total.ByKind = map[string]int{}
+		return tx.Owners(func(o string) error {
+			c, err := tx.Count(o)
+			total.Total += c.Total
+			total.Deleted += c.Deleted
+			total.Expired += c.Expired
+			for k, n := range c.ByKind {
+				total.ByKind[k] += n
+			}
+			return err
+		})
+	})
+	return total, err
+}
+
+// Export calls fn with every memory of owner, or, for "", of every owner,
+// history included. Each owner is read in one snapshot, without pinning
+// the whole file for a long export.
+func (e *Engine) Export(owner string, fn func(*store.Memory) error) error {
+	owners := []string{owner}
+	if owner == "" {
+		owners = nil
+		if err := e.store.View(func(tx *store.Tx) error {
+			return tx.Owners(func(o string) error { owners = append(owners, o); return nil })
+		}); err != nil {
+			return err
+		}
+	}
+	for _, o := range owners {
+		if err := e.store.View(func(tx *store.Tx) error { return tx.ForEach(o, fn) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Import writes exported memories (each with its Owner set) in one
+// transaction and returns once they are searchable: what each import did,
+// or, for a memory that can never be stored, its error (errs[i], wrapping
+// store.ErrInvalid). keepIDs keeps imported ids where they are free (a
+// trusted restore; see store.Tx.Import).
+func (e *Engine) Import(ctx context.Context, ms []*store.Memory, keepIDs bool) (ops []store.ImportOp, errs []error, err error) {
+	ops, errs = make([]store.ImportOp, len(ms)), make([]error, len(ms))
+	seq, err := e.write(func(tx *store.Tx) error {
+		for i, m := range ms {
+			m.Digest = index.Digest(m.Content, m.Context)
+			op, err := tx.Import(m.Owner, m, keepIDs)
+			switch {
+			case errors.Is(err, store.ErrInvalid):
+				ops[i], errs[i] = "", err
+			case err != nil:
+				return err
+			default:
+				ops[i], errs[i] = op, nil
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return ops, errs, e.WaitIndexed(ctx, seq)
+}
