@@ -85,7 +85,7 @@ type Engine struct {
 	drain chan struct{} // closed by Close: finish what is pending, then stop
 	abort chan struct{} // closed when Close's deadline passes: stop now
 
-	writerDone, processorDone, indexerDone, rebuilderDone chan struct{}
+	writerDone, processorDone, indexerDone, rebuilderDone, redigestDone chan struct{}
 
 	// through[i] is the change sequence up to which shard i is known to be
 	// consistent (in memory; the shard's own record may lag for shards no
@@ -165,6 +165,7 @@ func Open(cfg Config) (*Engine, error) {
 		processorDone: make(chan struct{}),
 		indexerDone:   make(chan struct{}),
 		rebuilderDone: make(chan struct{}),
+		redigestDone:  make(chan struct{}),
 		through:       make([]uint64, k),
 		epoch:         make([]uint64, k),
 		rebuildMu:     make([]sync.Mutex, k),
@@ -185,6 +186,7 @@ func Open(cfg Config) (*Engine, error) {
 	go e.processor()
 	go e.indexer()
 	go e.rebuilder(rebuild)
+	go e.redigester()
 	e.wake(e.wakeProcessor) // turns left from the last run
 	e.wake(e.wakeIndexer)
 	return e, nil
@@ -263,7 +265,7 @@ func (e *Engine) Close(ctx context.Context) error {
 		}
 	}
 	close(e.abort)
-	for _, done := range append(stages, e.rebuilderDone) {
+	for _, done := range append(stages, e.rebuilderDone, e.redigestDone) {
 		<-done
 	}
 	if em := e.embedding(); em != nil {

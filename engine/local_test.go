@@ -405,3 +405,76 @@ func TestRestartAfterSmallOwnersReplaysNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestStaleDigestsAreRenewed: records whose digest another analyzer made
+// (or none) are searched by their text, finding the same memories, and the
+// next open makes their digests again in the background.
+func TestStaleDigestsAreRenewed(t *testing.T) {
+	dir := t.TempDir()
+	e := open(t, dir, 1)
+	<-e.redigestDone // the new store's pass, done before there is anything
+	owner := seedVaried(t, e, "stale", 1, 60, 7)[0]
+	queries := []string{"coffee hiking", "guitar sister", "garden", "sushi japan budget"}
+	before := map[string]string{}
+	for _, q := range queries {
+		if before[q] = ids(search(t, e, owner, q)); before[q] == ids(nil) {
+			t.Fatalf("%q finds nothing; the comparison would say nothing", q)
+		}
+	}
+	// What an analyzer of another version would have left: a digest that
+	// is not this version's, on every record, and no record of a pass.
+	var all []uint64
+	err := e.store.View(func(tx *store.Tx) error {
+		return tx.PeekAll(owner, func(p *store.Peek) error { all = append(all, p.ID); return nil })
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = e.store.Update(func(tx *store.Tx) error {
+		for i, id := range all {
+			stale := []byte{index.DigestVersion + 1, 0}
+			if i%2 == 0 {
+				stale = nil
+			}
+			if err := tx.SetDigest(owner, id, stale); err != nil {
+				return err
+			}
+		}
+		return tx.SetCursor(digestCursor, 0)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range queries {
+		if got := ids(search(t, e, owner, q)); got != before[q] {
+			t.Errorf("%q with stale digests: %s, want %s", q, got, before[q])
+		}
+	}
+	closeEngine(t, e)
+
+	e = open(t, dir, 1)
+	defer closeEngine(t, e)
+	stale := func() (n int) {
+		e.store.View(func(tx *store.Tx) error {
+			return tx.PeekAll(owner, func(p *store.Peek) error {
+				if !index.CurrentDigest(p.Terms()) {
+					n++
+				}
+				return nil
+			})
+		})
+		return n
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for stale() > 0 || e.store.Cursor(digestCursor) != index.DigestVersion {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d records still have stale digests", stale(), len(all))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for _, q := range queries {
+		if got := ids(search(t, e, owner, q)); got != before[q] {
+			t.Errorf("%q with renewed digests: %s, want %s", q, got, before[q])
+		}
+	}
+}

@@ -68,3 +68,24 @@ func BenchmarkAnalyze(b *testing.B) {
 		})
 	}
 }
+
+// analyzerGoldenText covers what the analyzer does: case, possessives,
+// contractions, stop words, stemming, numbers, URLs, accents, CJK, emoji.
+const analyzerGoldenText = "Ana's cats aren't running to the U.S. on 3.14 km/h; visit https://ex.ample/path?q=1 — Zürich café, naïve résumé. 東京に住んでいます 서울 🚲 relational generalizations"
+
+// TestAnalyzerGolden: the analyzer makes exactly these terms. When a change
+// to the analyzer changes them, bump AnalyzerVersion (so shards are rebuilt
+// and record digests made again, instead of silently missing terms) and
+// update the golden terms here.
+func TestAnalyzerGolden(t *testing.T) {
+	const golden = "ana@1 cat@2 run@4 u.@7 3.14@9 km@10 h@11 visit@12 http@13 ex.ampl@14 path@15 q@16 1@17 zürich@18 café@19 naïv@20 résumé@21 " +
+		"東@22 京@23 に@24 住@25 ん@26 で@27 い@28 ま@29 す@30 서울@31 relat@32 gener@33"
+	const goldenVersion = 1
+	var terms []string
+	for _, tok := range (memoryAnalyzer{}).Analyze([]byte(analyzerGoldenText)) {
+		terms = append(terms, fmt.Sprintf("%s@%d", tok.Term, tok.Position))
+	}
+	if got := strings.Join(terms, " "); got != golden || AnalyzerVersion != goldenVersion {
+		t.Errorf("the analyzer (version %d) makes\n%s\nwhere version %d made\n%s\nbump AnalyzerVersion and update this test", AnalyzerVersion, got, goldenVersion, golden)
+	}
+}

@@ -16,16 +16,26 @@ import (
 // 4 µs a memory); comparing their digests costs a tenth of that, and the
 // records are then decoded only for the best candidates.
 //
-// Layout: digestV1, then for the content and the context field: a uvarint
-// n, n distinct term hashes (little-endian uint32, ascending), and n counts
-// (one byte each, saturating at 255).
-const digestV1 = 0x01
+// Layout: DigestVersion, then for the content and the context field: a
+// uvarint n, n distinct term hashes (little-endian uint32, ascending), and n
+// counts (one byte each, saturating at 255).
+//
+// DigestVersion is a digest's first byte: its layout (high four bits) and
+// the analyzer that made its terms (AnalyzerVersion). A digest made by
+// another analyzer is never compared with this one's terms: it is read as
+// no digest, and the text is matched instead until the engine makes the
+// digest again.
+const DigestVersion = 0<<4 | AnalyzerVersion
+
+// CurrentDigest reports whether d was made by this version's Digest: false
+// for none, another analyzer's or another layout's.
+func CurrentDigest(d []byte) bool { return len(d) > 0 && d[0] == DigestVersion }
 
 // Digest analyses a memory's content and context as the index does (see
 // words) into a digest. It is safe for concurrent use.
 func Digest(content, context string) []byte {
 	out := make([]byte, 1, 1+2*binary.MaxVarintLen32+5*(len(content)+len(context))/6)
-	out[0] = digestV1
+	out[0] = DigestVersion
 	var hashes []uint32
 	var word []byte
 	for _, text := range [2]string{content, context} {

@@ -56,7 +56,7 @@ func analyzed(t *testing.T, text string) map[uint32]int {
 // fieldsOf reads a digest back into its two fields.
 func fieldsOf(t *testing.T, d []byte) [2]map[uint32]int {
 	t.Helper()
-	if d[0] != digestV1 {
+	if d[0] != DigestVersion {
 		t.Fatalf("digest version %d", d[0])
 	}
 	d = d[1:]

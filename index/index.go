@@ -119,7 +119,7 @@ func (x *Index) openShard(s *shard) error {
 	idx, err := bleve.OpenUsing(s.path, cfg)
 	if err == nil {
 		v, _ := idx.GetInternal(keyMapping)
-		if string(v) == MappingVersion {
+		if string(v) == shardVersion() {
 			a, _ := idx.GetInternal(keyApplied)
 			s.idx, s.state = idx, Ready
 			s.applied.Store(decodeSeq(a))
@@ -149,7 +149,7 @@ func (x *Index) create(path string) (bleve.Index, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating index shard %s: %w", path, err)
 	}
-	if err := idx.SetInternal(keyMapping, []byte(MappingVersion)); err != nil {
+	if err := idx.SetInternal(keyMapping, []byte(shardVersion())); err != nil {
 		idx.Close()
 		return nil, err
 	}

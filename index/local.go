@@ -79,11 +79,11 @@ func (s *Scorer) Match(content, context string, m *Match) bool {
 }
 
 // MatchDigest is Match on a memory's digest (see Digest) instead of its
-// text. ok is false for a digest it cannot read (of another version, or
-// damaged): match the text instead.
+// text. ok is false for a digest it cannot read (another analyzer's or
+// layout's, or damaged): match the text instead.
 func (s *Scorer) MatchDigest(d []byte, m *Match) (found, ok bool) {
 	*m = Match{}
-	if len(d) == 0 || d[0] != digestV1 {
+	if !CurrentDigest(d) {
 		return false, false
 	}
 	d = d[1:]

@@ -1,6 +1,8 @@
 package index
 
 import (
+	"strconv"
+
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
 	"github.com/blevesearch/bleve/v2/mapping"
@@ -17,6 +19,22 @@ import (
 // of version 3 holds every owner, and documents of owners no longer enrolled
 // would go stale in it.
 const MappingVersion = "4"
+
+// AnalyzerVersion names the terms the analyzer (analyzer.go, stemCache)
+// makes of a text. Bump it with any change to them (TestAnalyzerGolden
+// fails until you do): shards built by another are rebuilt from the store,
+// and record digests made by another are read as none and made again in the
+// background (see digestVersion).
+const AnalyzerVersion = 1
+
+// shardVersion is what a shard records of the mapping and the analyzer it
+// was built with. Version 1 of the analyzer predates the suffix.
+func shardVersion() string {
+	if AnalyzerVersion == 1 {
+		return MappingVersion
+	}
+	return MappingVersion + "/" + strconv.Itoa(AnalyzerVersion)
+}
 
 // contentAnalyzer analyses memory text and query text alike.
 const contentAnalyzer = analyzerName

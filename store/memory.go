@@ -236,6 +236,22 @@ func (t *Tx) Edit(owner string, id uint64, fn func(*Memory) error) (*Memory, err
 	return m, t.put(ob.Bucket(bucketMem), m)
 }
 
+// SetDigest replaces the search digest of one memory of owner and nothing
+// else, not even its change sequence: the digest is derived from the text,
+// and nothing the index holds changes.
+func (t *Tx) SetDigest(owner string, id uint64, digest []byte) error {
+	ob, err := t.ownerBucket(owner, false)
+	if err != nil {
+		return err
+	}
+	m, err := getMemory(ob, id)
+	if err != nil {
+		return err
+	}
+	m.Digest = digest
+	return ob.Bucket(bucketMem).Put(encodeU64(id), encodeMemory(m))
+}
+
 // Delete soft-deletes a memory: it stays in the file (and in exports) but is
 // never retrieved again.
 func (t *Tx) Delete(owner string, id uint64) (*Memory, error) {
