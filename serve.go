@@ -16,6 +16,7 @@ import (
 
 	"github.com/caddy-memory/memory/contentenc"
 	"github.com/caddy-memory/memory/engine"
+	"github.com/caddy-memory/memory/extract"
 	"github.com/caddy-memory/memory/inject"
 	"github.com/caddy-memory/memory/internal/norm"
 )
@@ -51,7 +52,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		session = conversation
 	}
 	session = capLen(session, maxSessionLen)
-	turnKey := engine.TurnKey(conversation, req.UserTurns(), req.Query())
+	turnKey := extract.TurnKey(conversation, req.UserTurns(), req.Query())
 
 	start := time.Now()
 	injected, result, err := h.recall(r, req, enc, owner, session, turnKey)
@@ -87,8 +88,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	// otherwise wait in the server's buffer until the turn below has been
 	// gathered and handed off, and the client with it.
 	_ = t.FlushError()
-	job := &engine.Job{
-		Owner:           owner,
+	job := &engine.Job{Owner: owner, Turn: extract.Turn{
 		Session:         session,
 		Conversation:    conversation,
 		Dialect:         req.Dialect,
@@ -103,7 +103,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		Injected:        injected,
 		Time:            time.Now().UTC(),
 		Ref:             ref,
-	}
+	}}
 	h.learner.Enqueue(job)
 	return nil
 }

@@ -12,7 +12,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/caddy-memory/memory/engine"
+	"github.com/caddy-memory/memory/extract"
 	"github.com/caddy-memory/memory/store"
 )
 
@@ -58,7 +58,7 @@ func (h *Handler) ingest(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, badRequest("session is longer than %d bytes", maxSession))
 		return
 	}
-	turns := make([]engine.Turn, len(in.Turns))
+	turns := make([]extract.Said, len(in.Turns))
 	for i, t := range in.Turns {
 		if strings.TrimSpace(t.Role) == "" || len(t.Role) > 64 {
 			h.fail(w, badRequest("turns[%d]: role is required (user, assistant, or a speaker's name up to 64 bytes)", i))
@@ -68,7 +68,7 @@ func (h *Handler) ingest(w http.ResponseWriter, r *http.Request) {
 			h.fail(w, badRequest("turns[%d]: content is %d bytes; the limit is %d", i, len(t.Content), maxContent))
 			return
 		}
-		turns[i] = engine.Turn{Role: t.Role, Content: t.Content, Ref: t.Ref}
+		turns[i] = extract.Said{Role: t.Role, Content: t.Content, Ref: t.Ref}
 		if t.Time != nil {
 			turns[i].Time = *t.Time
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/caddy-memory/memory/extract"
 	"github.com/caddy-memory/memory/store"
 )
 
@@ -27,7 +28,7 @@ func BenchmarkTurnDurable(b *testing.B) {
 		time.Sleep(learnEvery)
 		b.StartTimer()
 		i++
-		e.Enqueue(&Job{Owner: owner, Dialect: "openai_chat", User: fmt.Sprintf("turn %d", i), Time: time.Now()})
+		e.Enqueue(&Job{Owner: owner, Turn: extract.Turn{Dialect: "openai_chat", User: fmt.Sprintf("turn %d", i), Time: time.Now()}})
 		for e.pending.Load() > 0 {
 			time.Sleep(20 * time.Microsecond)
 		}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/caddy-memory/memory/extract"
 	"github.com/caddy-memory/memory/store"
 )
 
@@ -76,12 +77,11 @@ func TestTurnBecomesSearchableMemories(t *testing.T) {
 	e := open(t, t.TempDir(), 4)
 	defer closeEngine(t, e)
 	owner := e.OwnerID("sk-test")
-	ok := e.Enqueue(&Job{
-		Owner: owner, Dialect: "openai_chat", Conversation: "c-1", Turn: 1, NewTurn: true,
+	ok := e.Enqueue(&Job{Owner: owner, Turn: extract.Turn{Dialect: "openai_chat", Conversation: "c-1", Turn: 1, NewTurn: true,
 		User:     "Hi, my name is Ana and I live in Lisbon. I'm allergic to peanuts.",
 		Response: chatJSON("Nice to meet you, Ana!"), ContentType: "application/json",
 		Time: time.Now(),
-	})
+	}})
 	if !ok {
 		t.Fatal("job not accepted")
 	}
@@ -109,8 +109,9 @@ func TestNewerFactSupersedesOlderKeepsHistory(t *testing.T) {
 	defer closeEngine(t, e)
 	owner := e.OwnerID("u")
 	for i, city := range []string{"Lisbon", "Porto"} {
-		e.Enqueue(&Job{Owner: owner, Dialect: "openai_chat", Conversation: "c", Turn: i + 1, NewTurn: true,
-			User: "I live in " + city + ".", Time: time.Now()})
+		e.Enqueue(&Job{Owner: owner, Turn: extract.Turn{Dialect: "openai_chat", Conversation: "c", Turn: i + 1, NewTurn: true,
+			User: "I live in " + city + ".", Time: time.Now(),
+		}})
 		settle(t, e)
 	}
 	res := search(t, e, owner, "where do I live")
@@ -334,8 +335,9 @@ func TestDurableJobsAreProcessedAfterCrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	owner := st.OwnerID("crashy")
-	data, _ := json.Marshal(Job{Owner: owner, Dialect: "openai_chat", NewTurn: true, Turn: 1,
-		User: "My favorite color is teal.", Time: time.Now()})
+	data, _ := json.Marshal(Job{Owner: owner, Turn: extract.Turn{Dialect: "openai_chat", NewTurn: true, Turn: 1,
+		User: "My favorite color is teal.", Time: time.Now(),
+	}})
 	if err := st.PutJobs([]store.Job{{Owner: owner, Data: data}}); err != nil {
 		t.Fatal(err)
 	}
@@ -357,8 +359,9 @@ func TestCloseDrainsQueuedTurns(t *testing.T) {
 	e := open(t, dir, 4)
 	owner := e.OwnerID("drain")
 	for i := range 50 {
-		if !e.Enqueue(&Job{Owner: owner, Dialect: "openai_chat", NewTurn: true, Turn: i,
-			User: fmt.Sprintf("Remember that locker %d holds zqlocker%d.", i, i), Time: time.Now()}) {
+		if !e.Enqueue(&Job{Owner: owner, Turn: extract.Turn{Dialect: "openai_chat", NewTurn: true, Turn: i,
+			User: fmt.Sprintf("Remember that locker %d holds zqlocker%d.", i, i), Time: time.Now(),
+		}}) {
 			t.Fatal("job dropped")
 		}
 	}
@@ -382,8 +385,9 @@ func TestTurnsUnderLoadAreAllLearned(t *testing.T) {
 	defer closeEngine(t, e)
 	owner := e.OwnerID("busy")
 	job := func(i int) *Job {
-		return &Job{Owner: owner, Dialect: "openai_chat", NewTurn: true, Turn: i,
-			User: fmt.Sprintf("Remember that shelf %d holds zqshelf%d.", i, i), Time: time.Now()}
+		return &Job{Owner: owner, Turn: extract.Turn{Dialect: "openai_chat", NewTurn: true, Turn: i,
+			User: fmt.Sprintf("Remember that shelf %d holds zqshelf%d.", i, i), Time: time.Now(),
+		}}
 	}
 
 	const n = 60
@@ -427,7 +431,7 @@ func TestQueueFullDropsInsteadOfBlocking(t *testing.T) {
 	defer closeEngine(t, e)
 	start := time.Now()
 	for range 2000 {
-		e.Enqueue(&Job{Owner: "o", Dialect: "openai_chat", User: "hello there", Time: time.Now()})
+		e.Enqueue(&Job{Owner: "o", Turn: extract.Turn{Dialect: "openai_chat", User: "hello there", Time: time.Now()}})
 	}
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("enqueue blocked: 2000 jobs took %v", d)

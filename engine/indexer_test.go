@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/caddy-memory/memory/extract"
 )
 
 func TestDueShards(t *testing.T) {
@@ -53,11 +55,10 @@ func TestProxiedTurnSearchableWithoutSync(t *testing.T) {
 	defer closeEngine(t, e)
 	owner := e.OwnerID("sk-pacing")
 	start := time.Now()
-	if !e.Enqueue(&Job{
-		Owner: owner, Dialect: "openai_chat", Conversation: "c-1", Turn: 1, NewTurn: true,
+	if !e.Enqueue(&Job{Owner: owner, Turn: extract.Turn{Dialect: "openai_chat", Conversation: "c-1", Turn: 1, NewTurn: true,
 		User:     "I live in Lisbon.",
 		Response: chatJSON("Noted."), ContentType: "application/json", Time: time.Now(),
-	}) {
+	}}) {
 		t.Fatal("job not accepted")
 	}
 	deadline := start.Add(time.Duration(indexAtMost+1) * indexEvery)
@@ -83,11 +84,10 @@ func TestTurnsAcrossShardsAllSearchable(t *testing.T) {
 	for i := range owners {
 		owner := e.OwnerID(fmt.Sprintf("sk-rotation-%d", i))
 		shards[e.index.ShardOf(owner)] = true
-		if !e.Enqueue(&Job{
-			Owner: owner, Dialect: "openai_chat", Conversation: "c-1", Turn: 1, NewTurn: true,
+		if !e.Enqueue(&Job{Owner: owner, Turn: extract.Turn{Dialect: "openai_chat", Conversation: "c-1", Turn: 1, NewTurn: true,
 			User:     fmt.Sprintf("My locker number is %d.", 1000+i),
 			Response: chatJSON("Noted."), ContentType: "application/json", Time: time.Now(),
-		}) {
+		}}) {
 			t.Fatal("job not accepted")
 		}
 	}

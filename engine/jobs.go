@@ -3,65 +3,27 @@ package engine
 import (
 	"encoding/json"
 	"errors"
-	"strconv"
-	"strings"
 	"time"
 
 	"go.uber.org/zap"
 
-	"github.com/caddy-memory/memory/contentenc"
 	"github.com/caddy-memory/memory/extract"
-	"github.com/caddy-memory/memory/inject"
-	"github.com/caddy-memory/memory/internal/norm"
 	"github.com/caddy-memory/memory/store"
 )
 
-// Job is one proxied turn waiting to be remembered.
+// Job is one proxied turn waiting to be learned from, for its owner. It is
+// saved as JSON in the durable queue when it cannot be learned at once.
 type Job struct {
-	Owner   string `json:"owner"` // the stored owner id, never the raw value
-	Session string `json:"session,omitempty"`
-	// Conversation groups the turns of one conversation (see
-	// inject.Request.Conversation).
-	Conversation string `json:"conversation,omitempty"`
-	Dialect      string `json:"dialect"`
-	// User is the latest user message; NewTurn says it was new in this
-	// request (facts are taken only from new turns), Turn its position.
-	User    string `json:"user"`
-	NewTurn bool   `json:"new_turn"`
-	Turn    int    `json:"turn"`
-	// Before are the messages before the user's, indexed as the turn's
-	// context (see store.Memory.Context).
-	Before []string `json:"before,omitempty"`
-	// Response is the (possibly truncated) copy of the upstream response,
-	// in its Content-Encoding.
-	Response        []byte `json:"response,omitempty"`
-	ContentType     string `json:"content_type,omitempty"`
-	ContentEncoding string `json:"content_encoding,omitempty"`
-	Truncated       bool   `json:"truncated,omitempty"`
-	// Injected are the memories the request carried, as the model saw them:
-	// lines of the answer that repeat them are not learned again.
-	Injected []string  `json:"injected,omitempty"`
-	Ref      string    `json:"ref,omitempty"`
-	Time     time.Time `json:"time"`
+	Owner string `json:"owner"` // the stored owner id, never the raw value
+	extract.Turn
 }
 
-// Limits on a transcript memory: enough of a turn to find it and recall it,
-// not a whole pasted document.
+// Group sizes: turns learned in one commit, and read back from the durable
+// queue at a time.
 const (
-	maxTurnUser      = 4000
-	maxTurnAssistant = 4000
-	writeBatch       = 256
-	processBatch     = 64
-	// maxDecoded caps a compressed response copy once decoded.
-	maxDecoded = 8 << 20
+	writeBatch   = 256
+	processBatch = 64
 )
-
-// TurnKey is the stable key of a conversation turn's transcript memory; the
-// facts learned from that turn point to it. The proxy uses it to leave the
-// turn being answered out of its own recall.
-func TurnKey(conversation string, turn int, user string) string {
-	return "turn:" + conversation + ":" + strconv.Itoa(turn) + ":" + shortHash(inject.Strip(user))
-}
 
 // Enqueue hands a turn to the background writer without waiting. It returns
 // false, and counts the turn as dropped, when the queue is full or the engine
@@ -280,16 +242,24 @@ func (e *Engine) process(items []queued) bool {
 			continue
 		}
 		j := it.job
+		mems, responseID, err := extract.Learn(&j.Turn)
+		if err != nil {
+			if c := e.log().Check(zap.DebugLevel, "could not decode the assistant turn; learning the user's side"); c != nil {
+				c.Write(zap.String("content_type", j.ContentType), zap.String("content_encoding", j.ContentEncoding), zap.Error(err))
+			}
+		}
 		ws[i].owner, ws[i].ok = j.Owner, true
-		ws[i].puts, ws[i].ref = e.memoriesOf(j)
-		ws[i].conversation = j.Conversation
+		ws[i].ref, ws[i].conversation = responseID, j.Conversation
+		for _, m := range mems {
+			ws[i].puts = append(ws[i].puts, putOf(m))
+		}
 	}
 	stored := make([]int, len(ws))
 	err := e.store.Update(func(tx *store.Tx) error {
 		for i, w := range ws {
 			stored[i] = 0
 			for _, p := range w.puts {
-				_, _, err := tx.Upsert(w.owner, withDigest(p))
+				_, _, err := tx.Upsert(w.owner, p)
 				if errors.Is(err, store.ErrInvalid) {
 					continue // never storable; retrying would not help
 				}
@@ -327,71 +297,4 @@ func (e *Engine) process(items []queued) bool {
 	// Bleve segment per shard per job, and merging them took 40% of the CPU
 	// under load (bench -cpuprofile).
 	return true
-}
-
-// memoriesOf is the extraction of one turn: the transcript of the turn (so
-// anything said can be found again) and the facts the user stated in it.
-func (e *Engine) memoriesOf(j *Job) (puts []store.Put, responseID string) {
-	user := extract.StripQuoted(inject.Strip(j.User), j.Injected)
-	a := e.assistantOf(j)
-	a.Text = extract.StripQuoted(a.Text, j.Injected)
-	ref := a.ID
-	if ref == "" {
-		ref = j.Ref
-	}
-	turnKey := TurnKey(j.Conversation, j.Turn, j.User)
-	meta := map[string]string{"position": strconv.Itoa(j.Turn)}
-	if j.Conversation != "" {
-		meta["conversation"] = j.Conversation
-	}
-
-	// A response that is only tool calls is not the turn's answer; the
-	// request that carries the tool results gets the answer and stores the
-	// turn under the same key.
-	if user != "" && (a.Text != "" || a.ToolCalls == 0) {
-		content := "User: " + inject.Truncate(user, maxTurnUser/4)
-		if a.Text != "" {
-			content += "\nAssistant: " + inject.Truncate(a.Text, maxTurnAssistant/4)
-		}
-		var before []string
-		for _, b := range j.Before {
-			before = append(before, inject.Truncate(b, maxContextTokens))
-		}
-		puts = append(puts, store.Put{
-			Session: j.Session, Kind: "turn", Key: turnKey, Content: content,
-			Context: strings.Join(before, "\n") + dateWords(j.Time),
-			Ref:     ref, Time: j.Time, Meta: meta,
-		})
-	}
-	if j.NewTurn {
-		for _, f := range extract.Facts(user) {
-			puts = append(puts, store.Put{
-				Session: j.Session, Kind: f.Kind, Key: f.Key, Content: f.Content,
-				Ref: ref, Time: j.Time, Meta: map[string]string{"turn": turnKey},
-			})
-		}
-	}
-	return puts, a.ID
-}
-
-// assistantOf decodes the answer from the job's copy of the response.
-func (e *Engine) assistantOf(j *Job) extract.Assistant {
-	if len(j.Response) == 0 {
-		return extract.Assistant{}
-	}
-	body, err := contentenc.Decode(j.ContentEncoding, j.Response, maxDecoded, j.Truncated)
-	if err == nil {
-		var a extract.Assistant
-		if a, err = extract.Decode(j.Dialect, j.ContentType, body); err == nil || j.Truncated {
-			return a
-		}
-	}
-	if c := e.log().Check(zap.DebugLevel, "could not decode the assistant turn"); c != nil {
-		c.Write(zap.String("content_type", j.ContentType), zap.String("content_encoding", j.ContentEncoding), zap.Error(err))
-	}
-	return extract.Assistant{}
-}
-
-func shortHash(s string) string {
-	return norm.Short(norm.Normalize(s), 6)
 }

@@ -16,6 +16,7 @@ import (
 
 	zapx "github.com/blevesearch/zapx/v16"
 
+	"github.com/caddy-memory/memory/extract"
 	"github.com/caddy-memory/memory/store"
 )
 
@@ -106,8 +107,9 @@ func memoriesOf(t *testing.T, e *Engine, owner string) []*store.Memory {
 }
 
 func proxiedTurn(owner, conversation string, turn int, user, answer string) *Job {
-	return &Job{Owner: owner, Dialect: "openai_chat", Conversation: conversation, Turn: turn, NewTurn: true,
-		User: user, Response: chatJSON(answer), ContentType: "application/json", Time: time.Now()}
+	return &Job{Owner: owner, Turn: extract.Turn{Dialect: "openai_chat", Conversation: conversation, Turn: turn, NewTurn: true,
+		User: user, Response: chatJSON(answer), ContentType: "application/json", Time: time.Now(),
+	}}
 }
 
 func TestForgetRemovesOwnerEverywhere(t *testing.T) {
@@ -126,7 +128,7 @@ func TestForgetRemovesOwnerEverywhere(t *testing.T) {
 	if !e.Enqueue(proxiedTurn(kept, "c-kept", 1, "My favorite color is "+keptWord+".", "Noted: "+keptWord)) {
 		t.Fatal("job dropped")
 	}
-	if _, err := e.Ingest(ctx, gone, "s-gone", []Turn{{Role: "user", Content: "Transcript mentioning " + goneWord, Ref: "m1"}}, true); err != nil {
+	if _, err := e.Ingest(ctx, gone, "s-gone", []extract.Said{{Role: "user", Content: "Transcript mentioning " + goneWord, Ref: "m1"}}, true); err != nil {
 		t.Fatal(err)
 	}
 	settle(t, e)
@@ -221,7 +223,7 @@ func TestIngest(t *testing.T) {
 	ctx := context.Background()
 	owner := e.OwnerID("ingester")
 	at := time.Date(2023, 5, 8, 13, 56, 0, 0, time.FixedZone("CEST", 2*3600))
-	turns := []Turn{
+	turns := []extract.Said{
 		{Role: "Caroline", Content: "I live in Boston. The zqcarolword group was great.", Time: at, Ref: "D1:1"},
 		{Role: "Melanie", Content: "I live in Denver. The zqmelword trip was fun.", Time: at.Add(time.Minute), Ref: "D1:2"},
 		{Role: "assistant", Content: "I live in the cloud. The zqbotword answer.", Time: at.Add(2 * time.Minute), Ref: "D1:3"},
@@ -340,7 +342,7 @@ func TestIngestWithoutExtraction(t *testing.T) {
 	e := open(t, t.TempDir(), 2)
 	defer closeEngine(t, e)
 	owner := e.OwnerID("no-facts")
-	res, err := e.Ingest(context.Background(), owner, "s", []Turn{
+	res, err := e.Ingest(context.Background(), owner, "s", []extract.Said{
 		{Role: "user", Content: "I live in Boston. My favorite color is teal.", Ref: "1"},
 		{Role: "Caroline", Content: "I live in Denver.", Ref: "2"},
 	}, false)
@@ -367,7 +369,7 @@ func TestIngestLearnsNoFactsFromAssistantRoles(t *testing.T) {
 	defer closeEngine(t, e)
 	for _, role := range []string{"assistant", "Assistant", "AI", "model", "system"} {
 		owner := e.OwnerID("roles-" + role)
-		if _, err := e.Ingest(context.Background(), owner, "s", []Turn{
+		if _, err := e.Ingest(context.Background(), owner, "s", []extract.Said{
 			{Role: role, Content: "I live in the cloud. My favorite color is blue.", Ref: "1"},
 		}, true); err != nil {
 			t.Fatal(err)

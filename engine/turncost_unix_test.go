@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/caddy-memory/memory/extract"
 )
 
 // BenchmarkTurnCost is the CPU the engine spends remembering a turn when
@@ -33,9 +35,10 @@ func BenchmarkTurnCost(b *testing.B) {
 	for b.Loop() {
 		<-tick.C
 		i++
-		e.Enqueue(&Job{Owner: owners[i%len(owners)], Dialect: "openai_chat", Conversation: fmt.Sprint("c-", i%len(owners)),
+		e.Enqueue(&Job{Owner: owners[i%len(owners)], Turn: extract.Turn{Dialect: "openai_chat", Conversation: fmt.Sprint("c-", i%len(owners)),
 			Turn: i, NewTurn: true, User: fmt.Sprintf("I'm planning a hike around the lake on Saturday %d, any tips?", i),
-			Response: answer, ContentType: "application/json", Time: time.Now()})
+			Response: answer, ContentType: "application/json", Time: time.Now(),
+		}})
 	}
 	if err := e.Sync(b.Context()); err != nil {
 		b.Fatal(err)

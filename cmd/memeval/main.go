@@ -25,6 +25,7 @@ import (
 
 	"github.com/caddy-memory/memory/embed"
 	"github.com/caddy-memory/memory/engine"
+	"github.com/caddy-memory/memory/extract"
 	"github.com/caddy-memory/memory/inject"
 )
 
@@ -144,13 +145,13 @@ func ingest(ctx context.Context, e *engine.Engine, s sample, facts bool) (int, e
 	owner := e.OwnerID(s.ID)
 	n := 0
 	for _, sess := range s.Sessions {
-		turns := make([]engine.Turn, len(sess.Turns))
+		turns := make([]extract.Said, len(sess.Turns))
 		for i, t := range sess.Turns {
 			text := t.Text
 			if t.Caption != "" {
 				text += " [shares a photo: " + t.Caption + "]"
 			}
-			turns[i] = engine.Turn{Role: t.Speaker, Content: text, Time: sess.Date, Ref: t.DiaID}
+			turns[i] = extract.Said{Role: t.Speaker, Content: text, Time: sess.Date, Ref: t.DiaID}
 		}
 		if _, err := e.Ingest(ctx, owner, sess.Name, turns, facts); err != nil {
 			return n, err
