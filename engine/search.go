@@ -3,10 +3,8 @@ package engine
 import (
 	"context"
 	"errors"
-	"sort"
 	"strings"
 	"time"
-	"unicode"
 
 	"go.uber.org/zap"
 
@@ -106,13 +104,13 @@ func (e *Engine) Search(ctx context.Context, r SearchRequest) ([]Result, error) 
 // searchIn is Search inside its read transaction, with the question's
 // terms and, if embeddings are on and it arrived, its vector qv.
 func (e *Engine) searchIn(ctx context.Context, tx *store.Tx, r SearchRequest, terms []string, size int, qv []float32, em *embedder, now time.Time) ([]Result, error) {
-	local, ok, err := e.searchLocal(tx, r, terms, size, now)
+	local, err := e.searchRecords(tx, r, terms, size, now)
 	if err != nil {
 		return nil, err
 	}
 	defer local.release()
 	hits := local.hits
-	if !ok {
+	if local.records == nil && len(terms) > 0 {
 		hits, err = e.index.Search(ctx, index.Query{
 			Owner: r.Owner, Session: r.Session, OnlySession: r.OnlySession,
 			Text: r.Query, Terms: terms, Size: size,
@@ -129,10 +127,12 @@ func (e *Engine) searchIn(ctx context.Context, tx *store.Tx, r SearchRequest, te
 		}
 		top := vectors.Top(qv, size)
 		similar = make(map[uint64]float32, len(top))
-		for _, s := range top {
+		bySense := make([]index.Hit, len(top))
+		for i, s := range top {
 			similar[s.ID] = s.Similarity
+			bySense[i] = index.Hit{ID: s.ID, Score: float64(s.Similarity)}
 		}
-		hits = fuse(hits, top)
+		hits = index.Fuse(hits, bySense)
 	}
 	if len(hits) == 0 {
 		return nil, nil
@@ -180,36 +180,35 @@ func (e *Engine) searchIn(ctx context.Context, tx *store.Tx, r SearchRequest, te
 				delete(similar, h.ID) // a vector of text the memory no longer has
 			}
 		}
+		c := index.Candidate{ID: h.ID, Score: h.Score, Kind: b.Kind, Updated: b.Updated, Mentions: b.Mentions}
 		if p == nil {
 			mems[h.ID] = m
+			c.Content, c.Context = m.Content, m.Context
 		}
 		score[h.ID] = h.Score
-		cands = append(cands, index.Candidate{ID: h.ID, Score: h.Score, Kind: b.Kind, Updated: b.Updated, Mentions: b.Mentions})
+		cands = append(cands, c)
 	}
-	var f *floor
+	var floor *index.Floor
 	if r.MinScore > 0 {
-		if f, err = e.newFloor(ctx, r.Owner, r.Query, terms, cands, mems, local); err != nil {
+		if floor, err = e.index.NewFloor(ctx, r.Owner, r.Query, terms, cands, local.records); err != nil {
 			return nil, err
+		}
+		floor.MinScore = r.MinScore
+		if em != nil {
+			floor.MinSimilarity = em.cfg.MinSimilarity
 		}
 	}
 	index.Rank(cands, now)
 	out := make([]Result, 0, r.Limit)
 	seen := make(map[uint64]bool, len(cands))
-	relevant := f == nil
+	relevant := floor == nil
 	for _, c := range cands {
-		// The relevance floor, checked in rank order, only as far as needed:
-		// the request is about something remembered when one memory covers
-		// MinScore of it (or, found by meaning, is similar enough); then
-		// memories that cover less but still some of it (a reply that answers
-		// the question without its words) come along.
+		// The floor is checked in rank order, only as far as needed.
 		covers := false
-		if f != nil {
-			cov := f.coverage(c.ID)
+		if floor != nil {
 			sim, bySense := similar[c.ID]
-			switch {
-			case cov >= r.MinScore || (bySense && float64(sim) >= em.cfg.MinSimilarity):
-				covers = true
-			case cov < r.MinScore*companionFloor && !(bySense && float64(sim) >= em.cfg.MinSimilarity*companionFloor):
+			var keep bool
+			if keep, covers = floor.Admit(c.ID, sim, bySense); !keep {
 				continue
 			}
 		}
@@ -239,161 +238,8 @@ func (e *Engine) searchIn(ctx context.Context, tx *store.Tx, r SearchRequest, te
 	return out, nil
 }
 
-// rrfK is the constant of reciprocal-rank fusion: a memory's fused score is
-// the sum over the rankings it is in of 1/(rrfK + its rank).
-const rrfK = 60
-
-// fuse merges the lexical and the vector ranking by reciprocal rank. The
-// fused score replaces BM25 as the relevance the priors then adjust.
-func fuse(lexical []index.Hit, vector []embed.Scored) []index.Hit {
-	fused := make(map[uint64]float64, len(lexical)+len(vector))
-	for i, h := range lexical {
-		fused[h.ID] += 1 / float64(rrfK+i+1)
-	}
-	for i, v := range vector {
-		fused[v.ID] += 1 / float64(rrfK+i+1)
-	}
-	out := make([]index.Hit, 0, len(fused))
-	for id, sc := range fused {
-		out = append(out, index.Hit{ID: id, Score: sc})
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Score != out[j].Score {
-			return out[i].Score > out[j].Score
-		}
-		return out[i].ID > out[j].ID
-	})
-	return out
-}
-
-// companionFloor is the share of MinScore a memory needs once another
-// memory has cleared MinScore itself.
-var companionFloor = 0.5
-
 // ConversationOf returns the conversation a provider response id belongs to,
 // for requests that continue from a response rather than resend history.
 func (e *Engine) ConversationOf(owner, ref string) string {
 	return e.store.Conversation(owner, ref)
-}
-
-// unknownNameWeight is how much a name the owner never mentioned weighs in
-// the relevance floor, against the heaviest term of the query.
-const unknownNameWeight = 2.0
-
-// floor holds what the relevance floor of one search needs: each
-// candidate's matched terms and the terms' weights.
-type floor struct {
-	weights          []float64
-	content, context map[uint64]uint32
-}
-
-func (f *floor) coverage(id uint64) float64 {
-	return index.Coverage(f.weights, f.content[id], f.context[id])
-}
-
-// newFloor weighs the query's terms for the relevance floor. A word the
-// owner has used weighs its IDF. A word the owner never used says nothing
-// either way ("suggest a snack" asked of someone whose memories are about
-// allergies) and weighs nothing, with one exception: a question about
-// someone or something never mentioned, asked in the third person ("What
-// did John buy?"), is not about what this owner's memories hold, however many
-// ordinary words it shares with them, so such a name (a capitalised word
-// inside the question) weighs double the heaviest word. Said in the first
-// person ("I live in Oslo", "what should I cook for John?") a new name is
-// only context.
-//
-// "Used" is judged from the candidates: a memory containing a query word
-// matches the query, so the words of the candidates are, in practice, the
-// query words the owner has used. Only names found in no candidate are
-// looked up in the owner's whole index.
-func (e *Engine) newFloor(ctx context.Context, owner, query string, terms []string, cands []index.Candidate, mems map[uint64]*store.Memory, local localResult) (*floor, error) {
-	sc := local.scorer
-	if sc == nil {
-		sc = e.index.NewScorer(owner, terms)
-	}
-	f := &floor{content: make(map[uint64]uint32, len(cands)), context: make(map[uint64]uint32, len(cands))}
-	var used uint32
-	for _, c := range cands {
-		// A small owner's candidates were matched when its records were read;
-		// the others are decoded (mems).
-		m, ok := local.found[c.ID]
-		if !ok {
-			mem := mems[c.ID]
-			m.Content, m.Context = sc.Matcher.Match(mem.Content), sc.Matcher.Match(mem.Context)
-		}
-		f.content[c.ID], f.context[c.ID] = m.Content, m.Context
-		used |= m.Content | m.Context
-	}
-	names := map[string]bool{}
-	for _, name := range thirdPersonNames(query) {
-		for _, t := range e.index.Terms(name) {
-			names[t] = true
-		}
-	}
-	var unknown uint32 // names among the unused terms
-	for i, t := range sc.Matcher.Terms {
-		if used&(1<<i) == 0 && names[t] {
-			unknown |= 1 << i
-		}
-	}
-	// The heaviest term is needed, and so every term's weight, only when
-	// there is a name to weigh against it.
-	weigh := used
-	if unknown != 0 {
-		weigh = sc.All()
-	}
-	w, err := sc.Weights(weigh)
-	if err != nil {
-		return nil, err
-	}
-	heaviest := 0.0
-	for _, x := range w {
-		heaviest = max(heaviest, x)
-	}
-	for i, t := range sc.Matcher.Terms {
-		if used&(1<<i) != 0 {
-			continue
-		}
-		w[i] = 0
-		if unknown&(1<<i) == 0 {
-			continue
-		}
-		// A small owner's whole partition was read: a name is known when
-		// any memory holds it. A larger owner's index is asked.
-		has := local.has&(1<<i) != 0
-		if local.scorer == nil {
-			if has, err = e.index.OwnerHas(ctx, owner, t); err != nil {
-				return nil, err
-			}
-		}
-		if !has {
-			w[i] = heaviest * unknownNameWeight
-		}
-	}
-	f.weights = w
-	return f, nil
-}
-
-// thirdPersonNames are the capitalised words of a text that do not start
-// a sentence (people, places, products), when the text speaks of others:
-// none when it is in the first person.
-func thirdPersonNames(text string) []string {
-	var out []string
-	start := true
-	for _, w := range strings.Fields(text) {
-		word := strings.Trim(w, `"'()[]{},;:!?.`)
-		if firstPerson[strings.ToLower(word)] {
-			return nil
-		}
-		if !start && word != "" && unicode.IsUpper([]rune(word)[0]) {
-			out = append(out, word)
-		}
-		start = strings.HasSuffix(w, ".") || strings.HasSuffix(w, "?") || strings.HasSuffix(w, "!")
-	}
-	return out
-}
-
-var firstPerson = map[string]bool{
-	"i": true, "i'm": true, "i've": true, "i'd": true, "i'll": true, "me": true, "my": true,
-	"mine": true, "myself": true, "we": true, "we're": true, "we've": true, "us": true, "our": true, "ours": true,
 }

@@ -14,6 +14,10 @@ type Candidate struct {
 	Updated  time.Time
 	Mentions int
 	Rank     float64 // set by Rank
+	// Content and Context are the memory's text, for a candidate found in
+	// the index (NewFloor matches them); a small owner's were matched when
+	// its records were read.
+	Content, Context string
 }
 
 // Ranking priors. They are deliberately mild: relevance decides, and the

@@ -70,9 +70,6 @@ func decodeMemory(b []byte, m *Memory) error {
 			return err
 		}
 		m.ID, m.Session, m.ExpiresAt, m.DeletedAt = p.ID, string(p.session), p.expiresAt(), p.deletedAt()
-		if len(p.terms) > 0 {
-			m.Digest = append([]byte(nil), p.terms...)
-		}
 		for _, s := range []*string{&m.Owner, &m.Kind, &m.Key, &m.Content, &m.Context, &m.Ref} {
 			*s = d.string()
 		}

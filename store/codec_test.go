@@ -82,8 +82,10 @@ func TestPeek(t *testing.T) {
 			(p.Terms() == nil) != (c.digest == nil) {
 			t.Errorf("peek of %+v with digest %v: %+v", *c.m, c.digest, p)
 		}
-		if m, err := p.Memory(); err != nil || !reflect.DeepEqual(m, c.m) {
-			t.Errorf("peeked record decoded: %v\n got %+v\nwant %+v", err, m, *c.m)
+		want := *c.m
+		want.Digest = nil // read through the Peek, not decoded with the record
+		if m, err := p.Memory(); err != nil || !reflect.DeepEqual(m, &want) {
+			t.Errorf("peeked record decoded: %v\n got %+v\nwant %+v", err, m, want)
 		}
 	}
 }

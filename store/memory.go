@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 	"time"
@@ -40,7 +41,8 @@ type Memory struct {
 	// Digest is what a search reads of the memory's text without decoding
 	// it (see Peek.Terms): opaque to the store, made by the index from
 	// Content and Context. Whoever changes either sets it anew; nil means
-	// none, and the text is read instead.
+	// none, and the text is read instead. Only Edit reads it back: a search
+	// reads it through Peek, and nothing else needs a copy of it.
 	Digest []byte `json:"-"`
 }
 
@@ -229,6 +231,9 @@ func (t *Tx) Edit(owner string, id uint64, fn func(*Memory) error) (*Memory, err
 	if err != nil {
 		return nil, err
 	}
+	if m.Digest, err = digestOf(ob, id); err != nil {
+		return nil, err
+	}
 	if err := fn(m); err != nil {
 		return nil, err
 	}
@@ -368,6 +373,15 @@ func (t *Tx) put(mem *bolt.Bucket, m *Memory) error {
 	m.Seq = seq
 	mem.FillPercent = appendFill
 	return mem.Put(encodeU64(m.ID), encodeMemory(m))
+}
+
+// digestOf copies the digest of record id.
+func digestOf(ob *bolt.Bucket, id uint64) ([]byte, error) {
+	var p Peek
+	if err := p.read(ob.Bucket(bucketMem).Get(encodeU64(id))); err != nil {
+		return nil, fmt.Errorf("decoding memory %d: %w", id, err)
+	}
+	return bytes.Clone(p.Terms()), nil
 }
 
 func getMemory(ob *bolt.Bucket, id uint64) (*Memory, error) {
