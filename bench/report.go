@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"math"
 	"sort"
+
+	"github.com/caddy-memory/memory/internal/stats"
 )
 
-func median(v []float64) float64 { return pct(v, 50) }
+func median(v []float64) float64 { return stats.Percentile(v, 50) }
 
 // report prints an A/B run: each figure's median over the rounds, for both
 // servers and as the ratio memory/bare, then the one-client latencies and
@@ -20,8 +22,12 @@ func report(c abConfig, results map[string][]measure, up *upstream) {
 		return median(v)
 	}
 	rps := func(m measure) float64 { return float64(m.reqs) / m.seconds }
-	p := func(q float64) func(measure) float64 { return func(m measure) float64 { return pct(m.lat, q) } }
-	tt := func(q float64) func(measure) float64 { return func(m measure) float64 { return pct(m.ttfb, q) } }
+	p := func(q float64) func(measure) float64 {
+		return func(m measure) float64 { return stats.Percentile(m.lat, q) }
+	}
+	tt := func(q float64) func(measure) float64 {
+		return func(m measure) float64 { return stats.Percentile(m.ttfb, q) }
+	}
 	errs := 0
 	for _, ms := range results {
 		for _, m := range ms {
@@ -48,18 +54,18 @@ func report(c abConfig, results map[string][]measure, up *upstream) {
 	row("SSE first byte p99", "sse", tt(99), "ms")
 	row("SSE complete p50", "sse", p(50), "ms")
 	fmt.Printf("\nmemory's own search (X-Memory-Time), JSON: p50 %.2f ms, p99 %.2f ms\n",
-		stat("memory/json", func(m measure) float64 { return pct(m.search, 50) }),
-		stat("memory/json", func(m measure) float64 { return pct(m.search, 99) }))
+		stat("memory/json", func(m measure) float64 { return stats.Percentile(m.search, 50) }),
+		stat("memory/json", func(m measure) float64 { return stats.Percentile(m.search, 99) }))
 	fmt.Printf("added latency, JSON: p50 %+.2f ms, p99 %+.2f ms\n",
 		stat("memory/json", p(50))-stat("bare/json", p(50)), stat("memory/json", p(99))-stat("bare/json", p(99)))
 	if c.latencyRounds > 0 {
 		fmt.Printf("added latency, JSON, one client (%d rounds): p50 %+.2f ms, p99 %+.2f ms (bare p50 %.2f ms; memory's own search p50 %.2f ms, p99 %.2f ms)\n", c.latencyRounds,
 			stat("memory/single", p(50))-stat("bare/single", p(50)), stat("memory/single", p(99))-stat("bare/single", p(99)), stat("bare/single", p(50)),
-			stat("memory/single", func(m measure) float64 { return pct(m.search, 50) }),
-			stat("memory/single", func(m measure) float64 { return pct(m.search, 99) }))
+			stat("memory/single", func(m measure) float64 { return stats.Percentile(m.search, 50) }),
+			stat("memory/single", func(m measure) float64 { return stats.Percentile(m.search, 99) }))
 		lat := func(m measure) []float64 { return m.lat }
 		bare, mem := pooled(results["bare/single"], lat), pooled(results["memory/single"], lat)
-		bp, mp := pct(bare, 99), pct(mem, 99)
+		bp, mp := stats.Percentile(bare, 99), stats.Percentile(mem, 99)
 		lo, hi := pctInterval(mem, 99)
 		fmt.Printf("one client, rounds pooled (%d and %d requests): added p99 %+.2f ms; memory's p99 %.2f ms (95%% interval %.2f to %.2f ms), bare's %.2f ms\n",
 			len(bare), len(mem), mp-bp, mp, lo, hi, bp)
@@ -67,9 +73,9 @@ func report(c abConfig, results map[string][]measure, up *upstream) {
 		// rewrite), or back from it (the copy, and whatever else runs then).
 		way := func(name, what string, f func(measure) []float64) {
 			med := func(key string) float64 {
-				return stat(key, func(m measure) float64 { return pct(f(m), 50) })
+				return stat(key, func(m measure) float64 { return stats.Percentile(f(m), 50) })
 			}
-			p99 := func(key string) float64 { return pct(pooled(results[key], f), 99) }
+			p99 := func(key string) float64 { return stats.Percentile(pooled(results[key], f), 99) }
 			b, m := med("bare/single"), med("memory/single")
 			fmt.Printf("one client, way %s: %s p50 %.2f ms (bare) and %.2f ms (memory), %+.2f ms; pooled p99 %.2f and %.2f ms, %+.2f ms\n",
 				name, what, b, m, m-b, p99("bare/single"), p99("memory/single"), p99("memory/single")-p99("bare/single"))

@@ -9,12 +9,12 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/caddy-memory/memory/engine"
+	"github.com/caddy-memory/memory/internal/stats"
 )
 
 // scaleResult is one scale run, at one number of memories.
@@ -127,7 +127,7 @@ func scaleOne(n, owners, shards int, parent string) error {
 		return err
 	}
 	r.StoreMiB = mib(fileSize(filepath.Join(dir, "memory.db")))
-	r.IndexMiB = mib(dirSize(filepath.Join(dir, "index")))
+	r.IndexMiB = mib(stats.DirSize(filepath.Join(dir, "index")))
 
 	// A restarted server, in a new process so nothing of the ingest is
 	// resident: start-up with the index intact (open until searchable),
@@ -248,7 +248,7 @@ func searches(e *engine.Engine, words map[int][]string, owners, n int, r *scaleR
 			lat = append(lat, float64(time.Since(t0).Microseconds())/1000)
 		}
 	}
-	r.SearchP50Ms, r.SearchP99Ms = pct(lat, 50), pct(lat, 99)
+	r.SearchP50Ms, r.SearchP99Ms = stats.Percentile(lat, 50), stats.Percentile(lat, 99)
 	return nil
 }
 
@@ -325,24 +325,4 @@ func fileSize(p string) int64 {
 	return st.Size()
 }
 
-func dirSize(dir string) int64 {
-	var n int64
-	filepath.Walk(dir, func(_ string, info os.FileInfo, err error) error {
-		if err == nil && !info.IsDir() {
-			n += info.Size()
-		}
-		return nil
-	})
-	return n
-}
-
 func mib(b int64) float64 { return float64(b) / (1 << 20) }
-
-func pct(v []float64, p float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := append([]float64(nil), v...)
-	sort.Float64s(s)
-	return s[min(len(s)-1, int(float64(len(s))*p/100))]
-}

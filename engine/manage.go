@@ -3,11 +3,11 @@ package engine
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/caddy-memory/memory/index"
+	"github.com/caddy-memory/memory/internal/stats"
 	"github.com/caddy-memory/memory/store"
 )
 
@@ -84,7 +84,7 @@ func (e *Engine) Stats() (Stats, error) {
 		return Stats{}, err
 	}
 	s := Stats{Stats: st, IndexedDocs: e.index.DocCount(), IndexShards: e.index.K(),
-		QueuedTurns: len(e.queue), Storage: e.cfg.Dir, IndexBytes: dirSize(filepath.Join(e.cfg.Dir, "index"))}
+		QueuedTurns: len(e.queue), Storage: e.cfg.Dir, IndexBytes: stats.DirSize(filepath.Join(e.cfg.Dir, "index"))}
 	e.mu.Lock()
 	if m := e.minThrough(); st.LastSeq > m {
 		s.IndexLag = st.LastSeq - m
@@ -116,15 +116,4 @@ func (e *Engine) Health(ctx context.Context) (Health, error) {
 	}
 	h.IndexLatency = time.Since(start)
 	return h, nil
-}
-
-func dirSize(dir string) int64 {
-	var n int64
-	filepath.Walk(dir, func(_ string, info os.FileInfo, err error) error {
-		if err == nil && !info.IsDir() {
-			n += info.Size()
-		}
-		return nil
-	})
-	return n
 }

@@ -24,7 +24,7 @@ import (
 // pages included.
 func storeFileHas(t *testing.T, e *Engine, needle string) bool {
 	t.Helper()
-	raw, err := os.ReadFile(e.store.Path())
+	raw, err := os.ReadFile(filepath.Join(e.cfg.Dir, "memory.db"))
 	if err != nil {
 		t.Fatalf("reading the store file: %v", err)
 	}

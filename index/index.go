@@ -424,33 +424,3 @@ func decodeSeq(b []byte) uint64 {
 	v, _ := strconv.ParseUint(string(b), 10, 64)
 	return v
 }
-
-// HasTerm reports whether any shard's dictionary for field holds term (as
-// analysed), including terms of deleted documents not yet merged away: the
-// check that a forgotten owner's words are really gone.
-func (x *Index) HasTerm(field, term string) (bool, error) {
-	x.closeMu.RLock()
-	defer x.closeMu.RUnlock()
-	if x.closed {
-		return false, ErrClosed
-	}
-	for _, s := range x.shards {
-		s.mu.RLock()
-		found, err := shardHasTerm(s.idx, field, term)
-		s.mu.RUnlock()
-		if err != nil || found {
-			return found, err
-		}
-	}
-	return false, nil
-}
-
-func shardHasTerm(idx bleve.Index, field, term string) (bool, error) {
-	d, err := idx.FieldDictRange(field, []byte(term), []byte(term))
-	if err != nil {
-		return false, err
-	}
-	defer d.Close()
-	e, err := d.Next()
-	return e != nil && e.Term == term, err
-}

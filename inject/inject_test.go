@@ -222,9 +222,6 @@ func TestParseValid(t *testing.T) {
 			if r.Stream != tt.stream {
 				t.Errorf("Stream = %v, want %v", r.Stream, tt.stream)
 			}
-			if !bytes.Equal(r.Body(), []byte(tt.body)) {
-				t.Errorf("Body() differs from the input")
-			}
 			if len(r.Messages) != len(tt.msgs) {
 				t.Fatalf("got %d messages %+v, want %d", len(r.Messages), r.Messages, len(tt.msgs))
 			}
@@ -931,6 +928,7 @@ func FuzzInject(f *testing.F) {
 	}
 	f.Add([]byte(fuzzSeeds[1]), "")
 	f.Fuzz(func(t *testing.T, body []byte, block string) {
+		orig := bytes.Clone(body)
 		r, err := OpenAIChat.Parse(body)
 		if err != nil {
 			if !errors.Is(err, ErrNotJSON) && !errors.Is(err, ErrNotChat) {
@@ -962,7 +960,7 @@ func FuzzInject(f *testing.F) {
 			if after != want {
 				t.Fatalf("Inject(%s): %d messages, want %d:\nin:  %s\nout: %s", p, after, want, body, out)
 			}
-			if !bytes.Equal(r.Body(), body) {
+			if !bytes.Equal(body, orig) {
 				t.Fatalf("Inject(%s) modified the parsed body", p)
 			}
 		}

@@ -75,9 +75,6 @@ type Request struct {
 	inject func(block string, p Placement) ([]byte, error)
 }
 
-// Body is the request body as received.
-func (r *Request) Body() []byte { return r.body }
-
 // LatestUser is the index of the latest user message, or -1.
 func (r *Request) LatestUser() int {
 	for i := len(r.Messages) - 1; i >= 0; i-- {

@@ -182,4 +182,3 @@ func BenchmarkDecode(b *testing.B) {
 		}
 	}
 }
-

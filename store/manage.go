@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -229,6 +230,9 @@ func (s *DB) Stats() (Stats, error) {
 	var st Stats
 	err := s.view(func(tx *bolt.Tx) error {
 		st.FileBytes = tx.Size()
+		if fi, err := os.Stat(s.path); err == nil {
+			st.FileBytes = fi.Size() // with the room bbolt has grown it by
+		}
 		st.LastSeq = tx.Bucket(bucketChanges).Sequence()
 		st.PendingJobs = tx.Bucket(bucketJobs).Stats().KeyN
 		return tx.Bucket(bucketOwners).ForEachBucket(func(k []byte) error {

@@ -873,8 +873,8 @@ func TestStatsCountsOwnersAndMemories(t *testing.T) {
 	if st.Owners != 2 || st.Memories != 5 || st.PendingJobs != 2 || st.LastSeq != s.LastSeq() {
 		t.Errorf("stats = %+v, want 2 owners, 5 memories (deleted included), 2 jobs, last seq %d", st, s.LastSeq())
 	}
-	if st.FileBytes != s.Size() {
-		t.Errorf("stats file bytes %d, Size %d", st.FileBytes, s.Size())
+	if size := fileSize(t, s.Path()); st.FileBytes != size {
+		t.Errorf("stats file bytes %d, the file has %d", st.FileBytes, size)
 	}
 	update(t, s, func(tx *store.Tx) error { _, err := tx.ForgetOwner(a); return err })
 	st, _ = s.Stats()

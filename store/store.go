@@ -246,9 +246,6 @@ func syncDir(dir string) {
 	}
 }
 
-// Path is the file's path.
-func (s *DB) Path() string { return s.path }
-
 // OwnerID turns a raw owner value (an API key, a user name) into the id stored
 // on disk: a keyed hash, so raw credentials never reach the file or the logs,
 // and the same value always maps to the same partition of this store.
@@ -272,13 +269,6 @@ func (s *DB) Shards(want int) (int, error) {
 		return meta.Put(keyShards, encodeU64(uint64(want)))
 	})
 	return k, err
-}
-
-// Size is the file size in bytes.
-func (s *DB) Size() int64 {
-	var n int64
-	_ = s.view(func(tx *bolt.Tx) error { n = tx.Size(); return nil })
-	return n
 }
 
 func encodeU64(v uint64) []byte {

@@ -27,6 +27,7 @@ import (
 	"github.com/caddy-memory/memory/engine"
 	"github.com/caddy-memory/memory/extract"
 	"github.com/caddy-memory/memory/inject"
+	"github.com/caddy-memory/memory/internal/stats"
 )
 
 func main() {
@@ -241,7 +242,7 @@ func run(ctx context.Context, e *engine.Engine, samples []sample, cuts []int, li
 		}
 	}
 	r.MeanTokens = mean(tokens)
-	r.LatencyP50Ms, r.LatencyP99Ms = percentile(lat, 50), percentile(lat, 99)
+	r.LatencyP50Ms, r.LatencyP99Ms = stats.Percentile(lat, 50), stats.Percentile(lat, 99)
 	if offTopic > 0 {
 		r.OffTopicAsked, r.OffTopicInject = offTopicRate(ctx, e, samples, offTopic, limit, maxTokens, minScore)
 	}
@@ -383,13 +384,4 @@ func mean(v []float64) float64 {
 		s += x
 	}
 	return s / float64(len(v))
-}
-
-func percentile(v []float64, p float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := append([]float64(nil), v...)
-	sort.Float64s(s)
-	return s[min(len(s)-1, int(float64(len(s))*p/100))]
 }
