@@ -45,7 +45,7 @@ func (adminAPI) open(r *http.Request) (map[string]*engine.Engine, error) {
 	out := map[string]*engine.Engine{}
 	engines.Range(func(k, v any) bool {
 		if want == "" || want == k.(string) {
-			out[k.(string)] = v.(pooledEngine).Engine
+			out[k.(string)] = v.(*pooledEngine).Engine
 		}
 		return true
 	})

@@ -77,7 +77,7 @@ func (a *APIHandler) Provision(ctx caddy.Context) error {
 		Shards:   a.IndexShards,
 		Logger:   func() *zap.Logger { return caddy.Log().Named("http.handlers.memory") },
 		Observer: observer{},
-	}, defaultDrainTimeout)
+	}, 0, ctx.Logger())
 	if err != nil {
 		return fmt.Errorf("opening memory storage %s: %w", dir, err)
 	}

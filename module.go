@@ -233,7 +233,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		QueueSize: h.QueueSize,
 		Logger:    func() *zap.Logger { return caddy.Log().Named("http.handlers.memory") },
 		Observer:  observer{},
-	}, time.Duration(h.DrainTimeout))
+	}, time.Duration(h.DrainTimeout), h.logger)
 	if err != nil {
 		return fmt.Errorf("opening memory storage %s: %w", dir, err)
 	}
@@ -243,11 +243,8 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		cfg := h.Embed
 		client := &embed.Client{URL: cfg.URL, Model: cfg.Model, Dimensions: cfg.Dimensions,
 			APIKey: caddy.NewReplacer().ReplaceKnown(cfg.APIKey, "")}
-		if !h.engine.UseEmbedding(engine.EmbedConfig{Client: client, QueryTimeout: time.Duration(cfg.Timeout),
-			MinSimilarity: cfg.MinSimilarity, Batch: cfg.BatchSize}) {
-			h.logger.Info("memory storage already has embedding recall on; its first configuration stays in effect until the storage is closed",
-				zap.String("storage", dir))
-		}
+		logFixed(h.logger, dir, h.engine.UseEmbedding(engine.EmbedConfig{Client: client, QueryTimeout: time.Duration(cfg.Timeout),
+			MinSimilarity: cfg.MinSimilarity, Batch: cfg.BatchSize}))
 	}
 	return nil
 }

@@ -2,9 +2,11 @@ package memory
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
+	"go.uber.org/zap"
 
 	"github.com/caddy-memory/memory/engine"
 )
@@ -16,28 +18,52 @@ var engines = caddy.NewUsagePool()
 
 type pooledEngine struct {
 	*engine.Engine
-	drain time.Duration
+	drain atomic.Int64 // nanoseconds; the latest configuration's drain_timeout
 }
 
 // Destruct closes the engine when the last handler using it is cleaned up.
-func (p pooledEngine) Destruct() error {
-	ctx, cancel := context.WithTimeout(context.Background(), p.drain)
+func (p *pooledEngine) Destruct() error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(p.drain.Load()))
 	defer cancel()
 	return p.Close(ctx)
 }
 
-func acquireEngine(path string, cfg engine.Config, drain time.Duration) (*engine.Engine, error) {
+// acquireEngine opens the engine for a storage path, or shares the one
+// already open. A configuration loaded while the engine is open applies
+// what can change on it (drain, when drain is not 0; see
+// engine.Reconfigure) and logs what cannot.
+func acquireEngine(path string, cfg engine.Config, drain time.Duration, logger *zap.Logger) (*engine.Engine, error) {
+	opened := false
 	v, _, err := engines.LoadOrNew(path, func() (caddy.Destructor, error) {
 		e, err := engine.Open(cfg)
 		if err != nil {
 			return nil, err
 		}
-		return pooledEngine{Engine: e, drain: drain}, nil
+		opened = true
+		p := &pooledEngine{Engine: e}
+		p.drain.Store(int64(defaultDrainTimeout))
+		return p, nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return v.(pooledEngine).Engine, nil
+	p := v.(*pooledEngine)
+	if drain > 0 {
+		p.drain.Store(int64(drain))
+	}
+	if !opened {
+		logFixed(logger, path, p.Reconfigure(cfg))
+	}
+	return p.Engine, nil
+}
+
+// logFixed says which configured settings an open storage keeps as they
+// were.
+func logFixed(logger *zap.Logger, storage string, fixed []engine.Fixed) {
+	for _, s := range fixed {
+		logger.Warn("memory storage is already open: this setting keeps its value until the storage is closed (restart Caddy to change it)",
+			zap.String("storage", storage), zap.String("setting", s.Name), zap.String("configured", s.Configured), zap.String("in_effect", s.InEffect))
+	}
 }
 
 func releaseEngine(path string) error {
@@ -50,7 +76,7 @@ func engineAt(path string) *engine.Engine {
 	var found *engine.Engine
 	engines.Range(func(k, v any) bool {
 		if k == path {
-			found = v.(pooledEngine).Engine
+			found = v.(*pooledEngine).Engine
 			return false
 		}
 		return true

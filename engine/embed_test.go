@@ -17,11 +17,16 @@ func withEmbeddings(t *testing.T, shards int) (*Engine, *embedtest.Server) {
 	t.Cleanup(srv.Close)
 	e := open(t, t.TempDir(), shards)
 	t.Cleanup(func() { closeEngine(t, e) })
-	if !e.UseEmbedding(EmbedConfig{Client: &embed.Client{URL: srv.Endpoint(), Model: "test"}, MinSimilarity: 0.5}) {
-		t.Fatal("embedding was already on")
+	if fixed := e.UseEmbedding(EmbedConfig{Client: &embed.Client{URL: srv.Endpoint(), Model: "test"}, MinSimilarity: 0.5}); fixed != nil {
+		t.Fatalf("embedding was already on: %v", fixed)
 	}
-	if e.UseEmbedding(EmbedConfig{Client: &embed.Client{URL: "http://elsewhere", Model: "x"}}) {
-		t.Error("a second UseEmbedding replaced the first")
+	// A later configuration cannot change the model the vectors were made
+	// with while the engine is open; it is told so, and nothing changes.
+	if fixed := e.UseEmbedding(EmbedConfig{Client: &embed.Client{URL: "http://elsewhere", Model: "x"}}); len(fixed) != 2 {
+		t.Errorf("a second UseEmbedding with another endpoint and model reported %v, want both fixed", fixed)
+	}
+	if got := e.embedding().config().Client.URL; got != srv.Endpoint() {
+		t.Errorf("the endpoint in effect is %q", got)
 	}
 	return e, srv
 }

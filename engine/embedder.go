@@ -4,7 +4,9 @@ import (
 	"container/list"
 	"context"
 	"fmt"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -33,16 +35,20 @@ const embedCursor = "embedded_seq"
 
 // embedder is the engine's optional embedding state.
 type embedder struct {
-	cfg   EmbedConfig
-	wake  chan struct{}
-	cache *vectorCache
-	done  chan struct{}
+	settings atomic.Pointer[EmbedConfig]
+	wake     chan struct{}
+	cache    *vectorCache
+	done     chan struct{}
 }
 
-// UseEmbedding turns on embedding recall with cfg, once: memories get
-// vectors in the background, and searches fuse vector and lexical recall.
-// It reports false, changing nothing, when embedding is already on.
-func (e *Engine) UseEmbedding(cfg EmbedConfig) bool {
+func (em *embedder) config() *EmbedConfig { return em.settings.Load() }
+
+// UseEmbedding turns on embedding recall with cfg: memories get vectors in
+// the background, and searches fuse vector and lexical recall. When it is
+// on already, cfg replaces the settings in effect, except the endpoint, the
+// model and the dimensions, which the stored vectors were made with: those
+// are returned, unchanged, while the engine is open.
+func (e *Engine) UseEmbedding(cfg EmbedConfig) []Fixed {
 	if cfg.QueryTimeout <= 0 {
 		cfg.QueryTimeout = 300 * time.Millisecond
 	}
@@ -55,12 +61,28 @@ func (e *Engine) UseEmbedding(cfg EmbedConfig) bool {
 	if cfg.CacheBytes <= 0 {
 		cfg.CacheBytes = 256 << 20
 	}
-	em := &embedder{cfg: cfg, wake: make(chan struct{}, 1), cache: newVectorCache(cfg.CacheBytes), done: make(chan struct{})}
-	if !e.emb.CompareAndSwap(nil, em) {
-		return false
+	em := &embedder{wake: make(chan struct{}, 1), cache: newVectorCache(cfg.CacheBytes), done: make(chan struct{})}
+	em.settings.Store(&cfg)
+	if e.emb.CompareAndSwap(nil, em) {
+		go e.embedLoop(em)
+		return nil
 	}
-	go e.embedLoop(em)
-	return true
+	em = e.embedding()
+	old := em.config().Client
+	var fixed []Fixed
+	for _, f := range []Fixed{
+		{"embed url", cfg.Client.URL, old.URL},
+		{"embed model", cfg.Client.Model, old.Model},
+		{"embed dimensions", strconv.Itoa(cfg.Client.Dimensions), strconv.Itoa(old.Dimensions)},
+	} {
+		if f.Configured != f.InEffect {
+			fixed = append(fixed, f)
+		}
+	}
+	if fixed == nil {
+		em.settings.Store(&cfg)
+	}
+	return fixed
 }
 
 func (e *Engine) embedding() *embedder { return e.emb.Load() }
@@ -106,7 +128,7 @@ func (e *Engine) embedLoop(em *embedder) {
 func (e *Engine) embedPass(em *embedder) (more bool, err error) {
 	pos := e.store.Cursor(embedCursor)
 	upTo := e.store.LastSeq()
-	changes, oldest, err := e.store.Changes(pos, em.cfg.Batch*4)
+	changes, oldest, err := e.store.Changes(pos, em.config().Batch*4)
 	if err != nil {
 		return false, err
 	}
@@ -147,8 +169,8 @@ func (e *Engine) embedPass(em *embedder) (more bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	for start := 0; start < len(todo); start += em.cfg.Batch {
-		if err := e.embedBatch(em, todo[start:min(start+em.cfg.Batch, len(todo))]); err != nil {
+	for start := 0; start < len(todo); start += em.config().Batch {
+		if err := e.embedBatch(em, todo[start:min(start+em.config().Batch, len(todo))]); err != nil {
 			return false, err
 		}
 	}
@@ -176,7 +198,7 @@ func (e *Engine) embedBatch(em *embedder, batch []*store.Memory) error {
 		texts[i] = m.Content
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	vecs, err := em.cfg.Client.Embed(ctx, texts)
+	vecs, err := em.config().Client.Embed(ctx, texts)
 	cancel()
 	if err != nil {
 		return err

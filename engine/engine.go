@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -348,3 +349,24 @@ func (nopObserver) JobDropped()      {}
 func (nopObserver) JobDone(int)      {}
 func (nopObserver) JobFailed()       {}
 func (nopObserver) EmbeddingFailed() {}
+
+// Fixed is a setting an open engine keeps whatever a later configuration
+// says, until it is closed.
+type Fixed struct {
+	Name, Configured, InEffect string
+}
+
+// Reconfigure applies cfg, a later configuration of the storage, to the
+// open engine where it can, and returns the settings it names (not zero)
+// that keep their value: the shard count is the storage's for good; the
+// queue's size is fixed while the engine is open.
+func (e *Engine) Reconfigure(cfg Config) []Fixed {
+	var fixed []Fixed
+	if k := e.index.K(); cfg.Shards != 0 && cfg.Shards != k {
+		fixed = append(fixed, Fixed{"index_shards", strconv.Itoa(cfg.Shards), strconv.Itoa(k) + " (fixed when the storage was created)"})
+	}
+	if n := cap(e.queue); cfg.QueueSize != 0 && cfg.QueueSize != n {
+		fixed = append(fixed, Fixed{"queue_size", strconv.Itoa(cfg.QueueSize), strconv.Itoa(n)})
+	}
+	return fixed
+}

@@ -469,3 +469,25 @@ func (c *countingObserver) JobDone(int) { c.done.Add(1) }
 func (c *countingObserver) JobFailed()  { c.failed.Add(1) }
 
 func (c *countingObserver) EmbeddingFailed() {}
+
+// TestReconfigureSaysWhatStays: a later configuration of an open storage
+// is told which of its settings the engine keeps (the storage's shard
+// count, the queue's size), and nothing for settings it leaves unset or
+// equal.
+func TestReconfigureSaysWhatStays(t *testing.T) {
+	e, err := Open(Config{Dir: t.TempDir(), Shards: 4, QueueSize: 10, LockTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeEngine(t, e)
+	if fixed := e.Reconfigure(Config{Shards: 4, QueueSize: 10}); fixed != nil {
+		t.Errorf("the same settings: %v", fixed)
+	}
+	if fixed := e.Reconfigure(Config{}); fixed != nil {
+		t.Errorf("no settings: %v", fixed)
+	}
+	fixed := e.Reconfigure(Config{Shards: 8, QueueSize: 20})
+	if len(fixed) != 2 || fixed[0].Name != "index_shards" || fixed[1].Name != "queue_size" || fixed[1].InEffect != "10" {
+		t.Errorf("other shards and queue size: %+v", fixed)
+	}
+}

@@ -67,9 +67,9 @@ func (e *Engine) Search(ctx context.Context, r SearchRequest) ([]Result, error) 
 	if em != nil && strings.TrimSpace(r.Query) != "" {
 		qvec = make(chan []float32, 1)
 		go func() {
-			ctx, cancel := context.WithTimeout(ctx, em.cfg.QueryTimeout)
+			ctx, cancel := context.WithTimeout(ctx, em.config().QueryTimeout)
 			defer cancel()
-			v, err := em.cfg.Client.Embed(ctx, []string{r.Query})
+			v, err := em.config().Client.Embed(ctx, []string{r.Query})
 			if err != nil || len(v) != 1 {
 				e.cfg.Observer.EmbeddingFailed()
 				if c := e.log().Check(zap.DebugLevel, "embedding the question failed; lexical recall only"); c != nil {
@@ -195,7 +195,7 @@ func (e *Engine) searchIn(ctx context.Context, tx *store.Tx, r SearchRequest, te
 		}
 		floor.MinScore = r.MinScore
 		if em != nil {
-			floor.MinSimilarity = em.cfg.MinSimilarity
+			floor.MinSimilarity = em.config().MinSimilarity
 		}
 	}
 	index.Rank(cands, now)
