@@ -84,7 +84,7 @@ func main() {
 		}
 		err = runScales(sizes, *owners, *shards, *dir)
 	default:
-		err = ab(abConfig{memories: *memories, owners: *owners, rounds: *rounds, duration: *duration,
+		_, err = ab(abConfig{memories: *memories, owners: *owners, rounds: *rounds, duration: *duration,
 			concurrency: *concurrency, latencyRounds: *latencyRounds, settle: *settleMax, delay: *delay, chunks: *chunks, chunkDelay: *chunkDelay, dir: *dir, keep: *keep, shards: *shards,
 			cpuprofile: *cpuprofile, trace: *traceFile, memprofile: *memprofile})
 	}
@@ -155,12 +155,20 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-func ab(c abConfig) error {
+// abResult is what an A/B run measured: each round's figures by server
+// and mode ("bare/json", "memory/sse", "memory/single", ...), and the
+// requests the upstream saw from the memory server, with memories and in all.
+type abResult struct {
+	rounds         map[string][]measure
+	seen, injected int64
+}
+
+func ab(c abConfig) (abResult, error) {
 	storage := c.keep
 	if storage == "" {
 		var err error
 		if storage, err = os.MkdirTemp(c.dir, "memory-bench-*"); err != nil {
-			return err
+			return abResult{}, err
 		}
 		defer os.RemoveAll(storage)
 	}
@@ -168,7 +176,7 @@ func ab(c abConfig) error {
 	start := time.Now()
 	e, err := engine.Open(engine.Config{Dir: storage, Shards: c.shards})
 	if err != nil {
-		return err
+		return abResult{}, err
 	}
 	write := true
 	if st, err := e.Stats(); err == nil && st.Memories > 0 {
@@ -192,7 +200,7 @@ func ab(c abConfig) error {
 		err = cerr
 	}
 	if err != nil {
-		return err
+		return abResult{}, err
 	}
 	fmt.Fprintf(os.Stderr, "preloaded in %s\n", time.Since(start).Round(time.Second))
 
@@ -201,11 +209,11 @@ func ab(c abConfig) error {
 	defer upSrv.Close()
 	bare, err := freePort()
 	if err != nil {
-		return err
+		return abResult{}, err
 	}
 	mem, err := freePort()
 	if err != nil {
-		return err
+		return abResult{}, err
 	}
 	cfg, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(fmt.Sprintf(`{
 	admin off
@@ -228,16 +236,16 @@ http://127.0.0.1:%d {
 }
 `, bare, strings.TrimPrefix(upSrv.URL, "http://"), mem, storage, strings.TrimPrefix(upSrv.URL, "http://"))), nil)
 	if err != nil {
-		return err
+		return abResult{}, err
 	}
 	if err := caddy.Load(cfg, true); err != nil {
-		return err
+		return abResult{}, err
 	}
 	defer caddy.Stop()
 	settle(c.settle)
 	stop, err := profile(c.cpuprofile)
 	if err != nil {
-		return err
+		return abResult{}, err
 	}
 	defer stop()
 
@@ -271,16 +279,16 @@ http://127.0.0.1:%d {
 	if c.trace != "" {
 		f, err := os.Create(c.trace)
 		if err != nil {
-			return err
+			return abResult{}, err
 		}
 		defer f.Close()
 		if err := trace.Start(f); err != nil {
-			return err
+			return abResult{}, err
 		}
 		defer trace.Stop()
 	}
 	if err := writeAllocs(c.memprofile, ".base"); err != nil {
-		return err
+		return abResult{}, err
 	}
 	var gcBefore runtime.MemStats
 	runtime.ReadMemStats(&gcBefore)
@@ -298,7 +306,7 @@ http://127.0.0.1:%d {
 	var gcAfter runtime.MemStats
 	runtime.ReadMemStats(&gcAfter)
 	if err := writeAllocs(c.memprofile, ""); err != nil {
-		return err
+		return abResult{}, err
 	}
 	report(c, results, up)
 	if c.latencyRounds > 0 {
@@ -309,7 +317,7 @@ http://127.0.0.1:%d {
 			gcAfter.NumGC-gcBefore.NumGC, took.Round(time.Second),
 			float64(gcAfter.TotalAlloc-gcBefore.TotalAlloc)/1e6/took.Seconds(), gcAfter.NextGC>>20)
 	}
-	return nil
+	return abResult{rounds: results, seen: up.seen.Load(), injected: up.injected.Load()}, nil
 }
 
 // writeAllocs writes the process's allocation profile so far to path with

@@ -409,16 +409,12 @@ func TestSecondOpenFailsWithActionableError(t *testing.T) {
 	dir := t.TempDir()
 	e := open(t, dir, 2)
 	defer closeEngine(t, e)
-	start := time.Now()
 	_, err := Open(Config{Dir: dir, Shards: 2, LockTimeout: 300 * time.Millisecond})
 	if err == nil {
 		t.Fatal("second open of a held storage succeeded")
 	}
 	if !errors.Is(err, store.ErrLocked) || !strings.Contains(err.Error(), "caddy reload") {
 		t.Errorf("error does not say what to do: %v", err)
-	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("second open took %v; the lock timeout should bound it", d)
 	}
 }
 
@@ -429,12 +425,9 @@ func TestQueueFullDropsInsteadOfBlocking(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer closeEngine(t, e)
-	start := time.Now()
+	// An Enqueue that waited for room would never drop one.
 	for range 2000 {
 		e.Enqueue(&Job{Owner: "o", Turn: extract.Turn{Dialect: "openai_chat", User: "hello there", Time: time.Now()}})
-	}
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("enqueue blocked: 2000 jobs took %v", d)
 	}
 	if obs.dropped.Load() == 0 {
 		t.Errorf("a queue of 1 never dropped a job")

@@ -349,14 +349,10 @@ func TestSecondOpenDoesNotWipeHeldShards(t *testing.T) {
 	defer x.Close()
 	apply(t, x, 3, index.Doc{ID: 1, Owner: "o", Content: "precious memory"})
 
-	start := time.Now()
 	y, err := index.Open(dir, 1, 200*time.Millisecond)
 	if err == nil {
 		y.Close()
 		t.Fatal("second Open of a held index succeeded")
-	}
-	if time.Since(start) > 5*time.Second {
-		t.Errorf("second Open took %v", time.Since(start))
 	}
 	if got := find(t, x, index.Query{Owner: "o", Text: "precious"}); !sameSet(got, 1) {
 		t.Errorf("first handle after a failed second Open: %v", got)

@@ -219,8 +219,8 @@ func TestSecondOpenFailsWithErrLocked(t *testing.T) {
 	if !strings.Contains(err.Error(), "caddy reload") {
 		t.Errorf("err = %q, want a hint about 'caddy reload'", err)
 	}
-	if elapsed < timeout/2 || elapsed > 2*timeout+500*time.Millisecond {
-		t.Errorf("second Open failed after %v, want about %v", elapsed, timeout)
+	if elapsed < timeout/2 {
+		t.Errorf("second Open failed after %v, without waiting for the lock timeout of %v", elapsed, timeout)
 	}
 	// The first handle is unharmed.
 	if ms := all(t, s, "o"); len(ms) != 1 || ms[0].Content != "still here" {
