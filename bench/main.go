@@ -271,8 +271,8 @@ http://127.0.0.1:%d {
 	// Latency as one request pays it: a single client, so requests do not
 	// queue for the cores behind each other (or behind the load generator),
 	// once the index has built and merged what the rounds above taught the
-	// memory server (~300 turns/s; measured through, the merges were most
-	// of this p99: +13 to +26 ms at 1M).
+	// memory server (measured through, those merges would be most of this
+	// p99).
 	if c.latencyRounds > 0 {
 		settle(c.settle)
 	}
@@ -310,8 +310,8 @@ http://127.0.0.1:%d {
 	}
 	report(c, results, up)
 	if c.latencyRounds > 0 {
-		// Collections are what the slowest of these requests overlapped
-		// (trace tasks at 1M): how often they come says how many a p99 sees.
+		// Collections are what the slowest of these requests tend to
+		// overlap: how often they come says how many a p99 sees.
 		took := singleEnd.Sub(singleStart)
 		fmt.Printf("one-client rounds (whole process: servers, upstream and clients): %d garbage collections in %s, %.1f MB/s allocated, heap goal %d MiB\n",
 			gcAfter.NumGC-gcBefore.NumGC, took.Round(time.Second),

@@ -82,8 +82,8 @@ func preload(e *engine.Engine, n, owners int, seed uint64, write bool) (map[int]
 	words := make(map[int][]string, owners)
 	base := time.Now().Add(-365 * 24 * time.Hour)
 	// Texts come from a pool made beforehand: drawing a hundred Zipf words
-	// per memory took a tenth of the CPU of an ingest, which measured the
-	// generator rather than the engine. Each memory still gets its own
+	// per memory would be much of an ingest's CPU, measuring the generator
+	// rather than the engine. Each memory still gets its own
 	// owner, key and time; the pool's size is a prime, so an owner's
 	// memories (every owners-th) are distinct texts.
 	pool := make([]store.Put, min(n, 20_011))

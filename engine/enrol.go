@@ -10,9 +10,9 @@ import (
 // enrolment says whether the index already holds owner, and, if not,
 // whether it should from now on: an owner with more memories than a search
 // reads from its records. Smaller owners are never searched in the index,
-// so their memories stay out of it: at a million memories over 10,000
-// owners, indexing them was most of the CPU of a bulk load (segments,
-// merges, analysis) and all but 4 of the index's 516 MiB.
+// so their memories stay out of it: in a store of many small owners,
+// indexing them would be most of the CPU of a bulk load (segments, merges,
+// analysis) and nearly all of the index's size.
 func (e *Engine) enrolment(tx *store.Tx, owner string) (held, enrol bool, err error) {
 	if held, err = e.index.Holds(owner); err != nil || held {
 		return held, false, err

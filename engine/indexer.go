@@ -25,23 +25,17 @@ const (
 	// that has waited indexAtMost ticks. Under light load every pending shard
 	// fits and a turn is searchable within a second; under sustained writes
 	// each shard is indexed every few seconds, in a steady rotation instead
-	// of a burst. At 100k memories and ~300 proxied turns/s, indexing every
-	// shard every second took 37% of the CPU and cut proxy throughput to
-	// 0.7 of bare reverse_proxy (bench -cpuprofile). With 8 shards a tick
-	// instead of 16 (each shard every ~8 s instead of ~4 under sustained
-	// writes), segments hold twice the turns: at 1M memories the process's
-	// CPU in the A/B fell by a tenth (Scorch's persisting and merging by
-	// about 40%) and its allocation rate by 10-16%. Owners with up to
-	// DefaultLocalSearchMax memories are searched from their records and see
-	// a turn at once; only larger ones wait for the index.
+	// of a burst, and fewer, larger segments cost less to persist and merge
+	// than many small ones. Owners with up to DefaultLocalSearchMax memories
+	// are searched from their records and see a turn at once; only larger
+	// ones wait for the index. (docs/performance.md has the measurements.)
 	indexEvery      = time.Second
 	segmentsPerTick = 8
 	indexAtMost     = 10 // ticks: the longest a proxied turn waits to be searchable
 	// indexBatch is the most changes one pass reads. During a bulk load a
 	// pass spreads them over every shard, and each shard's share becomes a
-	// segment that merges then rewrite: with 5,000 a segment held ~80
-	// memories and ingest reached 4.1k/s at 100k memories; with 20,000,
-	// ~300, and 6.2-6.9k/s (50,000 was no faster).
+	// segment that merges then rewrite: the larger the share, the fewer
+	// rewrites, up to a point where larger passes were no faster.
 	indexBatch = 20000
 	trimEvery  = 10 * time.Minute
 )
@@ -77,8 +71,8 @@ func (e *Engine) indexer() {
 			return
 		}
 		// Applied entries, not pending ones: counting those, a caught-up
-		// index kept the log for trimEvery, and a bulk load's million
-		// entries (72 MB of memory.db) were all still there when it ended.
+		// index would keep the log for trimEvery, and a bulk load's entries
+		// would all still be in memory.db when it ended.
 		if through := e.oldestThrough(); through > trimmed+e.cfg.trimAfter || time.Since(lastTrim) > trimEvery {
 			e.trim()
 			trimmed, lastTrim = through, time.Now()
@@ -351,7 +345,7 @@ func (e *Engine) trim() {
 // recordProgress writes into each ready shard how far it is consistent. A
 // pass writes only to the shards it has documents for, and most changes
 // (of owners the index does not hold) give none: a restart would otherwise
-// replay them, which at a million memories took 16 s.
+// replay them all, which grows with the store.
 func (e *Engine) recordProgress() error {
 	e.mu.Lock()
 	through := slices.Clone(e.through)

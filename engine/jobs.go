@@ -76,25 +76,20 @@ func (e *Engine) writer() {
 }
 
 // learnEvery spaces the writer's commits under load. Each commit costs two
-// fsyncs, which on this project's test machines burn CPU, and rewrites the
-// pages it touches; with turns arriving every 3 ms, nearly each had a
-// commit of its own, and the writes took CPU from the requests being
-// proxied (bench, 8 clients at 100k memories: with learning switched off,
-// JSON p50 +0.5 ms over bare instead of +1.4 ms). A turn that arrives after
-// a quiet spell is still learned at once; under load, a crash can lose the
-// turns of the last learnEvery, and what a turn taught is searchable up to
-// learnEvery later. Turns used to be saved to the durable queue every 10
-// ms and learned from it every 50 ms, in commits of their own: 440 to 470
-// µs of CPU a turn (BenchmarkTurnCost), against 350 to 365 µs learned
-// directly every 20 ms (10 ms: 425 µs; 50 ms: 280 µs).
+// fsyncs, which burn CPU, and rewrites the pages it touches; with a turn
+// every few milliseconds nearly each would have a commit of its own, and
+// the writes would take CPU from the requests being proxied. A turn that
+// arrives after a quiet spell is still learned at once; under load, a crash
+// can lose the turns of the last learnEvery, and what a turn taught is
+// searchable up to learnEvery later. BenchmarkTurnCost measures the CPU a
+// turn costs at this spacing.
 const learnEvery = 20 * time.Millisecond
 
 // learnAfter is the least a turn waits to be learned. The hand-off comes
-// right after the answer is flushed, and learning at once competed with
-// the client receiving that answer: in bench runs with one client, the way
-// back from the upstream was 0.2 to 0.4 ms longer than when turns were
-// only queued then. A turn learned a little later lands in the time the
-// client's next request waits on its model.
+// right after the answer is flushed, and learning at once competes with the
+// client receiving that answer (the bench's "way back" shows it). A turn
+// learned a little later lands in the time the client's next request waits
+// on its model.
 const learnAfter = 3 * time.Millisecond
 
 // pace waits until every has passed since last, or Close starts draining.
@@ -293,8 +288,8 @@ func (e *Engine) process(items []queued) bool {
 		}
 	}
 	// The indexer is not woken: it takes what extraction stored on its next
-	// tick, in one batch per shard. Waking it for every job made one tiny
-	// Bleve segment per shard per job, and merging them took 40% of the CPU
-	// under load (bench -cpuprofile).
+	// tick, in one batch per shard. Woken for every job, it would make one
+	// tiny Bleve segment per shard per job, and merging them would take the
+	// CPU the requests need.
 	return true
 }

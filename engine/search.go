@@ -15,10 +15,10 @@ import (
 )
 
 // DefaultMinScore is the relevance floor the proxy uses unless configured:
-// a request gets memories when one covers at least 35% of its question
-// (see index.Coverage and relevanceWeights). Measured on the LoCoMo dev
-// split, it costs 0.004 of recall@5 against no floor, while questions from
-// other conversations inject something in 6.5% of cases instead of 91%.
+// a request gets memories when one covers at least this share of its
+// question (see index.Floor). It is tuned on LoCoMo (docs/recall.md): it
+// costs little recall, and keeps questions about something else from
+// getting memories at all.
 const DefaultMinScore = 0.35
 
 // SearchRequest asks for an owner's memories relevant to a text.
@@ -89,9 +89,9 @@ func (e *Engine) Search(ctx context.Context, r SearchRequest) ([]Result, error) 
 	}
 	// One read transaction for the whole search: a small owner's records
 	// are ranked from the store's own bytes and only the memories returned
-	// are decoded (decoding all 30 candidates was a sixth of a search's CPU
-	// at a million memories, and most of what it allocated). The question's
-	// embedding is awaited before: no transaction waits on the network.
+	// are decoded (decoding every candidate would be much of a search's CPU
+	// and most of what it allocates). The question's embedding is awaited
+	// before: no transaction waits on the network.
 	var out []Result
 	err := e.store.View(func(tx *store.Tx) error {
 		var err error
@@ -220,7 +220,7 @@ func (e *Engine) searchIn(ctx context.Context, tx *store.Tx, r SearchRequest, te
 			}
 		}
 		// Restatements after the floor: hashing the text of every candidate,
-		// most of which the floor drops, was 14% of a search's CPU.
+		// most of which the floor drops, would cost more than the rest.
 		h := norm.Hash(m.Content)
 		if seen[h] {
 			continue

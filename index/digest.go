@@ -11,9 +11,8 @@ import (
 
 // A digest is the terms the index holds for a memory, kept in the memory's
 // record (store.Peek.Terms) so that searching a small owner compares term
-// hashes instead of reading text. Matching the text of a hundred
-// turn-sized memories was most of a search at a million memories (about
-// 4 µs a memory); comparing their digests costs a tenth of that, and the
+// hashes instead of reading text: matching text word by word would be most
+// of a search, comparing sorted hashes is a fraction of that, and the
 // records are then decoded only for the best candidates.
 //
 // Layout: DigestVersion, then for the content and the context field: a

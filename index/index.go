@@ -164,10 +164,9 @@ func (x *Index) runtimeConfig() map[string]interface{} {
 		"bolt_timeout": x.timeout.String(),
 		// Scorch's floor of 2000 documents puts every segment of a shard
 		// under that size in one tier, so each merge of the new small
-		// segments re-merged the whole shard: at 100k memories (1,500 per
-		// shard) merges in all shards at once stalled requests for 400 ms
-		// (bench, p99). With a floor of 100, new segments merge among
-		// themselves. Searches see a few more segments (LoCoMo p50 +0.3 ms).
+		// segments would re-merge the whole shard, and merges in every
+		// shard at once stall requests. With a floor of 100, new segments
+		// merge among themselves; searches see a few more segments.
 		"scorchMergePlanOptions": map[string]interface{}{"FloorSegmentSize": 100},
 	}
 }

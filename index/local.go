@@ -322,8 +322,8 @@ var fieldNames = [2]string{"content", "context"}
 // IDF barely moves while a shard grows by a few percent, so the frequencies
 // are kept until the shard's document count has drifted by dfDrift, or for
 // dfTTL at most (a shard whose count stays put while memories are replaced).
-// A 10 s TTL missed on most lookups at a million memories: a shard sees a
-// few searches a second, and conversation has a long tail of words.
+// The TTL is long because a shard sees only a few searches a second, and
+// conversation has a long tail of words: a short one would miss most.
 const (
 	dfTTL   = 5 * time.Minute
 	dfDrift = 0.05

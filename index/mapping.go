@@ -48,13 +48,12 @@ func init() {
 	// (A Bleve package setting: it applies to every BM25 index in the process.)
 	search.BM25_b = 0
 
-	// Buffers sized for the small segments this index makes. A new segment
-	// reserved room for 100 documents more than it holds, at the size per
-	// document of the last one built, and a merge wrote through a 1 MiB
-	// buffer: while proxying, a shard's segment holds a turn or two, and
-	// those two buffers were 0.46 MB of the 1.6 MB each allocated with its
-	// merges (BenchmarkApply/batch=2), the churn behind the collections that
-	// the slowest requests overlapped. Both buffers still grow as needed.
+	// Buffers sized for the small segments this index makes. By default a
+	// new segment reserves room for 100 documents more than it holds, and a
+	// merge writes through a 1 MiB buffer; while proxying, a shard's segment
+	// holds a turn or two, and those buffers would be most of what each
+	// segment and merge allocates: churn that makes the collector run beside
+	// requests. Both buffers still grow as needed.
 	// (Package settings of zapx, like BM25_b above.)
 	zap.NewSegmentBufferNumResultsBump = 4
 	zap.DefaultFileMergerBufferSize = 64 << 10
@@ -73,7 +72,7 @@ func newMapping() mapping.IndexMapping {
 	kw.SkipFreqNorm = true
 
 	// The text lives in the store; the index keeps only what search needs.
-	// No term vectors: no phrase queries, and indexing is ~35% faster without.
+	// No term vectors: no phrase queries, and indexing is much faster without.
 	txt := bleve.NewTextFieldMapping()
 	txt.Analyzer = contentAnalyzer
 	txt.Store, txt.IncludeInAll, txt.IncludeTermVectors, txt.DocValues = false, false, false, false
@@ -85,8 +84,9 @@ func newMapping() mapping.IndexMapping {
 	dm.AddFieldMappingsAt("content", txt)
 	dm.AddFieldMappingsAt("context", txt)
 	im.DefaultMapping = dm
-	// Dates are deliberately not indexed (5x slower indexing, 2.6x larger);
-	// expiry and recency are applied to the records loaded from the store.
+	// Dates are deliberately not indexed (indexing several times slower, and
+	// a much larger index; see ../shared/reference/storage.md): expiry and
+	// recency are applied to the records loaded from the store.
 	return im
 }
 

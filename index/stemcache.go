@@ -15,9 +15,9 @@ import (
 // words recur in memory after memory.
 //
 // It is an open-addressed table keyed by a 64-bit hash of the word, with the
-// terms in one buffer: a Go map keyed by the words cost ~110 ns a lookup in a
-// bulk load (a cache miss for the slot and another for the key's bytes), a
-// tenth of the CPU, for every word of every memory twice (digest and index).
+// terms in one buffer: a Go map keyed by the words costs a cache miss for
+// the slot and another for the key's bytes, for every word of every memory
+// twice (digest and index).
 // Two words whose 64-bit hashes are equal would share a term; among the
 // table's 2^16 words that has a chance of about 10^-10.
 type stemCache struct {

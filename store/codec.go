@@ -7,8 +7,8 @@ import (
 	"time"
 )
 
-// Records are stored in a compact binary form: decoding JSON was the largest
-// cost of a search (about 20 µs for each of the ~30 candidates). Records
+// Records are stored in a compact binary form: decoding JSON would be the
+// largest cost of a search, done for each of its candidates. Records
 // written as JSON or as codecV1 by earlier versions still decode; export and
 // import stay JSON.
 //

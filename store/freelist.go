@@ -13,9 +13,9 @@ import (
 
 // writeFreelist makes one commit that writes the freelist, which every
 // other commit leaves out (NoFreelistSync), so that the next open reads the
-// list instead of rebuilding it from every page of the file: at a million
-// memories, 1.7 GB read, 29 s when the file was not in the page cache (after
-// a reboot), and the whole file resident. Call it just before closing; the
+// list instead of rebuilding it from every page of the file: the whole file
+// read (slow from a cold disk, after a reboot), and all of it resident.
+// Call it just before closing; the
 // next commit drops the list again, so after a crash the next open still
 // rebuilds it.
 func writeFreelist(b *bolt.DB) error {
@@ -86,10 +86,10 @@ func freelistWritten(path string) bool {
 
 // readAhead reads the file at path once, in order, into the page cache.
 // Rebuilding bbolt's freelist reads every page in the order of its trees,
-// one page at a time (the mapping is MADV_RANDOM): at a million memories,
-// 30 s from a cold disk here. Read in file order first, the same 1.9 GB
-// took 2.2 s, and the rebuild then finds every page cached.
-// (posix_fadvise's WILLNEED read 8 MB of it.)
+// one page at a time (the mapping is MADV_RANDOM), which from a cold disk is
+// an order of magnitude slower than reading the file in order first; the
+// rebuild then finds every page cached. (posix_fadvise's WILLNEED reads
+// only a little of it.)
 func readAhead(path string) {
 	f, err := os.Open(path)
 	if err != nil {

@@ -9,8 +9,8 @@ import (
 
 // releaseWalked gives back the pages bbolt's open touched while rebuilding
 // the freelist (NoFreelistSync): it reads the header of every page of the
-// file, which made the whole file resident in the process (1.9 GB at a
-// million memories) though a search reads only its owner's pages.
+// file, which makes the whole file resident in the process though a search
+// reads only its owner's pages.
 // MADV_DONTNEED on bbolt's read-only shared mapping only unmaps them: the
 // data stays in the kernel's page cache and the next read maps it again, so
 // nothing is lost, and resident memory shows what the server uses. It must

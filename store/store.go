@@ -97,10 +97,10 @@ func (s *DB) update(fn func(*bolt.Tx) error) error {
 func boltOptions(timeout time.Duration) *bolt.Options {
 	return &bolt.Options{
 		Timeout: timeout,
-		// Writing the freelist with every commit cost proxied requests 10%
-		// of throughput (bench: 0.86 -> 0.77 of bare). It is written once,
-		// at close (writeFreelist); only an open after a crash rebuilds it,
-		// reading every page of the file.
+		// Writing the freelist with every commit costs proxied requests
+		// throughput (docs/performance.md). It is written once, at close
+		// (writeFreelist); only an open after a crash rebuilds it, reading
+		// every page of the file.
 		NoFreelistSync: true,
 		FreelistType:   bolt.FreelistMapType,
 	}
