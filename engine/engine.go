@@ -1,9 +1,10 @@
-// Package engine owns one open memory database: the bbolt store, the Bleve
-// index kept in step with it through the store's change log (for the owners
-// too large to search from their records), and the background work that
-// fills them (learning from proxied turns, indexing changes, rebuilding
-// shards). It knows nothing about
-// Caddy or HTTP, so tools and tests can open a database directly.
+// Package engine owns one open memory database and its workers: the store,
+// the Bleve index kept in step with it through the store's change log, and
+// the background work (learning from proxied turns, indexing changes,
+// rebuilding shards, renewing digests, embedding). Its entry points are
+// thin (Search, Enqueue, Ingest, and the management calls): how to rank is
+// the index's policy, what a turn teaches is extract's. It knows nothing
+// about Caddy or HTTP, so tools and tests can open a database directly.
 package engine
 
 import (

@@ -1,9 +1,11 @@
-// Package index owns the Bleve full-text index derived from the store: the
-// mapping and analyzers, K on-disk scorch shards chosen by a hash of the owner,
-// applying changes in batches that also record the last change sequence they
-// include, which owners a shard holds (the caller enrols them), owner-filtered
-// search, ranking, and rebuilding a shard from documents the caller streams
-// in. It never opens the store itself.
+// Package index owns search and ranking: the Bleve full-text index derived
+// from the store (the mapping and analyzer, K on-disk scorch shards chosen by
+// a hash of the owner, applying changes in batches that record the last
+// change sequence they include, which owners a shard holds, owner-filtered
+// search, rebuilding a shard from documents the caller streams in), the
+// term digests records carry, ranking a small owner from its records, the
+// priors, the relevance floor and fusion with vector recall. It never opens
+// the store itself.
 package index
 
 import (
