@@ -286,7 +286,7 @@ func (h *Handler) health(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, map[string]any{
 		"status":           "ok",
-		"store_latency_ms": float64(hl.StoreLatency.Microseconds()) / 1000,
-		"index_latency_ms": float64(hl.IndexLatency.Microseconds()) / 1000,
+		"store_latency_ms": float64(hl.StoreLatency) / float64(time.Millisecond),
+		"index_latency_ms": float64(hl.IndexLatency) / float64(time.Millisecond),
 	})
 }

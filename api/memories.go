@@ -186,7 +186,7 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := h.cfg.Engine.Remember(r.Context(), engine.OwnedPut{Owner: owner, Put: store.Put{Session: in.Session, Kind: in.Kind, Key: in.Key,
-		Content: in.Content, Ref: in.Ref, Meta: in.Meta, ExpiresAt: in.ExpiresAt}})
+		Content: in.Content, Ref: in.Ref, Meta: in.Meta, ExpiresAt: in.ExpiresAt, Source: store.SourceAPI}})
 	if err != nil {
 		h.fail(w, err)
 		return

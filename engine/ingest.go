@@ -20,7 +20,7 @@ func (e *Engine) Ingest(ctx context.Context, owner, session string, said []extra
 	mems, turns := extract.Transcript(session, said, facts)
 	seq, err := e.write(func(tx *store.Tx) error {
 		for _, m := range mems {
-			if _, _, err := tx.Upsert(owner, putOf(m)); err != nil {
+			if _, _, err := tx.Upsert(owner, putOf(m, store.SourceRules)); err != nil {
 				return err
 			}
 		}
@@ -32,8 +32,9 @@ func (e *Engine) Ingest(ctx context.Context, owner, session string, said []extra
 	return Ingested{Turns: turns, Facts: len(mems) - turns}, e.WaitIndexed(ctx, seq)
 }
 
-// putOf is a learned memory as the store writes it, with its digest.
-func putOf(m extract.Memory) store.Put {
+// putOf is a learned memory as the store writes it, with its digest and
+// the learner it came from.
+func putOf(m extract.Memory, source string) store.Put {
 	return withDigest(store.Put{Session: m.Session, Kind: m.Kind, Key: m.Key, Content: m.Content,
-		Context: m.Context, Ref: m.Ref, Meta: m.Meta, Time: m.Time})
+		Context: m.Context, Ref: m.Ref, Meta: m.Meta, Time: m.Time, Source: source, Importance: m.Importance})
 }

@@ -246,7 +246,7 @@ func (e *Engine) process(items []queued) bool {
 		ws[i].owner, ws[i].ok = j.Owner, true
 		ws[i].ref, ws[i].conversation = responseID, j.Conversation
 		for _, m := range mems {
-			ws[i].puts = append(ws[i].puts, putOf(m))
+			ws[i].puts = append(ws[i].puts, putOf(m, store.SourceRules))
 		}
 	}
 	stored := make([]int, len(ws))

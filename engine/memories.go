@@ -227,6 +227,9 @@ func (e *Engine) Import(ctx context.Context, ms []*store.Memory, keepIDs bool) (
 	seq, err := e.write(func(tx *store.Tx) error {
 		for i, m := range ms {
 			m.Digest = index.Digest(m.Content, m.Context)
+			if m.Source == "" {
+				m.Source = store.SourceImport
+			}
 			op, err := tx.Import(m.Owner, m, keepIDs)
 			switch {
 			case errors.Is(err, store.ErrInvalid):

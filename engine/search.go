@@ -180,7 +180,7 @@ func (e *Engine) searchIn(ctx context.Context, tx *store.Tx, r SearchRequest, te
 				delete(similar, h.ID) // a vector of text the memory no longer has
 			}
 		}
-		c := index.Candidate{ID: h.ID, Score: h.Score, Kind: b.Kind, Updated: b.Updated, Mentions: b.Mentions}
+		c := index.Candidate{ID: h.ID, Score: h.Score, Kind: b.Kind, Updated: b.Updated, Mentions: b.Mentions, Importance: b.Importance}
 		if p == nil {
 			mems[h.ID] = m
 			c.Content, c.Context = m.Content, m.Context

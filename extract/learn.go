@@ -49,6 +49,9 @@ type Memory struct {
 	Ref     string
 	Meta    map[string]string
 	Time    time.Time
+	// Importance is how much the memory matters, 1 to 10, when the learner
+	// says (0: it does not).
+	Importance int
 }
 
 // Limits on a transcript memory: enough of a turn to find it and recall it,

@@ -13,7 +13,9 @@ type Candidate struct {
 	Kind     string
 	Updated  time.Time
 	Mentions int
-	Rank     float64 // set by Rank
+	// Importance is the memory's, 1 to 10, or 0 when its learner gave none.
+	Importance int
+	Rank       float64 // set by Rank
 	// Content and Context are the memory's text, for a candidate found in
 	// the index (NewFloor matches them); a small owner's were matched when
 	// its records were read.
@@ -29,6 +31,9 @@ const (
 	factBoost    = 1.15                // a distilled fact over a raw transcript turn
 	mentionBoost = 0.05                // per restatement, up to mentionCap
 	mentionCap   = 4
+	// importanceBoost is the most an importance of 10 adds (and of 1 takes
+	// away), against the middle of the scale.
+	importanceBoost = 0.1
 )
 
 // Rank sets each candidate's Rank from its score and priors and sorts them
@@ -45,6 +50,9 @@ func Rank(cs []Candidate, now time.Time) {
 		}
 		if m := c.Mentions - 1; m > 0 {
 			r *= 1 + mentionBoost*float64(min(m, mentionCap))
+		}
+		if c.Importance > 0 {
+			r *= 1 + importanceBoost*float64(min(c.Importance, 10)-5)/5
 		}
 		c.Rank = r
 	}

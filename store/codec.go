@@ -14,25 +14,38 @@ import (
 //
 // codecV2 puts first what a search reads of every memory of an owner (see
 // Peek): the id, session, expiry, deletion and the search digest, so the
-// rest is decoded only for the memories it keeps.
+// rest is decoded only for the memories it keeps. codecV3 adds to that head
+// the flags (pinned) and the importance, to each version of the history the
+// time it stopped being true, and at the end the source and a list of
+// tagged fields that later versions can add to without a new codec (an
+// older reader skips tags it does not know).
 
 const (
 	codecV1 = 0x01
 	codecV2 = 0x02
+	codecV3 = 0x03
 )
+
+// Flags of a codecV3 record.
+const flagPinned = 1
 
 var errCorrupt = errors.New("memory record is damaged")
 
-// encodeMemory writes m as a codecV2 record.
+// encodeMemory writes m as a codecV3 record.
 func encodeMemory(m *Memory) []byte {
 	digest := m.Digest
-	b := make([]byte, 0, 96+len(m.Content)+len(m.Context)+len(m.Key)+len(digest))
-	b = append(b, codecV2)
+	b := make([]byte, 0, 100+len(m.Content)+len(m.Context)+len(m.Key)+len(digest)+len(m.Source))
+	b = append(b, codecV3)
 	b = binary.AppendUvarint(b, m.ID)
 	b = appendString(b, m.Session)
 	b = appendTimePtr(b, m.ExpiresAt)
 	b = appendTimePtr(b, m.DeletedAt)
 	b = append(binary.AppendUvarint(b, uint64(len(digest))), digest...)
+	var flags byte
+	if m.Pinned {
+		flags |= flagPinned
+	}
+	b = append(b, flags, byte(min(max(m.Importance, 0), 255)))
 	for _, s := range []string{m.Owner, m.Kind, m.Key, m.Content, m.Context, m.Ref} {
 		b = appendString(b, s)
 	}
@@ -48,9 +61,10 @@ func encodeMemory(m *Memory) []byte {
 	b = binary.AppendUvarint(b, uint64(len(m.History)))
 	for _, h := range m.History {
 		b = appendString(appendString(appendString(b, h.Content), h.Ref), h.Session)
-		b = appendTime(b, h.At)
+		b = appendTime(appendTime(b, h.At), h.Until)
 	}
-	return b
+	b = appendString(b, m.Source)
+	return binary.AppendUvarint(b, 0) // no tagged fields yet
 }
 
 func decodeMemory(b []byte, m *Memory) error {
@@ -64,19 +78,20 @@ func decodeMemory(b []byte, m *Memory) error {
 		for _, s := range []*string{&m.Owner, &m.Session, &m.Kind, &m.Key, &m.Content, &m.Context, &m.Ref} {
 			*s = d.string()
 		}
-	case codecV2:
-		var p Peek
+	case codecV2, codecV3:
+		p := Peek{v3: b[0] == codecV3}
 		if err := p.head(&d); err != nil {
 			return err
 		}
 		m.ID, m.Session, m.ExpiresAt, m.DeletedAt = p.ID, string(p.session), p.expiresAt(), p.deletedAt()
+		m.Pinned, m.Importance = p.Pinned, p.Importance
 		for _, s := range []*string{&m.Owner, &m.Kind, &m.Key, &m.Content, &m.Context, &m.Ref} {
 			*s = d.string()
 		}
 	default:
 		return errCorrupt
 	}
-	v1 := b[0] == codecV1
+	v1, v3 := b[0] == codecV1, b[0] == codecV3
 	if n := d.count(); n > 0 {
 		m.Meta = make(map[string]string, n)
 		for range n {
@@ -96,6 +111,16 @@ func decodeMemory(b []byte, m *Memory) error {
 			h := &m.History[i]
 			h.Content, h.Ref, h.Session = d.string(), d.string(), d.string()
 			h.At = d.time()
+			if v3 {
+				h.Until = d.time()
+			}
+		}
+	}
+	if v3 {
+		m.Source = d.string()
+		for n := d.count(); n > 0 && !d.err; n-- {
+			d.uvarint() // a field's tag, from a later version
+			d.bytes()
 		}
 	}
 	if d.err || len(d.b) != 0 {

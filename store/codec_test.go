@@ -182,3 +182,61 @@ func BenchmarkDecode(b *testing.B) {
 		}
 	}
 }
+
+// TestCodecReadsV2Records: a record written by the version before sources
+// and pinning (its bytes, from that version's encoder) decodes whole and
+// peeked, with its digest, and no source, importance or pin.
+func TestCodecReadsV2Records(t *testing.T) {
+	raw, _ := hex.DecodeString("022a027331018cc8c9a3a9b1eaf6310203010203056f776e65720a707265666572656e63650e707265666572656e63653a7465610e55736572206c696b657320746561066265666f72650a63686174636d706c2d3101047475726e027431018a80d0e2c6bfce972f0180a8a69ccebfce972f030263011155736572206c696b657320636f6666656501720273300180c8afa025")
+	exp := time.Date(2027, 1, 2, 3, 4, 5, 6, time.UTC)
+	want := &Memory{ID: 42, Owner: "owner", Session: "s1", Kind: "preference", Key: "preference:tea", Content: "User likes tea",
+		Context: "before", Ref: "chatcmpl-1", Meta: map[string]string{"turn": "t1"}, CreatedAt: time.Unix(1700000000, 5).UTC(),
+		UpdatedAt: time.Unix(1700000001, 0).UTC(), ExpiresAt: &exp, Mentions: 3, Version: 2, Seq: 99,
+		History: []Version{{Content: "User likes coffee", Ref: "r", Session: "s0", At: time.Unix(5, 0).UTC()}}}
+	var got Memory
+	if err := decodeMemory(raw, &got); err != nil || !reflect.DeepEqual(&got, want) {
+		t.Fatalf("v2 record: %v\n got %+v\nwant %+v", err, got, *want)
+	}
+	var p Peek
+	if err := p.read(raw); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(p.Terms(), []byte{1, 2, 3}) || p.Pinned || p.Importance != 0 {
+		t.Errorf("peek of a v2 record: %+v", p)
+	}
+	if b, err := p.Brief(); err != nil || b.Kind != "preference" || b.Mentions != 3 || !b.FromTurn("t1") {
+		t.Errorf("brief of a v2 record: %+v %v", b, err)
+	}
+}
+
+// TestCodecV3Fields: source, importance, pinning and when a version stopped
+// being true survive a round trip, are seen by a peek, and tagged fields a
+// later version adds are skipped.
+func TestCodecV3Fields(t *testing.T) {
+	m := &Memory{ID: 7, Owner: "o", Kind: "relationship", Key: "fact:x", Content: "The user's sister Zofia lives in Krakow.",
+		Source: "llm", Importance: 7, Pinned: true, Mentions: 1, Digest: []byte{9},
+		History: []Version{{Content: "The user's sister lives in Warsaw.", At: time.Unix(100, 0).UTC(), Until: time.Unix(200, 0).UTC()}}}
+	raw := encodeMemory(m)
+	var got Memory
+	if err := decodeMemory(raw, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := *m
+	want.Digest = nil
+	if !reflect.DeepEqual(&got, &want) {
+		t.Errorf("round trip:\n got %+v\nwant %+v", got, want)
+	}
+	var p Peek
+	if err := p.read(raw); err != nil || !p.Pinned || p.Importance != 7 {
+		t.Errorf("peek: %+v %v", p, err)
+	}
+	if b, _ := p.Brief(); b.Importance != 7 {
+		t.Errorf("brief importance %d", b.Importance)
+	}
+	// A later version's record: one more tagged field at the end.
+	later := append(raw[:len(raw)-1:len(raw)-1], 1, 5, 3, 'a', 'b', 'c')
+	var l Memory
+	if err := decodeMemory(later, &l); err != nil || l.Source != "llm" || l.Content != m.Content {
+		t.Errorf("a record with a field from a later version: %v %+v", err, l)
+	}
+}

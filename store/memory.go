@@ -38,6 +38,16 @@ type Memory struct {
 	Version  int       `json:"version"`
 	Seq      uint64    `json:"seq"`
 	History  []Version `json:"history,omitempty"`
+	// Source is where the memory came from: "rules" (learned from proxied
+	// traffic or an ingested transcript), "llm" (distilled by a model),
+	// "api", "import" or "tool" (saved by the model through its memory
+	// tool). Empty for memories stored before sources were recorded.
+	Source string `json:"source,omitempty"`
+	// Importance is how much the memory matters, 1 to 10, when its learner
+	// said (0: unknown); a mild ranking prior.
+	Importance int `json:"importance,omitempty"`
+	// Pinned memories are never merged away, evicted or pruned.
+	Pinned bool `json:"pinned,omitempty"`
 	// Digest is what a search reads of the memory's text without decoding
 	// it (see Peek.Terms): opaque to the store, made by the index from
 	// Content and Context. Whoever changes either sets it anew; nil means
@@ -46,12 +56,23 @@ type Memory struct {
 	Digest []byte `json:"-"`
 }
 
-// Version is a superseded value of a memory.
+// Sources of memories (Memory.Source).
+const (
+	SourceRules  = "rules"
+	SourceLLM    = "llm"
+	SourceAPI    = "api"
+	SourceImport = "import"
+	SourceTool   = "tool"
+)
+
+// Version is a superseded value of a memory: what it said from At until
+// it stopped being true (Until, when known).
 type Version struct {
 	Content string    `json:"content"`
 	Ref     string    `json:"ref,omitempty"`
 	Session string    `json:"session,omitempty"`
 	At      time.Time `json:"at"`
+	Until   time.Time `json:"until,omitzero"`
 }
 
 // MaxHistory bounds the superseded versions kept per memory, so a key that
@@ -80,6 +101,10 @@ type Put struct {
 	// Digest is the search digest of Content and Context (see
 	// Memory.Digest).
 	Digest []byte
+	// Source and Importance are the memory's (see Memory); a restatement
+	// (the same content again) keeps the memory's own.
+	Source     string
+	Importance int
 }
 
 // Op says what an upsert did.
@@ -178,7 +203,7 @@ func (t *Tx) Upsert(owner string, p Put) (*Memory, Op, error) {
 			if m.DeletedAt != nil {
 				op = Created
 			}
-			m.History = append(m.History, Version{Content: m.Content, Ref: m.Ref, Session: m.Session, At: m.UpdatedAt})
+			m.History = append(m.History, Version{Content: m.Content, Ref: m.Ref, Session: m.Session, At: m.UpdatedAt, Until: at})
 			if len(m.History) > MaxHistory {
 				m.History = m.History[len(m.History)-MaxHistory:]
 			}
@@ -189,6 +214,11 @@ func (t *Tx) Upsert(owner string, p Put) (*Memory, Op, error) {
 	m.Kind = p.Kind
 	m.Content, m.Context, m.Digest = p.Content, p.Context, p.Digest
 	m.Session = p.Session
+	if op != Updated || m.Source == "" {
+		m.Source, m.Importance = p.Source, p.Importance
+	} else {
+		m.Importance = max(m.Importance, p.Importance)
+	}
 	if p.Ref != "" || op != Updated {
 		m.Ref = p.Ref
 	}

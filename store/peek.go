@@ -11,7 +11,11 @@ import (
 // only on demand (Memory). Its bytes are the store file's own, valid only
 // inside the transaction that read them.
 type Peek struct {
-	ID               uint64
+	ID uint64
+	// Pinned and Importance are the record's (see Memory).
+	Pinned           bool
+	Importance       int
+	v3               bool // the record is codecV3
 	session, terms   []byte
 	expires, deleted optTime
 	raw              []byte
@@ -57,9 +61,10 @@ func (p *Peek) Memory() (*Memory, error) {
 // Brief is what a search ranks and filters memories by, read from the
 // record without decoding its text (or taken from a decoded Memory).
 type Brief struct {
-	Kind     string
-	Updated  time.Time
-	Mentions int
+	Kind       string
+	Updated    time.Time
+	Mentions   int
+	Importance int
 	// The record's key and Meta["turn"], its bytes (good as long as the
 	// Peek's), or the decoded memory.
 	key, turn []byte
@@ -68,7 +73,7 @@ type Brief struct {
 
 // BriefOf is the Brief of a decoded memory.
 func BriefOf(m *Memory) Brief {
-	return Brief{Kind: m.Kind, Updated: m.UpdatedAt, Mentions: m.Mentions, mem: m}
+	return Brief{Kind: m.Kind, Updated: m.UpdatedAt, Mentions: m.Mentions, Importance: m.Importance, mem: m}
 }
 
 // FromTurn reports whether the memory was learned from the turn whose
@@ -86,7 +91,7 @@ func (p *Peek) Brief() (Brief, error) {
 	if p.mem != nil {
 		return BriefOf(p.mem), nil
 	}
-	var b Brief
+	b := Brief{Importance: p.Importance}
 	d := decoder{b: p.body}
 	d.bytes() // owner
 	kind := d.bytes()
@@ -114,13 +119,14 @@ func (p *Peek) Brief() (Brief, error) {
 
 func (p *Peek) read(raw []byte) error {
 	*p = Peek{raw: raw}
-	if len(raw) == 0 || raw[0] != codecV2 {
+	if len(raw) == 0 || raw[0] != codecV2 && raw[0] != codecV3 {
 		// Written by an earlier version: no head to read on its own.
 		m := new(Memory)
 		if err := decodeMemory(raw, m); err != nil {
 			return err
 		}
 		p.ID, p.session, p.mem = m.ID, []byte(m.Session), m
+		p.Pinned, p.Importance = m.Pinned, m.Importance
 		if m.ExpiresAt != nil {
 			p.expires = optTime{true, *m.ExpiresAt}
 		}
@@ -129,6 +135,7 @@ func (p *Peek) read(raw []byte) error {
 		}
 		return nil
 	}
+	p.v3 = raw[0] == codecV3
 	d := decoder{b: raw[1:]}
 	if err := p.head(&d); err != nil {
 		return err
@@ -137,12 +144,17 @@ func (p *Peek) read(raw []byte) error {
 	return nil
 }
 
-// head reads the head of a codecV2 record, after its version byte.
+// head reads the head of a codecV2 or codecV3 record (p.v3), after its
+// version byte.
 func (p *Peek) head(d *decoder) error {
 	p.ID = d.uvarint()
 	p.session = d.bytes()
 	p.expires, p.deleted = d.optTime(), d.optTime()
 	p.terms = d.bytes()
+	if p.v3 {
+		flags := d.byte()
+		p.Pinned, p.Importance = flags&flagPinned != 0, int(d.byte())
+	}
 	if d.err {
 		return errCorrupt
 	}

@@ -53,9 +53,9 @@ var (
 	keySchema = []byte("schema")
 )
 
-// schemaVersion 2: records may be codecV2, which earlier versions cannot
-// read.
-const schemaVersion = 2
+// schemaVersion 3: records may be codecV3, which earlier versions cannot
+// read (2: codecV2).
+const schemaVersion = 3
 
 // ErrLocked is returned by Open when another process (or another open handle in
 // this process) holds the file.
