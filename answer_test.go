@@ -25,10 +25,13 @@ func (l heldLearner) Enqueue(*engine.Job) bool {
 	return true
 }
 
-// The client has the whole answer before the module gathers the turn and
-// hands it over: learning from a non-streaming request never adds to its
-// latency.
-func TestAnswerArrivesBeforeTheHandOff(t *testing.T) {
+// A server that begins to shut down (a reload) while the handler hands a
+// turn off must not leave the client holding a kept-alive connection the
+// server is about to close: the answer's end goes out when the handler
+// returns, saying "Connection: close". An answer flushed before the
+// hand-off promised the connection; the client sent its next request on
+// it, and the server closed it with that request unread.
+func TestShutdownDuringHandOffClosesConnection(t *testing.T) {
 	h := provisioned(t, &Handler{})
 	l := heldLearner{make(chan struct{}, 1), make(chan struct{})}
 	h.learner = l
@@ -47,11 +50,11 @@ func TestAnswerArrivesBeforeTheHandOff(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	defer close(l.release)
 
 	type answer struct {
 		status int
 		body   string
+		close  bool
 		err    error
 	}
 	got := make(chan answer, 1)
@@ -64,21 +67,28 @@ func TestAnswerArrivesBeforeTheHandOff(t *testing.T) {
 		}
 		defer resp.Body.Close()
 		b, err := io.ReadAll(resp.Body)
-		got <- answer{resp.StatusCode, string(b), err}
+		got <- answer{resp.StatusCode, string(b), resp.Close, err}
 	}()
-	// The answer may arrive before the handler reaches the hand-off, or
-	// while it waits there; never only after it.
 	select {
 	case <-l.held:
+	case a := <-got:
+		close(l.release)
+		t.Fatalf("the answer was whole at the client while its turn was being handed off: %+v", a)
 	case <-time.After(10 * time.Second):
 		t.Fatal("the request never reached the hand-off of its turn")
 	}
+	// What http.Server.Shutdown does first: no more kept-alive connections.
+	srv.Config.SetKeepAlivesEnabled(false)
+	close(l.release)
 	select {
 	case a := <-got:
 		if a.err != nil || a.status != http.StatusOK || !strings.Contains(a.body, "Miso") {
-			t.Fatalf("answer while the turn was being handed off: %+v", a)
+			t.Fatalf("answer across the shutdown: %+v", a)
 		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the client did not have the whole answer until the module had handed its turn off")
+		if !a.close {
+			t.Error("the answer kept the connection alive on a server shutting down")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no answer after the hand-off")
 	}
 }

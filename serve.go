@@ -84,10 +84,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	if !t.capture {
 		return nil
 	}
-	// The rest of the answer goes out now: a small JSON answer would
-	// otherwise wait in the server's buffer until the turn below has been
-	// gathered and handed off, and the client with it.
-	_ = t.FlushError()
+	// No flush before the hand-off. An answer with a Content-Length is
+	// whole at the client once its last byte is out, and the client sends
+	// its next request on the kept-alive connection at once; if a reload
+	// shuts the server down before this handler returns, net/http closes
+	// that connection with the request unread (an EOF or a reset). Left in
+	// the server's buffer, the answer's end goes out as the handler
+	// returns, as with reverse_proxy alone, and says "Connection: close"
+	// when the server is shutting down. The hand-off only queues the turn.
 	job := &engine.Job{Owner: owner, Turn: extract.Turn{
 		Session:         session,
 		Conversation:    conversation,
