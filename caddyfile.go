@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -57,6 +58,14 @@ func parseAPICaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, err
 //	    timeout       <duration>
 //	    fail          open|closed
 //	    diagnostics
+//	    llm {
+//	        url              <chat completions endpoint>
+//	        model            <model>
+//	        api_key          <key or placeholder>
+//	        debounce         <duration>
+//	        timeout          <duration>
+//	        calls_per_minute <n>
+//	    }
 //	    embed {
 //	        url            <embeddings endpoint>
 //	        model          <model>
@@ -83,14 +92,18 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		}
 		switch sub {
 		case "embed":
-			if d.NextArg() {
-				return d.ArgErr()
-			}
 			cfg, err := parseEmbed(d)
 			if err != nil {
 				return err
 			}
 			h.Embed = cfg
+			continue
+		case "llm":
+			cfg, err := parseLLM(d)
+			if err != nil {
+				return err
+			}
+			h.LLM = cfg
 			continue
 		case "diagnostics":
 			if d.NextArg() {
@@ -257,19 +270,40 @@ func oneArg(d *caddyfile.Dispenser, name string) (string, error) {
 	return arg, nil
 }
 
-// parseEmbed reads the embed block.
-func parseEmbed(d *caddyfile.Dispenser) (*EmbedConfig, error) {
-	cfg := new(EmbedConfig)
+// errUnknown is what a block's setter returns for a subdirective it does
+// not know.
+var errUnknown = errors.New("unrecognized")
+
+// block reads the nested block of the subdirective name, whose
+// subdirectives take one argument each and may each be given once, calling
+// set with each.
+func block(d *caddyfile.Dispenser, name string, set func(sub, arg string) error) error {
+	if d.NextArg() {
+		return d.ArgErr()
+	}
 	seen := map[string]bool{}
 	for nesting := d.Nesting(); d.NextBlock(nesting); {
 		sub := d.Val()
-		if err := once(d, seen, "embed "+sub); err != nil {
-			return nil, err
+		if err := once(d, seen, name+" "+sub); err != nil {
+			return err
 		}
-		arg, err := oneArg(d, "embed "+sub)
+		arg, err := oneArg(d, name+" "+sub)
 		if err != nil {
-			return nil, err
+			return err
 		}
+		if err := set(sub, arg); errors.Is(err, errUnknown) {
+			return d.Errf("unrecognized %s subdirective '%s'", name, sub)
+		} else if err != nil {
+			return d.Errf("%s %s: %v", name, sub, err)
+		}
+	}
+	return nil
+}
+
+// parseEmbed reads the embed block.
+func parseEmbed(d *caddyfile.Dispenser) (*EmbedConfig, error) {
+	cfg := new(EmbedConfig)
+	err := block(d, "embed", func(sub, arg string) (err error) {
 		switch sub {
 		case "url":
 			cfg.URL = arg
@@ -283,21 +317,47 @@ func parseEmbed(d *caddyfile.Dispenser) (*EmbedConfig, error) {
 			cfg.Timeout, err = duration(arg)
 		case "min_similarity":
 			if cfg.MinSimilarity, err = strconv.ParseFloat(arg, 64); err != nil || cfg.MinSimilarity < 0 || cfg.MinSimilarity > 1 {
-				return nil, d.Errf("embed min_similarity: %q is not a number from 0 to 1", arg)
+				return fmt.Errorf("%q is not a number from 0 to 1", arg)
 			}
 		case "batch_size":
 			cfg.BatchSize, err = positive(arg)
 		default:
-			return nil, d.Errf("unrecognized embed subdirective '%s'", sub)
+			return errUnknown
 		}
-		if err != nil {
-			return nil, d.Errf("embed %s: %v", sub, err)
+		return err
+	})
+	if err == nil && (cfg.URL == "" || cfg.Model == "") {
+		err = d.Err("embed needs url and model")
+	}
+	return cfg, err
+}
+
+// parseLLM reads the llm block.
+func parseLLM(d *caddyfile.Dispenser) (*LLMConfig, error) {
+	cfg := new(LLMConfig)
+	err := block(d, "llm", func(sub, arg string) (err error) {
+		switch sub {
+		case "url":
+			cfg.URL = arg
+		case "model":
+			cfg.Model = arg
+		case "api_key":
+			cfg.APIKey = arg
+		case "debounce":
+			cfg.Debounce, err = duration(arg)
+		case "timeout":
+			cfg.Timeout, err = duration(arg)
+		case "calls_per_minute":
+			cfg.CallsPerMinute, err = positive(arg)
+		default:
+			return errUnknown
 		}
+		return err
+	})
+	if err == nil && (cfg.URL == "" || cfg.Model == "") {
+		err = d.Err("llm needs url and model")
 	}
-	if cfg.URL == "" || cfg.Model == "" {
-		return nil, d.Err("embed needs url and model")
-	}
-	return cfg, nil
+	return cfg, err
 }
 
 func positive(s string) (int, error) {

@@ -35,6 +35,14 @@ func TestCaddyfileEverySubdirective(t *testing.T) {
 		index_shards 16
 		queue_size 99
 		drain_timeout 3s
+		llm {
+			url http://127.0.0.1:11434/v1/chat/completions
+			model qwen2.5:7b-instruct
+			api_key {env.MEMORY_LLM_KEY}
+			debounce 30s
+			timeout 2m
+			calls_per_minute 12
+		}
 	}`)
 	var h Handler
 	if err := h.UnmarshalCaddyfile(d); err != nil {
@@ -45,7 +53,10 @@ func TestCaddyfileEverySubdirective(t *testing.T) {
 		`"session":"{http.request.header.X-Session}","scope":"session","placement":"user",` +
 		`"no_system_role":["o1-mini","my-strict-model"],"format":"anthropic",` +
 		`"max_tokens":600,"max_items":5,"min_score":0.5,"max_body":1048576,"max_capture":524288,` +
-		`"timeout":250000000,"fail_closed":true,"index_shards":16,"queue_size":99,"drain_timeout":3000000000}`
+		`"timeout":250000000,"fail_closed":true,` +
+		`"llm":{"url":"http://127.0.0.1:11434/v1/chat/completions","model":"qwen2.5:7b-instruct","api_key":"{env.MEMORY_LLM_KEY}",` +
+		`"debounce":30000000000,"timeout":120000000000,"calls_per_minute":12},` +
+		`"index_shards":16,"queue_size":99,"drain_timeout":3000000000}`
 	if string(got) != want {
 		t.Errorf("JSON\n got %s\nwant %s", got, want)
 	}
@@ -63,20 +74,23 @@ func TestCaddyfileBareDirective(t *testing.T) {
 
 func TestCaddyfileErrorsSayWhatIsWrong(t *testing.T) {
 	for in, want := range map[string]string{
-		"memory {\n bogus 1\n}":                              "unrecognized memory subdirective 'bogus'",
-		"memory {\n scope world\n}":                          "scope must be owner or session",
-		"memory {\n fail maybe\n}":                           "fail must be open or closed",
-		"memory {\n max_tokens lots\n}":                      `"lots" is not a positive whole number`,
-		"memory {\n max_items 0\n}":                          `"0" is not a positive whole number`,
-		"memory {\n max_body huge\n}":                        "is not a size",
-		"memory {\n timeout soon\n}":                         "is not a duration",
-		"memory {\n min_score -1\n}":                         "is not a number from 0 to 1",
-		"memory {\n storage\n}":                              "wrong argument count",
-		"memory {\n storage /a /b\n}":                        "storage takes one argument",
-		"memory extra":                                       "wrong argument count",
-		"memory {\n max_tokens 500\n max_tokens 600\n}":      "max_tokens already specified",
-		"memory {\n owner {a}\n owner {b}\n}":                "owner already specified",
-		"memory {\n embed {\n url u\n url v\n model m\n}\n}": "embed url already specified",
+		"memory {\n bogus 1\n}":                                    "unrecognized memory subdirective 'bogus'",
+		"memory {\n scope world\n}":                                "scope must be owner or session",
+		"memory {\n fail maybe\n}":                                 "fail must be open or closed",
+		"memory {\n max_tokens lots\n}":                            `"lots" is not a positive whole number`,
+		"memory {\n max_items 0\n}":                                `"0" is not a positive whole number`,
+		"memory {\n max_body huge\n}":                              "is not a size",
+		"memory {\n timeout soon\n}":                               "is not a duration",
+		"memory {\n min_score -1\n}":                               "is not a number from 0 to 1",
+		"memory {\n storage\n}":                                    "wrong argument count",
+		"memory {\n storage /a /b\n}":                              "storage takes one argument",
+		"memory extra":                                             "wrong argument count",
+		"memory {\n max_tokens 500\n max_tokens 600\n}":            "max_tokens already specified",
+		"memory {\n owner {a}\n owner {b}\n}":                      "owner already specified",
+		"memory {\n embed {\n url u\n url v\n model m\n}\n}":       "embed url already specified",
+		"memory {\n llm {\n url u\n}\n}":                           "llm needs url and model",
+		"memory {\n llm {\n url u\n model m\n temperature 1\n}\n}": "unrecognized llm subdirective 'temperature'",
+		"memory {\n llm {\n url u\n model m\n debounce soon\n}\n}": "llm debounce: \"soon\" is not a duration",
 	} {
 		var h Handler
 		err := h.UnmarshalCaddyfile(caddyfile.NewTestDispenser(in))

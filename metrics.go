@@ -2,6 +2,7 @@ package memory
 
 import (
 	"errors"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -45,13 +46,22 @@ var (
 		Namespace: "caddy", Subsystem: "memory", Name: "embedding_failures_total",
 		Help: "Failed calls to the embeddings endpoint (recall fell back to lexical).",
 	})
+	llmCalls = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "caddy", Subsystem: "memory", Name: "llm_calls_total",
+		Help: "Calls to the model that distils sessions, by result (ok, bad_json, error).",
+	}, []string{"result"})
+	llmSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Namespace: "caddy", Subsystem: "memory", Name: "llm_call_seconds",
+		Help:    "Time a call to the model that distils sessions took.",
+		Buckets: []float64{.25, .5, 1, 2, 4, 8, 15, 30, 60, 120},
+	})
 )
 
 func registerMetrics(reg prometheus.Registerer) error {
 	if reg == nil {
 		return nil
 	}
-	for _, c := range []prometheus.Collector{requestsTotal, injectedPerRequest, retrievalSeconds, jobsTotal, storedTotal, embeddingFailures} {
+	for _, c := range []prometheus.Collector{requestsTotal, injectedPerRequest, retrievalSeconds, jobsTotal, storedTotal, embeddingFailures, llmCalls, llmSeconds} {
 		var already prometheus.AlreadyRegisteredError
 		if err := reg.Register(c); err != nil && !errors.As(err, &already) {
 			return err
@@ -69,6 +79,10 @@ func (observer) JobDropped() { jobsTotal.WithLabelValues("dropped").Inc() }
 func (observer) JobFailed()  { jobsTotal.WithLabelValues("failed").Inc() }
 func (observer) EmbeddingFailed() {
 	embeddingFailures.Inc()
+}
+func (observer) LLMCall(result string, took time.Duration) {
+	llmCalls.WithLabelValues(result).Inc()
+	llmSeconds.Observe(took.Seconds())
 }
 func (observer) JobDone(stored int) {
 	jobsTotal.WithLabelValues("done").Inc()

@@ -21,6 +21,7 @@ import (
 	"github.com/caddy-memory/memory/embed"
 	"github.com/caddy-memory/memory/engine"
 	"github.com/caddy-memory/memory/inject"
+	"github.com/caddy-memory/memory/llm"
 )
 
 func init() {
@@ -107,6 +108,10 @@ type Handler struct {
 	// the background through an OpenAI-compatible embeddings endpoint and
 	// found by meaning as well as by words.
 	Embed *EmbedConfig `json:"embed,omitempty"`
+	// LLM turns on learning with a model (optional): each session's turns,
+	// once it has been quiet for a while, are distilled by one call to an
+	// OpenAI-compatible chat endpoint into an episode and standalone facts.
+	LLM *LLMConfig `json:"llm,omitempty"`
 
 	// Diagnostics adds response headers saying what memory did:
 	// X-Memory-Status (the outcome), X-Memory-Injected (how many memories)
@@ -159,6 +164,26 @@ type EmbedConfig struct {
 // learner takes a proxied turn to learn from, without waiting.
 type learner interface {
 	Enqueue(*engine.Job) bool
+}
+
+// LLMConfig configures learning with a model.
+type LLMConfig struct {
+	// URL is an OpenAI-compatible chat completions endpoint, e.g.
+	// http://127.0.0.1:11434/v1/chat/completions.
+	URL string `json:"url"`
+	// Model is the chat model, e.g. qwen2.5:7b-instruct.
+	Model string `json:"model"`
+	// APIKey is sent as a bearer token; use a placeholder such as
+	// "{env.MEMORY_LLM_KEY}".
+	APIKey string `json:"api_key,omitempty"`
+	// Debounce is the quiet time after a session's latest turn before it is
+	// distilled. Default: 60s.
+	Debounce caddy.Duration `json:"debounce,omitempty"`
+	// Timeout bounds one call. Default: 60s.
+	Timeout caddy.Duration `json:"timeout,omitempty"`
+	// CallsPerMinute caps the calls made, retries included; sessions wait
+	// their turn, nothing is lost. Default: 30.
+	CallsPerMinute int `json:"calls_per_minute,omitempty"`
 }
 
 // defaultNoSystemRole are the models known to reject the system role. The
@@ -246,6 +271,11 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		logFixed(h.logger, dir, h.engine.UseEmbedding(engine.EmbedConfig{Client: client, QueryTimeout: time.Duration(cfg.Timeout),
 			MinSimilarity: cfg.MinSimilarity, Batch: cfg.BatchSize}))
 	}
+	if c := h.LLM; c != nil {
+		client := &llm.Client{URL: c.URL, Model: c.Model, APIKey: caddy.NewReplacer().ReplaceKnown(c.APIKey, "")}
+		logFixed(h.logger, dir, h.engine.UseLLM(engine.LLMConfig{Client: client, Debounce: time.Duration(c.Debounce),
+			Timeout: time.Duration(c.Timeout), CallsPerMinute: c.CallsPerMinute}))
+	}
 	return nil
 }
 
@@ -259,6 +289,14 @@ func (h *Handler) Validate() error {
 	}
 	if h.Timeout < 0 || h.DrainTimeout < 0 {
 		return fmt.Errorf("memory: durations must not be negative")
+	}
+	if l := h.LLM; l != nil {
+		if l.URL == "" || l.Model == "" {
+			return fmt.Errorf("memory: llm needs url and model (an OpenAI-compatible chat completions endpoint and its model)")
+		}
+		if l.Debounce < 0 || l.Timeout < 0 || l.CallsPerMinute < 0 {
+			return fmt.Errorf("memory: llm: debounce, timeout and calls_per_minute must not be negative")
+		}
 	}
 	if e := h.Embed; e != nil {
 		if e.URL == "" || e.Model == "" {

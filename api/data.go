@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/caddy-memory/memory/engine"
 	"github.com/caddy-memory/memory/extract"
 	"github.com/caddy-memory/memory/store"
 )
@@ -23,8 +25,32 @@ type ingestRequest struct {
 	ownerRef
 	Session string       `json:"session"`
 	Turns   []ingestTurn `json:"turns"`
-	// Extract learns facts from the turns as from proxied traffic. Default true.
-	Extract *bool `json:"extract"`
+	// Extract says how the turns are learned from: "rules" (or true, the
+	// default) as from proxied traffic, "llm" the rules and then a model's
+	// distillation of the session, "none" (or false) not at all: the turns
+	// are stored and nothing more.
+	Extract extractMode `json:"extract"`
+}
+
+// extractMode is the extract field of POST /ingest.
+type extractMode string
+
+func (m *extractMode) UnmarshalJSON(b []byte) error {
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	switch v {
+	case true, "rules":
+		*m = "rules"
+	case false, "none":
+		*m = "none"
+	case "llm":
+		*m = "llm"
+	default:
+		return fmt.Errorf(`extract must be "rules" (or true), "llm" or "none" (or false), not %s`, b)
+	}
+	return nil
 }
 
 type ingestTurn struct {
@@ -73,8 +99,11 @@ func (h *Handler) ingest(w http.ResponseWriter, r *http.Request) {
 			turns[i].Time = *t.Time
 		}
 	}
-	facts := in.Extract == nil || *in.Extract
-	res, err := h.cfg.Engine.Ingest(r.Context(), owner, in.Session, turns, facts)
+	facts := in.Extract != "none"
+	res, err := h.cfg.Engine.Ingest(r.Context(), owner, in.Session, turns, facts, in.Extract == "llm")
+	if errors.Is(err, engine.ErrNoLLM) {
+		err = badRequest("%v", err)
+	}
 	if err != nil {
 		h.fail(w, err)
 		return

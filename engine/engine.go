@@ -39,6 +39,9 @@ type Observer interface {
 	// EmbeddingFailed: a call to the embeddings endpoint failed (recall
 	// stays lexical meanwhile).
 	EmbeddingFailed()
+	// LLMCall: a call to the model that distils sessions ended with result
+	// (LLMOK, LLMBadJSON, LLMError) after took.
+	LLMCall(result string, took time.Duration)
 }
 
 // Config configures Open.
@@ -105,7 +108,13 @@ type Engine struct {
 	// a rebuild marks its shard (see indexPass).
 	applyMu sync.RWMutex
 
-	emb atomic.Pointer[embedder] // set once embedding recall is on
+	emb atomic.Pointer[embedder]  // set once embedding recall is on
+	llm atomic.Pointer[distiller] // set once learning with a model is on
+
+	// stopCtx is cancelled when Close's deadline passes: calls to other
+	// services made in the background end with it.
+	stopCtx    context.Context
+	cancelStop context.CancelFunc
 }
 
 // Open opens (creating if needed) the database in cfg.Dir and starts its
@@ -154,6 +163,7 @@ func Open(cfg Config) (*Engine, error) {
 		return nil, err
 	}
 
+	stopCtx, cancelStop := context.WithCancel(context.Background())
 	e := &Engine{
 		cfg:           cfg,
 		store:         st,
@@ -173,6 +183,8 @@ func Open(cfg Config) (*Engine, error) {
 		rebuildMu:     make([]sync.Mutex, k),
 		rebuilding:    make(map[int]bool),
 		indexedCh:     make(chan struct{}),
+		stopCtx:       stopCtx,
+		cancelStop:    cancelStop,
 	}
 	rebuild, err := e.plan()
 	if err != nil {
@@ -254,7 +266,11 @@ func (e *Engine) Close(ctx context.Context) error {
 	e.closeMu.Unlock()
 
 	close(e.drain)
-	stages := []chan struct{}{e.writerDone, e.processorDone, e.indexerDone}
+	stages := []chan struct{}{e.writerDone, e.processorDone}
+	if d := e.distilling(); d != nil {
+		stages = append(stages, d.done)
+	}
+	stages = append(stages, e.indexerDone)
 	var timedOut bool
 	for _, done := range stages {
 		select {
@@ -267,6 +283,7 @@ func (e *Engine) Close(ctx context.Context) error {
 		}
 	}
 	close(e.abort)
+	e.cancelStop()
 	for _, done := range append(stages, e.rebuilderDone, e.redigestDone) {
 		<-done
 	}
@@ -346,10 +363,11 @@ func (e *Engine) WaitIndexed(ctx context.Context, seq uint64) error {
 
 type nopObserver struct{}
 
-func (nopObserver) JobDropped()      {}
-func (nopObserver) JobDone(int)      {}
-func (nopObserver) JobFailed()       {}
-func (nopObserver) EmbeddingFailed() {}
+func (nopObserver) JobDropped()                   {}
+func (nopObserver) JobDone(int)                   {}
+func (nopObserver) JobFailed()                    {}
+func (nopObserver) EmbeddingFailed()              {}
+func (nopObserver) LLMCall(string, time.Duration) {}
 
 // Fixed is a setting an open engine keeps whatever a later configuration
 // says, until it is closed.

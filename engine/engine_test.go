@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -455,6 +456,8 @@ func copyFile(t *testing.T, from, to string) {
 
 type countingObserver struct {
 	dropped, done, failed atomic.Int64
+	mu                    sync.Mutex
+	llm                   map[string]int // calls to the model by result
 }
 
 func (c *countingObserver) JobDropped() { c.dropped.Add(1) }
@@ -462,6 +465,21 @@ func (c *countingObserver) JobDone(int) { c.done.Add(1) }
 func (c *countingObserver) JobFailed()  { c.failed.Add(1) }
 
 func (c *countingObserver) EmbeddingFailed() {}
+
+func (c *countingObserver) LLMCall(result string, _ time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.llm == nil {
+		c.llm = map[string]int{}
+	}
+	c.llm[result]++
+}
+
+func (c *countingObserver) calls(result string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.llm[result]
+}
 
 // TestReconfigureSaysWhatStays: a later configuration of an open storage
 // is told which of its settings the engine keeps (the storage's shard

@@ -61,10 +61,16 @@ func (e *Engine) indexer() {
 		case <-tick.C:
 			e.indexPaced(waited)
 		case <-e.drain:
-			select {
-			case <-e.processorDone:
-			case <-e.abort:
-				return
+			learned := []chan struct{}{e.processorDone}
+			if d := e.distilling(); d != nil {
+				learned = append(learned, d.done)
+			}
+			for _, done := range learned {
+				select {
+				case <-done:
+				case <-e.abort:
+					return
+				}
 			}
 			e.indexPending()
 			e.recordProgress()

@@ -2,10 +2,16 @@ package engine
 
 import (
 	"context"
+	"errors"
+	"time"
 
 	"github.com/caddy-memory/memory/extract"
 	"github.com/caddy-memory/memory/store"
 )
+
+// ErrNoLLM is returned for a distillation asked of an engine without a
+// model to learn with.
+var ErrNoLLM = errors.New("learning with a model is not configured: add an llm block to the memory handler of this storage")
 
 // Ingested reports what Ingest stored.
 type Ingested struct {
@@ -15,17 +21,32 @@ type Ingested struct {
 
 // Ingest stores what a transcript of one session teaches for owner (see
 // extract.Transcript), in one transaction, and returns once everything is
-// durable and searchable.
-func (e *Engine) Ingest(ctx context.Context, owner, session string, said []extract.Said, facts bool) (Ingested, error) {
+// durable and searchable. With distil (and learning with a model on), the
+// session is distilled next, dated by its turns.
+func (e *Engine) Ingest(ctx context.Context, owner, session string, said []extract.Said, facts, distil bool) (Ingested, error) {
+	if distil && e.distilling() == nil {
+		return Ingested{}, ErrNoLLM
+	}
 	mems, turns := extract.Transcript(session, said, facts)
 	seq, err := e.write(func(tx *store.Tx) error {
+		var last time.Time
 		for _, m := range mems {
 			if _, _, err := tx.Upsert(owner, putOf(m, store.SourceRules)); err != nil {
 				return err
 			}
+			if m.Time.After(last) {
+				last = m.Time
+			}
+		}
+		if distil && turns > 0 {
+			_, err := touchSession(tx, owner, session, last, true)
+			return err
 		}
 		return nil
 	})
+	if distil && err == nil {
+		e.wake(e.distilling().wake)
+	}
 	if err != nil {
 		return Ingested{}, err
 	}

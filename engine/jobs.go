@@ -86,7 +86,7 @@ func (e *Engine) writer() {
 const learnEvery = 20 * time.Millisecond
 
 // learnAfter is the least a turn waits to be learned. The hand-off comes
-// right after the answer is flushed, and learning at once competes with the
+// as the answer's end goes out, and learning at once competes with the
 // client receiving that answer (the bench's "way back" shows it). A turn
 // learned a little later lands in the time the client's next request waits
 // on its model.
@@ -229,7 +229,12 @@ func (e *Engine) process(items []queued) bool {
 		puts              []store.Put
 		ref, conversation string
 		ok                bool
+		// session is the turn's, when a model distils it (see
+		// touchSession), at the turn's time.
+		session string
+		at      time.Time
 	}
+	distil := e.distilling() != nil
 	ws := make([]work, len(items))
 	for i, it := range items {
 		ws[i].seq = it.seq
@@ -247,10 +252,15 @@ func (e *Engine) process(items []queued) bool {
 		ws[i].ref, ws[i].conversation = responseID, j.Conversation
 		for _, m := range mems {
 			ws[i].puts = append(ws[i].puts, putOf(m, store.SourceRules))
+			if distil && m.Kind == "turn" && j.Session != "" {
+				ws[i].session, ws[i].at = j.Session, j.Time
+			}
 		}
 	}
 	stored := make([]int, len(ws))
+	wakeDistiller := false
 	err := e.store.Update(func(tx *store.Tx) error {
+		wakeDistiller = false
 		for i, w := range ws {
 			stored[i] = 0
 			for _, p := range w.puts {
@@ -268,6 +278,13 @@ func (e *Engine) process(items []queued) bool {
 					return err
 				}
 			}
+			if w.session != "" {
+				due, err := touchSession(tx, w.owner, w.session, w.at, false)
+				if err != nil {
+					return err
+				}
+				wakeDistiller = wakeDistiller || due
+			}
 			if w.seq != 0 {
 				if err := tx.DeleteJob(w.seq); err != nil {
 					return err
@@ -279,6 +296,9 @@ func (e *Engine) process(items []queued) bool {
 	if err != nil {
 		e.log().Error("storing memories failed; will retry", zap.Error(err))
 		return false
+	}
+	if wakeDistiller {
+		e.wake(e.distilling().wake)
 	}
 	for i, w := range ws {
 		if w.ok {

@@ -128,7 +128,7 @@ func TestForgetRemovesOwnerEverywhere(t *testing.T) {
 	if !e.Enqueue(proxiedTurn(kept, "c-kept", 1, "My favorite color is "+keptWord+".", "Noted: "+keptWord)) {
 		t.Fatal("job dropped")
 	}
-	if _, err := e.Ingest(ctx, gone, "s-gone", []extract.Said{{Role: "user", Content: "Transcript mentioning " + goneWord, Ref: "m1"}}, true); err != nil {
+	if _, err := e.Ingest(ctx, gone, "s-gone", []extract.Said{{Role: "user", Content: "Transcript mentioning " + goneWord, Ref: "m1"}}, true, false); err != nil {
 		t.Fatal(err)
 	}
 	settle(t, e)
@@ -230,7 +230,7 @@ func TestIngest(t *testing.T) {
 		{Role: "user", Content: "My favorite color is teal. The zquserword note.", Time: at.Add(3 * time.Minute)},
 		{Role: "user", Content: "   "}, // nothing to store
 	}
-	res, err := e.Ingest(ctx, owner, "session-1", turns, true)
+	res, err := e.Ingest(ctx, owner, "session-1", turns, true, false)
 	if err != nil {
 		t.Fatalf("Ingest: %v", err)
 	}
@@ -304,7 +304,7 @@ func TestIngest(t *testing.T) {
 
 	// Re-ingesting the same transcript changes nothing.
 	before := memoriesOf(t, e, owner)
-	again, err := e.Ingest(ctx, owner, "session-1", turns, true)
+	again, err := e.Ingest(ctx, owner, "session-1", turns, true, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -345,7 +345,7 @@ func TestIngestWithoutExtraction(t *testing.T) {
 	res, err := e.Ingest(context.Background(), owner, "s", []extract.Said{
 		{Role: "user", Content: "I live in Boston. My favorite color is teal.", Ref: "1"},
 		{Role: "Caroline", Content: "I live in Denver.", Ref: "2"},
-	}, false)
+	}, false, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -371,7 +371,7 @@ func TestIngestLearnsNoFactsFromAssistantRoles(t *testing.T) {
 		owner := e.OwnerID("roles-" + role)
 		if _, err := e.Ingest(context.Background(), owner, "s", []extract.Said{
 			{Role: role, Content: "I live in the cloud. My favorite color is blue.", Ref: "1"},
-		}, true); err != nil {
+		}, true, false); err != nil {
 			t.Fatal(err)
 		}
 		for _, m := range memoriesOf(t, e, owner) {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -31,8 +32,11 @@ type Session struct {
 	// traffic, the session's own date for ingested history. Relative dates
 	// are made absolute from it.
 	Date time.Time
-	// Turns are the session's transcripts, oldest first.
+	// Turns are the session's transcripts, oldest first, and Refs their
+	// references (a provider's response id, an ingested message's id),
+	// which the memories distilled from them keep.
 	Turns []string
+	Refs  []string
 	Known []Known
 }
 
@@ -58,7 +62,7 @@ var categories = map[string]bool{
 const distillInstructions = `You maintain a long-term memory about one user of an AI assistant. You are shown one conversation between the user and the assistant, and some of what is already remembered about the user (KNOWN, numbered). Answer with one JSON object and nothing else:
 
 {"episode": {"summary": "...", "topics": ["..."]},
- "facts": [{"content": "...", "category": "...", "importance": 5, "replaces": null}]}
+ "facts": [{"content": "...", "category": "...", "importance": 5, "replaces": null, "turns": [1]}]}
 
 Rules:
 - episode.summary: one to three sentences, in the third person, on what the conversation was about and anything decided. topics: a few words or short phrases.
@@ -68,6 +72,7 @@ Rules:
 - Write the summary and the facts in the language the user wrote in.
 - category: identity, relationship, preference, habit, plan, decision, health, work or fact.
 - importance: 1 (trivia) to 10 (essential to know about the user).
+- turns: the numbers of the conversation's turns the fact comes from.
 - When a fact changes or contradicts a KNOWN memory, set "replaces" to that memory's number. When it says the same as a KNOWN memory, leave it out.
 - Nothing worth keeping: "facts": [].`
 
@@ -91,9 +96,8 @@ func DistillPrompt(s Session) (system, user string, turns int) {
 		if turns > 0 && (turns == maxPromptTurns || b.Len()+len(t) > maxPromptBytes) {
 			break
 		}
-		b.WriteString(t)
-		b.WriteString("\n\n")
 		turns++
+		fmt.Fprintf(&b, "[%d] %s\n\n", turns, t)
 	}
 	return distillInstructions, strings.TrimRight(b.String(), "\n") + "\n", turns
 }
@@ -118,6 +122,9 @@ type DistilledFact struct {
 	// Replaces is the number (1..n) of the KNOWN memory the fact
 	// supersedes, or 0.
 	Replaces int
+	// Turns are the numbers (1..) of the turns it comes from, as the model
+	// says.
+	Turns []int
 }
 
 // ErrNoJSON means an answer holds no JSON object to read.
@@ -175,12 +182,18 @@ func ParseDistilled(answer string, known int) (Distilled, error) {
 				Category   string `json:"category"`
 				Importance any    `json:"importance"`
 				Replaces   any    `json:"replaces"`
+				Turns      []any  `json:"turns"`
 			}
 			if err := json.Unmarshal(rf, &obj); err != nil {
 				return Distilled{}, fmt.Errorf("a fact is neither an object nor a string: %v", err)
 			}
 			f.Content, f.Category = obj.Content, obj.Category
 			f.Importance, f.Replaces = number(obj.Importance), number(obj.Replaces)
+			for _, t := range obj.Turns {
+				if n := number(t); n > 0 && len(f.Turns) < maxTopics {
+					f.Turns = append(f.Turns, n)
+				}
+			}
 		}
 		if f.Content = clip(f.Content, maxFactLen); f.Content == "" {
 			continue
@@ -228,27 +241,42 @@ func clip(s string, n int) string {
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // Memories is what a distilled session teaches, for its owner: the episode
-// (one per session, kind "episode", dated by the session) and the facts.
+// (one per session, kind "episode", dated by the session, referring to the
+// turns refs of the turns shown) and the facts, each referring to the turns
+// it comes from.
 // A fact that replaces a KNOWN memory takes its key, so the memory gets a
 // new version and the old text is kept as its history; a fact the same as a
 // KNOWN memory takes its key too, and counts as another mention of it;
 // any other gets a key of its own text.
-func (d Distilled) Memories(session string, date time.Time, known []Known) []Memory {
+func (d Distilled) Memories(session string, date time.Time, known []Known, refs []string) []Memory {
+	joined := func(turns []int) string {
+		var rs []string
+		for _, t := range turns {
+			if t >= 1 && t <= len(refs) && refs[t-1] != "" && !slices.Contains(rs, refs[t-1]) {
+				rs = append(rs, refs[t-1])
+			}
+		}
+		return strings.Join(rs, ",")
+	}
 	var out []Memory
 	if d.Summary != "" {
+		all := make([]int, len(refs))
+		for i := range all {
+			all[i] = i + 1
+		}
 		out = append(out, Memory{
 			Session: session, Kind: "episode", Key: "episode:" + norm.Short(session, 8), Content: d.Summary,
-			Context: strings.Join(d.Topics, ", ") + dateWords(date), Time: date,
+			Context: strings.Join(d.Topics, ", ") + dateWords(date), Time: date, Ref: joined(all),
 		})
 	}
 	for _, f := range d.Facts {
-		key := ""
+		key, kind := "", f.Category
 		if f.Replaces > 0 {
 			key = known[f.Replaces-1].Key
 		} else {
 			for _, k := range known {
 				if norm.Same(k.Content, f.Content) {
-					key = k.Key
+					key, kind = k.Key, k.Kind // another mention of it, as it is
 					break
 				}
 			}
@@ -257,8 +285,8 @@ func (d Distilled) Memories(session string, date time.Time, known []Known) []Mem
 			key = "fact:" + norm.Short(norm.Normalize(f.Content), 8)
 		}
 		out = append(out, Memory{
-			Session: session, Kind: f.Category, Key: key, Content: f.Content, Time: date,
-			Importance: f.Importance,
+			Session: session, Kind: kind, Key: key, Content: f.Content, Time: date,
+			Importance: f.Importance, Ref: joined(f.Turns),
 		})
 	}
 	return out

@@ -26,6 +26,9 @@ func (t *Tx) ForgetOwner(owner string) (Forgotten, error) {
 	if f.Jobs, err = t.deleteJobsOf(owner); err != nil {
 		return f, err
 	}
+	if err := t.deleteSessionsOf(owner); err != nil {
+		return f, err
+	}
 	owners := t.tx.Bucket(bucketOwners)
 	ob := owners.Bucket([]byte(owner))
 	if ob == nil {
@@ -217,11 +220,13 @@ func (t *Tx) Now() time.Time { return t.now }
 
 // Stats is the store as a whole.
 type Stats struct {
-	Owners      int    `json:"owners"`
-	Memories    int    `json:"memories"`
-	PendingJobs int    `json:"pending_jobs"`
-	LastSeq     uint64 `json:"last_seq"`
-	FileBytes   int64  `json:"file_bytes"`
+	Owners      int `json:"owners"`
+	Memories    int `json:"memories"`
+	PendingJobs int `json:"pending_jobs"`
+	// PendingSessions are sessions waiting to be distilled by a model.
+	PendingSessions int    `json:"pending_sessions"`
+	LastSeq         uint64 `json:"last_seq"`
+	FileBytes       int64  `json:"file_bytes"`
 }
 
 // Stats counts owners and memories (all of them, deleted included) by
@@ -235,6 +240,9 @@ func (s *DB) Stats() (Stats, error) {
 		}
 		st.LastSeq = tx.Bucket(bucketChanges).Sequence()
 		st.PendingJobs = tx.Bucket(bucketJobs).Stats().KeyN
+		if b := tx.Bucket(bucketSessions); b != nil {
+			st.PendingSessions = b.Stats().KeyN
+		}
 		return tx.Bucket(bucketOwners).ForEachBucket(func(k []byte) error {
 			st.Owners++
 			st.Memories += tx.Bucket(bucketOwners).Bucket(k).Bucket(bucketMem).Stats().KeyN

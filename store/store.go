@@ -1,8 +1,8 @@
 // Package store owns the bbolt file that is the source of truth for memories:
 // the schema, the Memory record, upserts by stable key with history, soft and
-// hard deletes, the change log that numbers every change, and the durable queue
-// of turns waiting to be extracted. It knows nothing about HTTP, Bleve or wire
-// formats.
+// hard deletes, the change log that numbers every change, the durable queue
+// of turns waiting to be extracted, and the sessions waiting to be
+// distilled. It knows nothing about HTTP, Bleve or wire formats.
 //
 // Layout of the file:
 //
@@ -13,6 +13,7 @@
 //	ids/       id → owner id (find a memory's partition from its id alone)
 //	changes/   seq → owner id + id (every change, in the transaction that made it)
 //	jobs/      seq → job bytes (opaque to the store)
+//	distill/   owner id + 0 + session → how far its turns were distilled
 //
 // Each owner is a nested bucket, so nothing can be read across owners by
 // accident and forgetting an owner is one DeleteBucket.

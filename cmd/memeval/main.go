@@ -28,6 +28,7 @@ import (
 	"github.com/caddy-memory/memory/extract"
 	"github.com/caddy-memory/memory/inject"
 	"github.com/caddy-memory/memory/internal/stats"
+	"github.com/caddy-memory/memory/llm"
 )
 
 func main() {
@@ -47,6 +48,10 @@ func main() {
 	embedModel := flag.String("embed-model", "", "embedding model, with -embed-url")
 	embedDims := flag.Int("embed-dims", 0, "embedding dimensions, with -embed-url (0: the model's)")
 	embedKey := flag.String("embed-key", os.Getenv("OPENAI_API_KEY"), "API key for -embed-url (default $OPENAI_API_KEY)")
+	llmURL := flag.String("llm-url", "", "OpenAI-compatible chat completions endpoint, to measure recall with sessions distilled by a model (off by default)")
+	llmModel := flag.String("llm-model", "", "chat model, with -llm-url")
+	llmKey := flag.String("llm-key", os.Getenv("MEMORY_LLM_KEY"), "API key for -llm-url (default $MEMORY_LLM_KEY)")
+	llmRate := flag.Int("llm-rate", 60, "most calls a minute to -llm-url")
 	flag.Parse()
 	log.SetFlags(0)
 
@@ -78,14 +83,26 @@ func main() {
 			QueryTimeout: 10 * time.Second,
 		})
 	}
+	if *llmURL != "" {
+		e.UseLLM(engine.LLMConfig{Client: &llm.Client{URL: *llmURL, Model: *llmModel, APIKey: *llmKey},
+			Timeout: 5 * time.Minute, CallsPerMinute: *llmRate})
+	}
 	start := time.Now()
 	turns := 0
 	for _, s := range samples {
-		n, err := ingest(ctx, e, s, *facts)
+		n, err := ingest(ctx, e, s, *facts, *llmURL != "")
 		if err != nil {
 			log.Fatalf("memeval: ingesting %s: %v", s.ID, err)
 		}
 		turns += n
+	}
+	if *llmURL != "" {
+		if err := e.WaitDistilled(ctx); err != nil {
+			log.Fatal(err)
+		}
+		if err := e.Sync(ctx); err != nil {
+			log.Fatal(err)
+		}
 	}
 	ingestTook := time.Since(start)
 	if *embedURL != "" {
@@ -142,7 +159,7 @@ func parseKs(s string) ([]int, error) {
 
 // ingest loads one conversation as one owner, one LoCoMo session per
 // session, each turn at its session's date with its dia_id as reference.
-func ingest(ctx context.Context, e *engine.Engine, s sample, facts bool) (int, error) {
+func ingest(ctx context.Context, e *engine.Engine, s sample, facts, distil bool) (int, error) {
 	owner := e.OwnerID(s.ID)
 	n := 0
 	for _, sess := range s.Sessions {
@@ -154,7 +171,7 @@ func ingest(ctx context.Context, e *engine.Engine, s sample, facts bool) (int, e
 			}
 			turns[i] = extract.Said{Role: t.Speaker, Content: text, Time: sess.Date, Ref: t.DiaID}
 		}
-		if _, err := e.Ingest(ctx, owner, sess.Name, turns, facts); err != nil {
+		if _, err := e.Ingest(ctx, owner, sess.Name, turns, facts, distil); err != nil {
 			return n, err
 		}
 		n += len(turns)

@@ -40,7 +40,7 @@ func TestLoadAndScore(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close(context.Background())
-	if n, err := ingest(context.Background(), e, s, true); err != nil || n != 3 {
+	if n, err := ingest(context.Background(), e, s, true, false); err != nil || n != 3 {
 		t.Fatalf("ingest: %d %v", n, err)
 	}
 	r := run(context.Background(), e, samples, []int{1, 5}, 10, 800, 0, 0)
