@@ -36,6 +36,7 @@ func (a adminAPI) Routes() []caddy.AdminRoute {
 		{Pattern: "/memory/stats", Handler: caddy.AdminHandlerFunc(a.stats)},
 		{Pattern: "/memory/reindex", Handler: caddy.AdminHandlerFunc(a.reindex)},
 		{Pattern: "/memory/compact", Handler: caddy.AdminHandlerFunc(a.compact)},
+		{Pattern: "/memory/consolidate", Handler: caddy.AdminHandlerFunc(a.consolidate)},
 	}
 }
 
@@ -85,6 +86,18 @@ func (a adminAPI) compact(w http.ResponseWriter, r *http.Request) error {
 	return a.each(w, r, func(_ context.Context, e *engine.Engine) (any, error) {
 		before, after, err := e.Compact()
 		return map[string]int64{"file_bytes_before": before, "file_bytes_after": after}, err
+	})
+}
+
+// consolidate runs a consolidation pass over every owner of each open
+// storage (?dry_run=true: what it would do).
+func (a adminAPI) consolidate(w http.ResponseWriter, r *http.Request) error {
+	if r.Method != http.MethodPost {
+		return caddy.APIError{HTTPStatus: http.StatusMethodNotAllowed, Message: "use POST"}
+	}
+	dry := r.URL.Query().Get("dry_run") == "true"
+	return a.each(w, r, func(ctx context.Context, e *engine.Engine) (any, error) {
+		return e.Consolidate(ctx, "", dry)
 	})
 }
 

@@ -75,6 +75,11 @@ func parseAPICaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, err
 //	        min_similarity <0..1>
 //	        batch_size     <n>
 //	    }
+//	    retention     turn|episode|fact <duration>
+//	    consolidate_every <duration>|off
+//	    salience_floor <0..1>
+//	    gate          heuristic|off
+//	    identity      on|off
 //	    index_shards  <n>
 //	    queue_size    <n>
 //	    drain_timeout <duration>
@@ -87,10 +92,26 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	seen := map[string]bool{}
 	for d.NextBlock(0) {
 		sub := d.Val()
+		if sub == "retention" {
+			if err := h.parseRetention(d, seen); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := once(d, seen, sub); err != nil {
 			return err
 		}
 		switch sub {
+		case "identity":
+			arg, err := oneArg(d, sub)
+			if err != nil {
+				return err
+			}
+			if arg != "on" && arg != "off" {
+				return d.Errf("identity must be on or off, not %q", arg)
+			}
+			h.Identity = arg == "on"
+			continue
 		case "embed":
 			cfg, err := parseEmbed(d)
 			if err != nil {
@@ -169,6 +190,23 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			default:
 				return d.Errf("fail must be open or closed, not %q", arg)
 			}
+		case "consolidate_every":
+			var every caddy.Duration
+			if arg != "off" {
+				every, err = duration(arg)
+			}
+			h.ConsolidateEvery = &every
+		case "salience_floor":
+			var f float64
+			if f, err = strconv.ParseFloat(arg, 64); err != nil || f < 0 || f > 1 {
+				return d.Errf("salience_floor: %q is not a number from 0 to 1", arg)
+			}
+			h.SalienceFloor = &f
+		case "gate":
+			if arg != "heuristic" && arg != "off" {
+				return d.Errf("gate must be heuristic or off, not %q", arg)
+			}
+			h.Gate = arg
 		case "index_shards":
 			h.IndexShards, err = positive(arg)
 		case "queue_size":
@@ -245,6 +283,36 @@ func (a *APIHandler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			return d.Errf("%s: %v", sub, err)
 		}
 	}
+	return nil
+}
+
+// parseRetention reads "retention <turn|episode|fact> <duration>", given
+// at most once per class; 0 keeps them for ever.
+func (h *Handler) parseRetention(d *caddyfile.Dispenser, seen map[string]bool) error {
+	var class, arg string
+	if !d.Args(&class, &arg) {
+		return d.ArgErr()
+	}
+	if d.NextArg() {
+		return d.Errf("retention takes a class and a duration, e.g. retention turn 90d")
+	}
+	if class != "turn" && class != "episode" && class != "fact" {
+		return d.Errf("retention is for turn, episode or fact, not %q", class)
+	}
+	if err := once(d, seen, "retention "+class); err != nil {
+		return err
+	}
+	var dur caddy.Duration
+	if arg != "0" {
+		var err error
+		if dur, err = duration(arg); err != nil {
+			return d.Errf("retention %s: %v (0 keeps them for ever)", class, err)
+		}
+	}
+	if h.Retention == nil {
+		h.Retention = map[string]caddy.Duration{}
+	}
+	h.Retention[class] = dur
 	return nil
 }
 

@@ -35,6 +35,12 @@ func TestCaddyfileEverySubdirective(t *testing.T) {
 		index_shards 16
 		queue_size 99
 		drain_timeout 3s
+		retention turn 30d
+		retention episode 0
+		consolidate_every off
+		salience_floor 0.1
+		gate off
+		identity on
 		llm {
 			url http://127.0.0.1:11434/v1/chat/completions
 			model qwen2.5:7b-instruct
@@ -56,6 +62,7 @@ func TestCaddyfileEverySubdirective(t *testing.T) {
 		`"timeout":250000000,"fail_closed":true,` +
 		`"llm":{"url":"http://127.0.0.1:11434/v1/chat/completions","model":"qwen2.5:7b-instruct","api_key":"{env.MEMORY_LLM_KEY}",` +
 		`"debounce":30000000000,"timeout":120000000000,"calls_per_minute":12},` +
+		`"retention":{"episode":0,"turn":2592000000000000},"consolidate_every":0,"salience_floor":0.1,"gate":"off","identity":true,` +
 		`"index_shards":16,"queue_size":99,"drain_timeout":3000000000}`
 	if string(got) != want {
 		t.Errorf("JSON\n got %s\nwant %s", got, want)
@@ -89,6 +96,12 @@ func TestCaddyfileErrorsSayWhatIsWrong(t *testing.T) {
 		"memory {\n owner {a}\n owner {b}\n}":                      "owner already specified",
 		"memory {\n embed {\n url u\n url v\n model m\n}\n}":       "embed url already specified",
 		"memory {\n llm {\n url u\n}\n}":                           "llm needs url and model",
+		"memory {\n retention turn 1d\n retention turn 2d\n}":      "retention turn already specified",
+		"memory {\n retention memories 1d\n}":                      "retention is for turn, episode or fact",
+		"memory {\n retention turn\n}":                             "wrong argument count",
+		"memory {\n gate maybe\n}":                                 "gate must be heuristic or off",
+		"memory {\n identity yes\n}":                               "identity must be on or off",
+		"memory {\n salience_floor 3\n}":                           "salience_floor",
 		"memory {\n llm {\n url u\n model m\n temperature 1\n}\n}": "unrecognized llm subdirective 'temperature'",
 		"memory {\n llm {\n url u\n model m\n debounce soon\n}\n}": "llm debounce: \"soon\" is not a duration",
 	} {

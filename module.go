@@ -113,6 +113,25 @@ type Handler struct {
 	// OpenAI-compatible chat endpoint into an episode and standalone facts.
 	LLM *LLMConfig `json:"llm,omitempty"`
 
+	// Retention is how long memories of a class are kept, by class: "turn"
+	// (transcripts; default 90 days), "episode" (session digests; default
+	// 365 days), "fact" (default 0: for ever, evicted only as they fade).
+	// 0 keeps them for ever. Pinned memories, and those saved through the
+	// API or by the model's tools, are never pruned.
+	Retention map[string]caddy.Duration `json:"retention,omitempty"`
+	// ConsolidateEvery is the time between consolidation passes (decay,
+	// merge, promote, evict, prune). Default: 24h; 0 runs none.
+	ConsolidateEvery *caddy.Duration `json:"consolidate_every,omitempty"`
+	// SalienceFloor: a fact whose salience (0 to 1) falls below it, idle
+	// for 30 days, is evicted (deleted, recoverable). Default: 0.2.
+	SalienceFloor *float64 `json:"salience_floor,omitempty"`
+	// Gate is "heuristic" (the default: judge each question before
+	// searching; small talk gets no memories) or "off".
+	Gate string `json:"gate,omitempty"`
+	// Identity makes every injected block carry the owner's identity facts
+	// (name, where they live, ...; at most a few lines).
+	Identity bool `json:"identity,omitempty"`
+
 	// Diagnostics adds response headers saying what memory did:
 	// X-Memory-Status (the outcome), X-Memory-Injected (how many memories)
 	// and X-Memory-Time (time spent searching). For debugging a deployment.
@@ -222,6 +241,9 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if h.Scope == "" {
 		h.Scope = "owner"
 	}
+	if h.Gate == "" {
+		h.Gate = "heuristic"
+	}
 	if h.Placement == "" {
 		h.Placement = string(inject.CacheSafe)
 	}
@@ -271,12 +293,35 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		logFixed(h.logger, dir, h.engine.UseEmbedding(engine.EmbedConfig{Client: client, QueryTimeout: time.Duration(cfg.Timeout),
 			MinSimilarity: cfg.MinSimilarity, Batch: cfg.BatchSize}))
 	}
+	h.engine.UseLifecycle(h.lifecycle())
 	if c := h.LLM; c != nil {
 		client := &llm.Client{URL: c.URL, Model: c.Model, APIKey: caddy.NewReplacer().ReplaceKnown(c.APIKey, "")}
 		logFixed(h.logger, dir, h.engine.UseLLM(engine.LLMConfig{Client: client, Debounce: time.Duration(c.Debounce),
 			Timeout: time.Duration(c.Timeout), CallsPerMinute: c.CallsPerMinute}))
 	}
 	return nil
+}
+
+// lifecycle is the configured lifecycle, defaults filled in.
+func (h *Handler) lifecycle() engine.LifecycleConfig {
+	cfg := engine.DefaultLifecycle
+	for class, d := range h.Retention {
+		switch class {
+		case "turn":
+			cfg.TurnRetention = time.Duration(d)
+		case "episode":
+			cfg.EpisodeRetention = time.Duration(d)
+		case "fact":
+			cfg.FactRetention = time.Duration(d)
+		}
+	}
+	if h.ConsolidateEvery != nil {
+		cfg.Every = time.Duration(*h.ConsolidateEvery)
+	}
+	if h.SalienceFloor != nil {
+		cfg.SalienceFloor = *h.SalienceFloor
+	}
+	return cfg
 }
 
 // Validate checks the configuration.
@@ -287,8 +332,22 @@ func (h *Handler) Validate() error {
 	if h.MaxTokens < 0 || h.MaxItems < 0 || h.MaxBody < 0 || h.MaxCapture < 0 || h.IndexShards < 0 || h.QueueSize < 0 {
 		return fmt.Errorf("memory: sizes and counts must not be negative")
 	}
-	if h.Timeout < 0 || h.DrainTimeout < 0 {
+	if h.Timeout < 0 || h.DrainTimeout < 0 || (h.ConsolidateEvery != nil && *h.ConsolidateEvery < 0) {
 		return fmt.Errorf("memory: durations must not be negative")
+	}
+	for class, d := range h.Retention {
+		if class != "turn" && class != "episode" && class != "fact" {
+			return fmt.Errorf("memory: retention is for turn, episode or fact, not %q", class)
+		}
+		if d < 0 {
+			return fmt.Errorf("memory: retention %s must not be negative (0 keeps them for ever)", class)
+		}
+	}
+	if f := h.SalienceFloor; f != nil && (*f < 0 || *f > 1) {
+		return fmt.Errorf("memory: salience_floor must be from 0 to 1")
+	}
+	if h.Gate != "heuristic" && h.Gate != "off" {
+		return fmt.Errorf("memory: unknown gate %q: use heuristic or off", h.Gate)
 	}
 	if l := h.LLM; l != nil {
 		if l.URL == "" || l.Model == "" {

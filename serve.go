@@ -194,30 +194,19 @@ const maxSessionLen = 200
 // body to carry them, returning the injected memories as the model sees them
 // and the outcome. On any error the body stays as received.
 func (h *Handler) recall(r *http.Request, req *inject.Request, enc, owner, session, turnKey string) ([]string, string, error) {
-	query := req.Query()
-	if strings.TrimSpace(query) == "" {
-		return nil, outcomeNothing, nil
-	}
 	ctx, cancel := context.WithTimeout(r.Context(), time.Duration(h.Timeout))
 	defer cancel()
 	start := time.Now()
-	res, err := h.engine.Search(ctx, engine.SearchRequest{
-		Owner: owner, Session: session, OnlySession: h.Scope == "session",
-		Query: query, Limit: h.MaxItems, MinScore: h.minScore, ExcludeTurn: turnKey,
-	})
+	rec, err := h.engine.Recall(ctx, h.recallRequest(owner, session, req.Query(), turnKey))
 	retrievalSeconds.Observe(time.Since(start).Seconds())
 	if err != nil {
 		return nil, "", fmt.Errorf("searching memories: %w", err)
 	}
-	items := make([]inject.Item, len(res))
-	for i, m := range res {
-		items[i] = inject.Item{Text: m.Memory.Content, Time: m.Memory.UpdatedAt}
-	}
-	block, kept, texts := inject.Render(items, h.MaxTokens, h.MaxItems)
-	if block == "" {
+	if rec.Block == "" {
 		injectedPerRequest.Observe(0)
 		return nil, outcomeNothing, nil
 	}
+	block, kept, texts := rec.Block, rec.Memories, rec.Texts
 	nb, err := req.Inject(block, h.placementFor(req.Model))
 	if err != nil {
 		return nil, "", fmt.Errorf("placing memories: %w", err)
@@ -227,10 +216,27 @@ func (h *Handler) recall(r *http.Request, req *inject.Request, enc, owner, sessi
 		r.Header.Del("Content-Encoding") // the rewritten body goes on decoded
 	}
 	injectedPerRequest.Observe(float64(len(kept)))
+	ids := make([]uint64, len(kept))
+	for i, m := range kept {
+		ids[i] = m.Memory.ID
+	}
+	h.engine.Used(owner, ids...)
 	if c := h.logger.Check(zap.DebugLevel, "injected memories"); c != nil {
 		c.Write(zap.Int("memories", len(kept)), zap.Int("block_bytes", len(block)))
 	}
 	return texts, outcomeInjected, nil
+}
+
+// recallRequest is what the handler asks of a recall, for a question of
+// owner in session; the API's preview asks the same.
+func (h *Handler) recallRequest(owner, session, query, turnKey string) engine.RecallRequest {
+	return engine.RecallRequest{
+		SearchRequest: engine.SearchRequest{
+			Owner: owner, Session: session, OnlySession: h.Scope == "session",
+			Query: query, Limit: h.MaxItems, MinScore: h.minScore, ExcludeTurn: turnKey, Gate: h.Gate != "off",
+		},
+		Identity: h.Identity, MaxTokens: h.MaxTokens, MaxItems: h.MaxItems,
+	}
 }
 
 func capLen(s string, n int) string {

@@ -80,6 +80,7 @@ func New(cfg Config) *Handler {
 		"DELETE /owners/{owner}": h.forget,
 		"GET /stats":             h.stats,
 		"GET /health":            h.health,
+		"POST /consolidate":      h.consolidate,
 	}
 	for pattern, fn := range routes {
 		h.mux.HandleFunc(pattern, fn)
@@ -88,7 +89,7 @@ func New(cfg Config) *Handler {
 }
 
 // Roots are the first path segments of the API's routes.
-var Roots = []string{"memories", "search", "ingest", "export", "import", "owners", "stats", "health"}
+var Roots = []string{"memories", "search", "ingest", "export", "import", "owners", "stats", "health", "consolidate"}
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.cfg.Mode == Admin && h.cfg.Authenticated != nil && !h.cfg.Authenticated(r) {

@@ -561,11 +561,13 @@ func importBody(t *testing.T, url, body string) (int, map[string]any) {
 	return resp.StatusCode, out
 }
 
+// withoutSeq is ms without what differs between two reads of the same
+// memories: the change sequence, and the salience, computed at read time.
 func withoutSeq(ms []*store.Memory) []store.Memory {
 	out := make([]store.Memory, len(ms))
 	for i, m := range ms {
 		out[i] = *m
-		out[i].Seq = 0
+		out[i].Seq, out[i].Salience = 0, 0
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out

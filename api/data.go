@@ -319,3 +319,29 @@ func (h *Handler) health(w http.ResponseWriter, r *http.Request) {
 		"index_latency_ms": float64(hl.IndexLatency) / float64(time.Millisecond),
 	})
 }
+
+// consolidate serves POST /consolidate (admin mode): a consolidation pass
+// over one owner (owner or owner_id) or every owner, answering its counts;
+// with dry_run=true, what it would do, changing nothing.
+func (h *Handler) consolidate(w http.ResponseWriter, r *http.Request) {
+	if h.cfg.Mode != Admin {
+		h.fail(w, errorf(http.StatusForbidden, "forbidden", "consolidation is an operator's task: use the admin API"))
+		return
+	}
+	owner, err := h.ownerOf(r, queryOwner(r), false)
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	dry, err := boolParam(r, "dry_run")
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	res, err := h.cfg.Engine.Consolidate(r.Context(), owner, dry)
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}

@@ -80,10 +80,19 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	session, kind := q.Get("session"), q.Get("kind")
+	session, kind, source, reason := q.Get("session"), q.Get("kind"), q.Get("source"), q.Get("delete_reason")
+	f, err := parseFilters(r)
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	if reason != "" {
+		includeDeleted = true
+	}
 	keep := func(m *store.Memory, now time.Time) bool {
 		return (includeDeleted || m.Active(now)) && (session == "" || m.Session == session) &&
-			(kind == "" || m.Kind == kind) && !m.UpdatedAt.Before(since)
+			(kind == "" || m.Kind == kind) && (source == "" || m.Source == source) && !m.UpdatedAt.Before(since) &&
+			(reason == "" || strings.HasPrefix(m.DeleteReason, reason)) && f.keep(m)
 	}
 
 	page := listPage{Memories: []*store.Memory{}}
@@ -122,6 +131,62 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, page)
+}
+
+// filters are the listing's filters on how memories have been used and
+// how much they still matter.
+type filters struct {
+	pinned                 *bool
+	minUses                int
+	maxSalience            *float64
+	usedSince, unusedSince time.Time
+}
+
+func parseFilters(r *http.Request) (filters, error) {
+	q := r.URL.Query()
+	var f filters
+	if v := q.Get("pinned"); v != "" {
+		b, err := boolParam(r, "pinned")
+		if err != nil {
+			return f, err
+		}
+		f.pinned = &b
+	}
+	if v := q.Get("min_uses"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return f, badRequest("min_uses must be a whole number, not %q", v)
+		}
+		f.minUses = n
+	}
+	if v := q.Get("max_salience"); v != "" {
+		s, err := strconv.ParseFloat(v, 64)
+		if err != nil || s < 0 || s > 1 {
+			return f, badRequest("max_salience must be a number from 0 to 1, not %q", v)
+		}
+		f.maxSalience = &s
+	}
+	for name, t := range map[string]*time.Time{"used_since": &f.usedSince, "unused_since": &f.unusedSince} {
+		if v := q.Get(name); v != "" {
+			var err error
+			if *t, err = parseTime(v); err != nil {
+				return f, badRequest("%s: %v", name, err)
+			}
+		}
+	}
+	return f, nil
+}
+
+func (f filters) keep(m *store.Memory) bool {
+	switch {
+	case f.pinned != nil && m.Pinned != *f.pinned,
+		m.Uses < f.minUses,
+		f.maxSalience != nil && m.Salience > *f.maxSalience,
+		!f.usedSince.IsZero() && (m.LastUsed == nil || m.LastUsed.Before(f.usedSince)),
+		!f.unusedSince.IsZero() && m.LastUsed != nil && !m.LastUsed.Before(f.unusedSince):
+		return false
+	}
+	return true
 }
 
 // cursor is where a listing continues: after memory id of owner.
@@ -168,6 +233,8 @@ type newMemory struct {
 	Ref       string            `json:"ref"`
 	Meta      map[string]string `json:"meta"`
 	ExpiresAt *time.Time        `json:"expires_at"`
+	// Pinned memories are never merged away, evicted or pruned.
+	Pinned bool `json:"pinned"`
 }
 
 // create serves POST /memories: an upsert by key, as the extractor does.
@@ -186,7 +253,7 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := h.cfg.Engine.Remember(r.Context(), engine.OwnedPut{Owner: owner, Put: store.Put{Session: in.Session, Kind: in.Kind, Key: in.Key,
-		Content: in.Content, Ref: in.Ref, Meta: in.Meta, ExpiresAt: in.ExpiresAt, Source: store.SourceAPI}})
+		Content: in.Content, Ref: in.Ref, Meta: in.Meta, ExpiresAt: in.ExpiresAt, Source: store.SourceAPI, Pinned: in.Pinned}})
 	if err != nil {
 		h.fail(w, err)
 		return
@@ -246,6 +313,10 @@ type memoryPatch struct {
 	Kind      *string            `json:"kind"`
 	Meta      *map[string]string `json:"meta"`
 	ExpiresAt json.RawMessage    `json:"expires_at"`
+	Pinned    *bool              `json:"pinned"`
+	// Deleted false restores a deleted (or evicted) memory; true deletes
+	// it, as DELETE does.
+	Deleted *bool `json:"deleted"`
 }
 
 func (h *Handler) patch(w http.ResponseWriter, r *http.Request) {
@@ -269,8 +340,8 @@ func (h *Handler) patch(w http.ResponseWriter, r *http.Request) {
 		}
 		expires = &t
 	}
-	if p.Content == nil && p.Kind == nil && p.Meta == nil && len(p.ExpiresAt) == 0 {
-		h.fail(w, badRequest("nothing to change: send content, kind, meta or expires_at"))
+	if p.Content == nil && p.Kind == nil && p.Meta == nil && len(p.ExpiresAt) == 0 && p.Pinned == nil && p.Deleted == nil {
+		h.fail(w, badRequest("nothing to change: send content, kind, meta, expires_at, pinned or deleted"))
 		return
 	}
 	owner, err := h.owning(r, id)
@@ -300,7 +371,10 @@ func (h *Handler) patch(w http.ResponseWriter, r *http.Request) {
 			}
 			m.Content, m.Version = strings.TrimSpace(content), m.Version+1
 		}
-		m.Kind, m.Meta, m.UpdatedAt = kind, meta, time.Now().UTC()
+		now := time.Now().UTC()
+		if p.Content != nil || p.Kind != nil || p.Meta != nil {
+			m.Kind, m.Meta, m.UpdatedAt = kind, meta, now
+		}
 		switch {
 		case clearExpiry:
 			m.ExpiresAt = nil
@@ -308,11 +382,26 @@ func (h *Handler) patch(w http.ResponseWriter, r *http.Request) {
 			e := expires.UTC()
 			m.ExpiresAt = &e
 		}
+		if p.Pinned != nil {
+			m.Pinned = *p.Pinned
+		}
+		switch {
+		case p.Deleted == nil:
+		case !*p.Deleted:
+			m.DeletedAt, m.DeleteReason = nil, ""
+		case m.DeletedAt == nil:
+			m.DeletedAt = &now
+		}
 		return nil
 	})
 	if err != nil {
 		h.fail(w, notFoundAs(err, id))
 		return
+	}
+	if p.Deleted != nil && !*p.Deleted {
+		// Restored on purpose: as good as used, so it does not fade
+		// straight out again.
+		h.cfg.Engine.Used(owner, id)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"memory": m})
 }

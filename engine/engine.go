@@ -66,6 +66,9 @@ type Config struct {
 	Logger   func() *zap.Logger
 	Observer Observer
 
+	// Clock tells the time (default time.Now): tests age memories with it.
+	Clock func() time.Time
+
 	// trimAfter is how many applied entries of the change log are trimmed
 	// at once; tests lower it so as not to write fifty thousand memories.
 	trimAfter uint64
@@ -115,6 +118,10 @@ type Engine struct {
 	// services made in the background end with it.
 	stopCtx    context.Context
 	cancelStop context.CancelFunc
+
+	uses     useBuffer
+	usesDone chan struct{}
+	life     lifecycle
 }
 
 // Open opens (creating if needed) the database in cfg.Dir and starts its
@@ -143,11 +150,15 @@ func Open(cfg Config) (*Engine, error) {
 	if cfg.trimAfter == 0 {
 		cfg.trimAfter = defaultTrimAfter
 	}
+	if cfg.Clock == nil {
+		cfg.Clock = time.Now
+	}
 
 	st, err := store.Open(filepath.Join(cfg.Dir, "memory.db"), cfg.LockTimeout)
 	if err != nil {
 		return nil, err
 	}
+	st.UseClock(cfg.Clock)
 	k, err := st.Shards(cfg.Shards)
 	if err != nil {
 		st.Close()
@@ -185,6 +196,8 @@ func Open(cfg Config) (*Engine, error) {
 		indexedCh:     make(chan struct{}),
 		stopCtx:       stopCtx,
 		cancelStop:    cancelStop,
+		usesDone:      make(chan struct{}),
+		life:          lifecycle{wake: make(chan struct{}, 1), done: make(chan struct{})},
 	}
 	rebuild, err := e.plan()
 	if err != nil {
@@ -201,6 +214,7 @@ func Open(cfg Config) (*Engine, error) {
 	go e.indexer()
 	go e.rebuilder(rebuild)
 	go e.redigester()
+	go e.useWriter()
 	e.wake(e.wakeProcessor) // turns left from the last run
 	e.wake(e.wakeIndexer)
 	return e, nil
@@ -235,6 +249,8 @@ func (e *Engine) plan() ([]int, error) {
 func (e *Engine) OwnerID(raw string) string { return e.store.OwnerID(raw) }
 
 func (e *Engine) log() *zap.Logger { return e.cfg.Logger() }
+
+func (e *Engine) now() time.Time { return e.cfg.Clock() }
 
 // write runs fn in one store transaction and returns once it is durable;
 // the index follows shortly (see WaitIndexed). Whatever fn writes carries
@@ -284,8 +300,11 @@ func (e *Engine) Close(ctx context.Context) error {
 	}
 	close(e.abort)
 	e.cancelStop()
-	for _, done := range append(stages, e.rebuilderDone, e.redigestDone) {
+	for _, done := range append(stages, e.rebuilderDone, e.redigestDone, e.usesDone) {
 		<-done
+	}
+	if e.life.started.Load() {
+		<-e.life.done
 	}
 	if em := e.embedding(); em != nil {
 		<-em.done

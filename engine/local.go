@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"slices"
 	"sync"
 	"time"
 
@@ -89,7 +90,15 @@ func (e *Engine) searchRecords(tx *store.Tx, r SearchRequest, terms []string, si
 			}
 			return m.Content, m.Context, nil
 		}
-		kept, err := rec.Add(p.ID, p.Terms(), text, !r.OnlySession || p.InSession(r.Session))
+		inScope := !r.OnlySession || p.InSession(r.Session)
+		if inScope && r.Kinds != nil {
+			b, err := p.Brief()
+			if err != nil {
+				return err
+			}
+			inScope = slices.Contains(r.Kinds, b.Kind)
+		}
+		kept, err := rec.Add(p.ID, p.Terms(), text, inScope)
 		if kept {
 			*l.kept = append(*l.kept, *p)
 		}

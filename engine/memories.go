@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/caddy-memory/memory/consolidate"
 	"github.com/caddy-memory/memory/index"
 	"github.com/caddy-memory/memory/store"
 )
@@ -56,15 +57,28 @@ func withDigest(p store.Put) store.Put {
 }
 
 // Get returns one memory of owner (store.ErrNotFound when the owner has no
-// such memory).
+// such memory), with its use and salience.
 func (e *Engine) Get(owner string, id uint64) (*store.Memory, error) {
 	var m *store.Memory
 	err := e.store.View(func(tx *store.Tx) error {
 		var err error
-		m, err = tx.Get(owner, id)
+		if m, err = tx.Get(owner, id); err == nil {
+			withUsage(tx, m)
+		}
 		return err
 	})
 	return m, err
+}
+
+// withUsage fills in how m has been used and how much it still matters.
+func withUsage(tx *store.Tx, m *store.Memory) {
+	u := tx.Usage(m.Owner, m.ID)
+	m.Uses = u.Uses
+	if !u.LastUsed.IsZero() {
+		last := u.LastUsed
+		m.LastUsed = &last
+	}
+	m.Salience = consolidate.Salience(policyView(m, u), tx.Now())
 }
 
 // OwnerOf returns the owner a memory id belongs to (store.ErrNotFound for
@@ -147,6 +161,7 @@ func (e *Engine) List(q ListQuery) (page []*store.Memory, more bool, err error) 
 	err = e.store.View(func(tx *store.Tx) error {
 		visit := func(owner string, after uint64) (bool, error) {
 			err := tx.Scan(owner, after, func(m *store.Memory) (bool, error) {
+				withUsage(tx, m)
 				if q.Keep == nil || q.Keep(m, tx.Now()) {
 					page = append(page, m)
 				}
@@ -210,7 +225,13 @@ func (e *Engine) Export(owner string, fn func(*store.Memory) error) error {
 		}
 	}
 	for _, o := range owners {
-		if err := e.store.View(func(tx *store.Tx) error { return tx.ForEach(o, fn) }); err != nil {
+		err := e.store.View(func(tx *store.Tx) error {
+			return tx.ForEach(o, func(m *store.Memory) error {
+				withUsage(tx, m)
+				return fn(m)
+			})
+		})
+		if err != nil {
 			return err
 		}
 	}

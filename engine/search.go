@@ -3,11 +3,13 @@ package engine
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 
 	"go.uber.org/zap"
 
+	"github.com/caddy-memory/memory/consolidate"
 	"github.com/caddy-memory/memory/embed"
 	"github.com/caddy-memory/memory/index"
 	"github.com/caddy-memory/memory/internal/norm"
@@ -37,6 +39,12 @@ type SearchRequest struct {
 	// told what it says itself, and a tool-call loop re-sending the same turn
 	// then gets the same block each time.
 	ExcludeTurn string
+	// Kinds, when set, restricts the search to memories of these kinds;
+	// Prefer ranks memories of these kinds first.
+	Kinds, Prefer []string
+	// Gate judges the question first (index.Gate): small talk searches
+	// nothing, an identity question ranks identity facts first, and so on.
+	Gate bool
 }
 
 // Result is a retrieved memory.
@@ -56,6 +64,19 @@ const candidatesPerResult = 3
 // Search returns the owner's most relevant active memories, best first. It
 // is the retrieval the proxy injects from and the API answers with.
 func (e *Engine) Search(ctx context.Context, r SearchRequest) ([]Result, error) {
+	if r.Gate {
+		focus := index.Gate(r.Query)
+		if focus == index.FocusNone {
+			return nil, nil
+		}
+		only, prefer := focus.Kinds()
+		if r.Kinds == nil {
+			r.Kinds = only
+		}
+		if r.Prefer == nil {
+			r.Prefer = prefer
+		}
+	}
 	if r.Limit <= 0 {
 		r.Limit = 10
 	}
@@ -81,7 +102,7 @@ func (e *Engine) Search(ctx context.Context, r SearchRequest) ([]Result, error) 
 			qvec <- v[0]
 		}()
 	}
-	now := time.Now()
+	now := e.now()
 	terms := e.index.Terms(r.Query)
 	var qv []float32
 	if qvec != nil {
@@ -113,7 +134,7 @@ func (e *Engine) searchIn(ctx context.Context, tx *store.Tx, r SearchRequest, te
 	if local.records == nil && len(terms) > 0 {
 		hits, err = e.index.Search(ctx, index.Query{
 			Owner: r.Owner, Session: r.Session, OnlySession: r.OnlySession,
-			Text: r.Query, Terms: terms, Size: size,
+			Text: r.Query, Terms: terms, Size: size, Kinds: r.Kinds,
 		})
 		if err != nil {
 			return nil, err
@@ -162,7 +183,8 @@ func (e *Engine) searchIn(ctx context.Context, tx *store.Tx, r SearchRequest, te
 			}
 			// The index is derived data: trust only what the owner's own
 			// partition says.
-			if m.Owner != r.Owner || !m.Active(now) || (r.OnlySession && m.Session != r.Session) {
+			if m.Owner != r.Owner || !m.Active(now) || (r.OnlySession && m.Session != r.Session) ||
+				(r.Kinds != nil && !slices.Contains(r.Kinds, m.Kind)) {
 				continue
 			}
 			b = store.BriefOf(m)
@@ -180,7 +202,11 @@ func (e *Engine) searchIn(ctx context.Context, tx *store.Tx, r SearchRequest, te
 				delete(similar, h.ID) // a vector of text the memory no longer has
 			}
 		}
-		c := index.Candidate{ID: h.ID, Score: h.Score, Kind: b.Kind, Updated: b.Updated, Mentions: b.Mentions, Importance: b.Importance}
+		u := tx.Usage(r.Owner, h.ID)
+		c := index.Candidate{ID: h.ID, Score: h.Score, Kind: b.Kind, Updated: b.Updated, Mentions: b.Mentions, Importance: b.Importance,
+			Salience: consolidate.Salience(consolidate.Memory{Kind: b.Kind, Importance: b.Importance, Mentions: b.Mentions,
+				Updated: b.Updated, Uses: u.Uses, LastUsed: u.LastUsed, Boost: u.Boost}, now),
+			Preferred: slices.Contains(r.Prefer, b.Kind)}
 		if p == nil {
 			mems[h.ID] = m
 			c.Content, c.Context = m.Content, m.Context

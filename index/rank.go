@@ -15,6 +15,13 @@ type Candidate struct {
 	Mentions int
 	// Importance is the memory's, 1 to 10, or 0 when its learner gave none.
 	Importance int
+	// Salience is how much the memory still matters, 0 to 1 (see package
+	// consolidate): faded memories rank a little lower, confirmed and
+	// used ones a little higher.
+	Salience float64
+	// Preferred: the question's focus ranks memories of its kind first
+	// (see Gate).
+	Preferred bool
 	Rank       float64 // set by Rank
 	// Content and Context are the memory's text, for a candidate found in
 	// the index (NewFloor matches them); a small owner's were matched when
@@ -32,8 +39,12 @@ const (
 	mentionBoost = 0.05                // per restatement, up to mentionCap
 	mentionCap   = 4
 	// importanceBoost is the most an importance of 10 adds (and of 1 takes
-	// away), against the middle of the scale.
+	// away), against the middle of the scale; salienceBoost likewise for a
+	// salience of 1 (and 0) against 0.5.
 	importanceBoost = 0.1
+	salienceBoost   = 0.1
+	// preferBoost is what the question's focus gives its kinds.
+	preferBoost = 1.5
 )
 
 // Rank sets each candidate's Rank from its score and priors and sorts them
@@ -53,6 +64,10 @@ func Rank(cs []Candidate, now time.Time) {
 		}
 		if c.Importance > 0 {
 			r *= 1 + importanceBoost*float64(min(c.Importance, 10)-5)/5
+		}
+		r *= 1 + salienceBoost*(2*min(max(c.Salience, 0), 1)-1)
+		if c.Preferred {
+			r *= preferBoost
 		}
 		c.Rank = r
 	}

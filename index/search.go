@@ -27,6 +27,8 @@ type Query struct {
 	// already; when nil, Search analyses Text.
 	Terms []string
 	Size  int
+	// Kinds, when set, restricts the search to memories of these kinds.
+	Kinds []string
 }
 
 // Hit is a matching memory and its BM25 score.
@@ -127,7 +129,17 @@ func (x *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
 	if size <= 0 {
 		size = 10
 	}
-	req := bleve.NewSearchRequestOptions(bleve.NewConjunctionQuery(scope, bleve.NewDisjunctionQuery(text...)), size, 0, false)
+	must := []query.Query{scope, bleve.NewDisjunctionQuery(text...)}
+	if len(q.Kinds) > 0 {
+		kinds := make([]query.Query, len(q.Kinds))
+		for i, k := range q.Kinds {
+			kq := bleve.NewTermQuery(k)
+			kq.SetField("kind")
+			kinds[i] = kq
+		}
+		must = append(must, bleve.NewDisjunctionQuery(kinds...))
+	}
+	req := bleve.NewSearchRequestOptions(bleve.NewConjunctionQuery(must...), size, 0, false)
 	res, err := s.idx.SearchInContext(ctx, req)
 	if err != nil {
 		return nil, err
@@ -185,4 +197,34 @@ func (x *Index) shardFor(owner string) (s *shard, unlock func(), err error) {
 	s = x.shards[x.ShardOf(owner)]
 	s.mu.RLock()
 	return s, func() { s.mu.RUnlock(); x.closeMu.RUnlock() }, nil
+}
+
+// OwnerKind returns up to size of owner's memories of one kind, in no
+// particular order.
+func (x *Index) OwnerKind(ctx context.Context, owner, kind string, size int) ([]uint64, error) {
+	s, unlock, err := x.shardFor(owner)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if s.state != Ready {
+		return nil, nil
+	}
+	own := bleve.NewTermQuery(owner)
+	own.SetField("owner")
+	kq := bleve.NewTermQuery(kind)
+	kq.SetField("kind")
+	req := bleve.NewSearchRequestOptions(bleve.NewConjunctionQuery(own, kq), size, 0, false)
+	req.Score = "none"
+	res, err := s.idx.SearchInContext(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]uint64, 0, len(res.Hits))
+	for _, h := range res.Hits {
+		if id, err := parseDocID(h.ID); err == nil {
+			ids = append(ids, id)
+		}
+	}
+	return ids, nil
 }

@@ -64,8 +64,15 @@ func encodeMemory(m *Memory) []byte {
 		b = appendTime(appendTime(b, h.At), h.Until)
 	}
 	b = appendString(b, m.Source)
-	return binary.AppendUvarint(b, 0) // no tagged fields yet
+	if m.DeleteReason == "" {
+		return binary.AppendUvarint(b, 0)
+	}
+	b = binary.AppendUvarint(b, 1)
+	return appendString(binary.AppendUvarint(b, tagDeleteReason), m.DeleteReason)
 }
+
+// Tags of codecV3's tagged fields.
+const tagDeleteReason = 1
 
 func decodeMemory(b []byte, m *Memory) error {
 	if len(b) > 0 && b[0] == '{' {
@@ -119,8 +126,10 @@ func decodeMemory(b []byte, m *Memory) error {
 	if v3 {
 		m.Source = d.string()
 		for n := d.count(); n > 0 && !d.err; n-- {
-			d.uvarint() // a field's tag, from a later version
-			d.bytes()
+			switch tag, v := d.uvarint(), d.bytes(); tag {
+			case tagDeleteReason:
+				m.DeleteReason = string(v)
+			} // other tags are fields of a later version
 		}
 	}
 	if d.err || len(d.b) != 0 {

@@ -48,6 +48,16 @@ type Memory struct {
 	Importance int `json:"importance,omitempty"`
 	// Pinned memories are never merged away, evicted or pruned.
 	Pinned bool `json:"pinned,omitempty"`
+	// DeleteReason says why a deleted memory was deleted, when it was not
+	// by hand: "salience" (evicted as it faded), "merged into N",
+	// "retention".
+	DeleteReason string `json:"delete_reason,omitempty"`
+	// Uses, LastUsed and Salience are how the memory has been used and
+	// how much it still matters (see Usage); filled when the memory is
+	// listed or exported, not stored in its record.
+	Uses     int        `json:"uses"`
+	LastUsed *time.Time `json:"last_used,omitempty"`
+	Salience float64    `json:"salience"`
 	// Digest is what a search reads of the memory's text without decoding
 	// it (see Peek.Terms): opaque to the store, made by the index from
 	// Content and Context. Whoever changes either sets it anew; nil means
@@ -105,6 +115,8 @@ type Put struct {
 	// (the same content again) keeps the memory's own.
 	Source     string
 	Importance int
+	// Pinned pins the memory; an upsert never unpins one.
+	Pinned bool
 }
 
 // Op says what an upsert did.
@@ -219,6 +231,10 @@ func (t *Tx) Upsert(owner string, p Put) (*Memory, Op, error) {
 	} else {
 		m.Importance = max(m.Importance, p.Importance)
 	}
+	m.Pinned = m.Pinned || p.Pinned
+	if op != Updated {
+		m.DeleteReason = ""
+	}
 	if p.Ref != "" || op != Updated {
 		m.Ref = p.Ref
 	}
@@ -318,9 +334,11 @@ func (t *Tx) Purge(owner string, id uint64) error {
 	if err := ob.Bucket(bucketMem).Delete(encodeU64(id)); err != nil {
 		return err
 	}
-	if vb := ob.Bucket(bucketVectors); vb != nil {
-		if err := vb.Delete(encodeU64(id)); err != nil {
-			return err
+	for _, name := range [][]byte{bucketVectors, bucketUsage} {
+		if b := ob.Bucket(name); b != nil {
+			if err := b.Delete(encodeU64(id)); err != nil {
+				return err
+			}
 		}
 	}
 	if err := t.tx.Bucket(bucketIDs).Delete(encodeU64(id)); err != nil {

@@ -76,10 +76,22 @@ type DB struct {
 	secret  []byte
 	path    string
 	timeout time.Duration
+	clock   func() time.Time
 }
 
 func (s *DB) newTx(tx *bolt.Tx) *Tx {
-	return &Tx{tx: tx, now: time.Now().UTC()}
+	return &Tx{tx: tx, now: s.now().UTC()}
+}
+
+// UseClock makes the store's transactions read the time from now (tests
+// age memories with it). Call it before the store is shared.
+func (s *DB) UseClock(now func() time.Time) { s.clock = now }
+
+func (s *DB) now() time.Time {
+	if s.clock != nil {
+		return s.clock()
+	}
+	return time.Now()
 }
 
 func (s *DB) view(fn func(*bolt.Tx) error) error {
@@ -294,6 +306,22 @@ func (s *DB) Cursor(name string) uint64 {
 		return nil
 	})
 	return v
+}
+
+// Mark reads a named text a background task keeps in the store ("" for
+// none).
+func (s *DB) Mark(name string) string {
+	var v string
+	_ = s.view(func(tx *bolt.Tx) error {
+		v = string(tx.Bucket(bucketMeta).Get([]byte("mark:" + name)))
+		return nil
+	})
+	return v
+}
+
+// SetMark records a named text.
+func (t *Tx) SetMark(name, value string) error {
+	return t.tx.Bucket(bucketMeta).Put([]byte("mark:"+name), []byte(value))
 }
 
 // SetCursor records a named position.

@@ -52,6 +52,7 @@ func main() {
 	llmModel := flag.String("llm-model", "", "chat model, with -llm-url")
 	llmKey := flag.String("llm-key", os.Getenv("MEMORY_LLM_KEY"), "API key for -llm-url (default $MEMORY_LLM_KEY)")
 	llmRate := flag.Int("llm-rate", 60, "most calls a minute to -llm-url")
+	gate := flag.Bool("gate", true, "judge each question first, as the memory handler's gate heuristic does (false: gate off)")
 	flag.Parse()
 	log.SetFlags(0)
 
@@ -130,7 +131,7 @@ func main() {
 		}
 		pprof.StartCPUProfile(f)
 	}
-	r := run(ctx, e, samples, cuts, *limit, *maxTokens, *minScore, *offTopic)
+	r := run(ctx, e, samples, cuts, *limit, *maxTokens, *minScore, *offTopic, *gate)
 	if *cpuprofile != "" {
 		pprof.StopCPUProfile()
 	}
@@ -190,11 +191,12 @@ type result struct {
 	LatencyP99Ms   float64                       `json:"search_p99_ms"`
 	OffTopicAsked  int                           `json:"offtopic_questions"`
 	OffTopicInject float64                       `json:"offtopic_inject_rate"`
+	NothingRate    float64                       `json:"questions_injecting_nothing"`
 }
 
 var groupOrder = []string{"single-hop", "multi-hop", "temporal", "open-domain", "adversarial", "all_but_adversarial", "all"}
 
-func run(ctx context.Context, e *engine.Engine, samples []sample, cuts []int, limit, maxTokens int, minScore float64, offTopic int) *result {
+func run(ctx context.Context, e *engine.Engine, samples []sample, cuts []int, limit, maxTokens int, minScore float64, offTopic int, gate bool) *result {
 	agg := map[string]map[string][]float64{}
 	add := func(g, m string, v float64) {
 		if agg[g] == nil {
@@ -204,6 +206,7 @@ func run(ctx context.Context, e *engine.Engine, samples []sample, cuts []int, li
 	}
 	var lat []float64
 	var tokens []float64
+	asked, nothing := 0, 0
 	for _, s := range samples {
 		owner := e.OwnerID(s.ID)
 		for _, q := range s.Questions {
@@ -211,10 +214,14 @@ func run(ctx context.Context, e *engine.Engine, samples []sample, cuts []int, li
 				continue
 			}
 			t0 := time.Now()
-			res, err := e.Search(ctx, engine.SearchRequest{Owner: owner, Query: q.Question, Limit: limit, MinScore: minScore})
+			res, err := e.Search(ctx, engine.SearchRequest{Owner: owner, Query: q.Question, Limit: limit, MinScore: minScore, Gate: gate})
 			lat = append(lat, float64(time.Since(t0).Microseconds())/1000)
 			if err != nil {
 				log.Fatalf("memeval: search: %v", err)
+			}
+			asked++
+			if len(res) == 0 {
+				nothing++
 			}
 			ranked := turnsOf(res)
 			if showMisses > 0 && q.Category != "adversarial" && !anyIn(ranked[:min(5, len(ranked))], q.Evidence) {
@@ -259,9 +266,10 @@ func run(ctx context.Context, e *engine.Engine, samples []sample, cuts []int, li
 		}
 	}
 	r.MeanTokens = mean(tokens)
+	r.NothingRate = float64(nothing) / float64(max(asked, 1))
 	r.LatencyP50Ms, r.LatencyP99Ms = stats.Percentile(lat, 50), stats.Percentile(lat, 99)
 	if offTopic > 0 {
-		r.OffTopicAsked, r.OffTopicInject = offTopicRate(ctx, e, samples, offTopic, limit, maxTokens, minScore)
+		r.OffTopicAsked, r.OffTopicInject = offTopicRate(ctx, e, samples, offTopic, limit, maxTokens, minScore, gate)
 	}
 	return r
 }
@@ -298,7 +306,7 @@ func blockTokens(res []engine.Result, maxTokens, maxItems int) int {
 // offTopicRate asks each conversation's owner questions from the other
 // conversations (same owner, unrelated topic) and returns how often a block
 // would be injected anyway.
-func offTopicRate(ctx context.Context, e *engine.Engine, samples []sample, per, limit, maxTokens int, minScore float64) (int, float64) {
+func offTopicRate(ctx context.Context, e *engine.Engine, samples []sample, per, limit, maxTokens int, minScore float64, gate bool) (int, float64) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	asked, injected := 0, 0
 	for i, s := range samples {
@@ -316,7 +324,7 @@ func offTopicRate(ctx context.Context, e *engine.Engine, samples []sample, per, 
 		rng.Shuffle(len(pool), func(a, b int) { pool[a], pool[b] = pool[b], pool[a] })
 		owner := e.OwnerID(s.ID)
 		for _, q := range pool[:min(per, len(pool))] {
-			res, err := e.Search(ctx, engine.SearchRequest{Owner: owner, Query: q, Limit: limit, MinScore: minScore})
+			res, err := e.Search(ctx, engine.SearchRequest{Owner: owner, Query: q, Limit: limit, MinScore: minScore, Gate: gate})
 			if err != nil {
 				log.Fatalf("memeval: search: %v", err)
 			}
@@ -365,6 +373,7 @@ func (r *result) print(w *os.File, cuts []int) {
 	fmt.Fprintf(w, "\nmean injected tokens %.0f   search p50 %.2f ms   p99 %.2f ms\n", r.MeanTokens, r.LatencyP50Ms, r.LatencyP99Ms)
 	if r.OffTopicAsked > 0 {
 		fmt.Fprintf(w, "off-topic questions that inject anything: %.1f%% of %d\n", 100*r.OffTopicInject, r.OffTopicAsked)
+		fmt.Fprintf(w, "questions that inject nothing: %.1f%%\n", 100*r.NothingRate)
 	}
 }
 

@@ -43,7 +43,7 @@ func TestLoadAndScore(t *testing.T) {
 	if n, err := ingest(context.Background(), e, s, true, false); err != nil || n != 3 {
 		t.Fatalf("ingest: %d %v", n, err)
 	}
-	r := run(context.Background(), e, samples, []int{1, 5}, 10, 800, 0, 0)
+	r := run(context.Background(), e, samples, []int{1, 5}, 10, 800, 0, 0, true)
 	if got := r.Groups["single-hop"]["recall@1"]; got != 1 {
 		t.Errorf("single-hop recall@1 = %v, want 1", got)
 	}

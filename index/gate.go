@@ -1,0 +1,116 @@
+package index
+
+import (
+	"strings"
+
+	"github.com/caddy-memory/memory/internal/norm"
+)
+
+// Focus is what a question asks memory to look through, judged from its
+// words before anything is searched (the gate).
+type Focus int
+
+// Foci.
+const (
+	// FocusAll searches everything: facts and episodes (ranked a little
+	// above raw turns, see Rank) and turns.
+	FocusAll Focus = iota
+	// FocusNone searches nothing: a greeting or small talk.
+	FocusNone
+	// FocusIdentity ranks the owner's identity facts first: "what's my
+	// name", "where do I live".
+	FocusIdentity
+	// FocusConversation ranks episodes and turns first: "what did we
+	// discuss", "remember when".
+	FocusConversation
+	// FocusVerbatim searches turns only: "my exact words".
+	FocusVerbatim
+)
+
+// Kinds are the memory kinds a focus searches (only; nil for all) and
+// those it ranks first (prefer). A question often asks more than its
+// focus ("where do I live, and a snack without peanuts?"), so a focus
+// prefers kinds rather than dropping the others; only a verbatim request
+// is about transcripts alone.
+func (f Focus) Kinds() (only, prefer []string) {
+	switch f {
+	case FocusIdentity:
+		return nil, []string{"identity"}
+	case FocusConversation:
+		return nil, []string{"episode", "turn"}
+	case FocusVerbatim:
+		return []string{"turn"}, nil
+	}
+	return nil, nil
+}
+
+// phrases of each focus, matched within the normalised question (words
+// separated by single spaces, lowercase, no punctuation).
+var (
+	identityPhrases = []string{
+		"who am i", "what is my name", "whats my name", "what s my name", "do you know my name", "my name again",
+		"how old am i", "where do i live", "where am i from", "where do i come from", "what do i do for a living",
+		"what is my job", "what are my pronouns", "what language do i speak", "what do you know about me",
+		"tell me about myself", "what do you remember about me",
+	}
+	conversationPhrases = []string{
+		"we discussed", "we talked about", "we spoke about", "did we discuss", "did we talk", "remember when",
+		"do you remember", "last time", "you told me", "i told you", "did i tell you", "did i mention",
+		"i mentioned", "earlier conversation", "previous conversation", "our conversation", "what did we",
+	}
+	verbatimPhrases = []string{
+		"exact words", "word for word", "verbatim", "quote me", "exactly what i said", "what exactly did i say",
+		"my own words",
+	}
+	smallTalk = map[string]bool{
+		"hi": true, "hello": true, "hey": true, "hiya": true, "yo": true, "thanks": true, "thank": true, "you": true,
+		"ok": true, "okay": true, "k": true, "bye": true, "goodbye": true, "good": true, "morning": true,
+		"afternoon": true, "evening": true, "night": true, "how": true, "are": true, "doing": true, "cool": true,
+		"great": true, "nice": true, "yes": true, "yeah": true, "yep": true, "no": true, "nope": true, "sure": true,
+		"lol": true, "haha": true, "please": true, "cheers": true, "there": true, "much": true, "very": true,
+		"alright": true, "fine": true, "awesome": true, "perfect": true, "got": true, "it": true, "see": true, "ya": true,
+		"welcome": true, "sounds": true, "a": true, "s": true, "what": true, "up": true, "whats": true, "sup": true,
+	}
+)
+
+// maxSmallTalk is the most words a message of small talk has.
+const maxSmallTalk = 6
+
+// Gate judges what a question asks memory to look through.
+func Gate(question string) Focus {
+	q := norm.Normalize(question)
+	if q == "" {
+		return FocusNone
+	}
+	words := strings.Fields(q)
+	if len(words) <= maxSmallTalk {
+		small := true
+		for _, w := range words {
+			if !smallTalk[w] {
+				small = false
+				break
+			}
+		}
+		if small {
+			return FocusNone
+		}
+	}
+	padded := " " + q + " "
+	has := func(phrases []string) bool {
+		for _, p := range phrases {
+			if strings.Contains(padded, " "+p+" ") {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case has(verbatimPhrases):
+		return FocusVerbatim
+	case has(identityPhrases):
+		return FocusIdentity
+	case has(conversationPhrases):
+		return FocusConversation
+	}
+	return FocusAll
+}

@@ -1,0 +1,174 @@
+package memory
+
+import (
+	"fmt"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestALongLivedOwnerIsConsolidated: through Caddy, an owner with 5,000
+// turns spread over 400 days keeps, after one pass, its facts and its
+// recent turns; POST /consolidate answers the counts, and searching that
+// owner costs less afterwards.
+func TestALongLivedOwnerIsConsolidated(t *testing.T) {
+	storage := t.TempDir()
+	up := newFakeLLM(t)
+	tester := startCaddy(t, strings.Replace(apiConfig(t, storage, up.addr(), ""), "		index_shards 4\n", "		index_shards 4\n		diagnostics\n", 1))
+	a := apiCall{t, tester.Client}
+	const turns, days = 5000, 400
+	now := time.Now().UTC()
+	start := now.Add(-days * 24 * time.Hour)
+	for batch := 0; batch < turns; batch += 1000 {
+		var said []map[string]any
+		for i := batch; i < batch+1000; i++ {
+			text := fmt.Sprintf("Day %d: I went for a walk along the river and thought about the garden, note %d.", i*days/turns, i)
+			switch i {
+			case 0:
+				text = "My name is Ola and I live in Gdansk."
+			case turns - 3:
+				text = "I prefer green tea in the evening."
+			}
+			said = append(said, map[string]any{"role": "user", "content": text, "ref": "m" + strconv.Itoa(i),
+				"time": start.Add(time.Duration(i) * (days * 24 * time.Hour / turns)).Format(time.RFC3339)})
+		}
+		if status, out := a.do("POST", "/memory/admin/ingest", "admin", map[string]any{
+			"owner": "sk-ola", "session": "s" + strconv.Itoa(batch), "turns": said}); status != http.StatusOK {
+			t.Fatalf("ingest: %d %v", status, out)
+		}
+	}
+	searchCost := func() time.Duration {
+		var took []time.Duration
+		for range 15 {
+			resp, _ := post(t, tester, "/v1/chat/completions", "sk-ola", chatBody(false, msg("user", "What did I think about on my walk along the river?")))
+			d, err := time.ParseDuration(strings.TrimSuffix(resp.Header.Get("X-Memory-Time"), "ms") + "ms")
+			if err != nil {
+				t.Fatalf("X-Memory-Time %q", resp.Header.Get("X-Memory-Time"))
+			}
+			took = append(took, d)
+		}
+		sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
+		return took[len(took)/2]
+	}
+	before := searchCost()
+	_, stats := a.do("GET", "/memory/admin/stats", "admin", nil)
+
+	status, res := a.do("POST", "/memory/admin/consolidate?owner=sk-ola", "admin", nil)
+	if status != http.StatusOK {
+		t.Fatalf("consolidate: %d %v", status, res)
+	}
+	for _, k := range []string{"decayed", "merged", "promoted", "evicted", "pruned", "owners"} {
+		if _, ok := res[k].(float64); !ok {
+			t.Errorf("the answer lacks %q: %v", k, res)
+		}
+	}
+	// Turns older than 90 days (about 310 of the 400 days) are pruned.
+	if pruned := res["pruned"].(float64); pruned < 3700 || pruned > 4000 || res["owners"] != 1.0 {
+		t.Errorf("pruned %v of %d turns, want those older than 90 days", pruned, turns)
+	}
+	_, list := a.do("GET", "/memory/admin/memories?owner=sk-ola&limit=500&kind=identity", "admin", nil)
+	if got := strings.Join(listContents(list), " | "); !strings.Contains(got, "User's name is Ola.") || !strings.Contains(got, "Gdansk") {
+		t.Errorf("identity facts after the pass: %s", got)
+	}
+	_, list = a.do("GET", "/memory/admin/memories?owner=sk-ola&limit=500&kind=preference", "admin", nil)
+	if got := strings.Join(listContents(list), " | "); !strings.Contains(got, "green tea") {
+		t.Errorf("a recent fact after the pass: %s", got)
+	}
+	byKind, _ := list["stats"].(map[string]any)["by_kind"].(map[string]any)
+	if n, _ := byKind["turn"].(float64); n < 1000 || n > 1300 {
+		t.Errorf("%v turns after the pass, want the last 90 days' (about 1,125)", byKind["turn"])
+	}
+	after := searchCost()
+	_, statsAfter := a.do("GET", "/memory/admin/stats", "admin", nil)
+	t.Logf("owner of %d turns over %d days: search p50 %v before the pass, %v after; memories %v before, %v after",
+		turns, days, before, after, stats["memories"], statsAfter["memories"])
+	// Searching costs less with a quarter of the memories; the times are
+	// a shared machine's, so only a clear regression fails.
+	if after > 2*before {
+		t.Errorf("search p50 %v after the pass, %v before", after, before)
+	}
+}
+
+// TestTheGateAndIdentityThroughCaddy: small talk gets no memories, even
+// where its words match one; with identity on, every block carries the
+// owner's identity facts; what is injected is counted as used.
+func TestTheGateAndIdentityThroughCaddy(t *testing.T) {
+	storage := t.TempDir()
+	up := newFakeLLM(t)
+	tester := startCaddy(t, strings.Replace(apiConfig(t, storage, up.addr(), ""), "		index_shards 4\n", "		index_shards 4\n		diagnostics\n		identity on\n", 1))
+	a := apiCall{t, tester.Client}
+	post(t, tester, "/v1/chat/completions", "sk-gate", chatBody(false, msg("user", "My name is Ola and I live in Gdansk.")))
+	post(t, tester, "/v1/chat/completions", "sk-gate", chatBody(false, msg("user", "I go running every morning at six. I am allergic to peanuts.")))
+	settle(t, storage, 2)
+
+	resp, _ := post(t, tester, "/v1/chat/completions", "sk-gate", chatBody(false, msg("user", "Good morning!")))
+	if s := resp.Header.Get("X-Memory-Status"); s != outcomeNothing || hasBlock(up.last("/chat/completions").Body) {
+		t.Errorf("small talk: status %q, want %q and no block", s, outcomeNothing)
+	}
+	post(t, tester, "/v1/chat/completions", "sk-gate", chatBody(false, msg("user", "Suggest a snack without peanuts.")))
+	body := string(up.last("/chat/completions").Body)
+	for _, want := range []string{"User is allergic to peanuts.", "User's name is Ola.", "User lives in Gdansk."} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the block lacks %q: %s", want, body)
+		}
+	}
+	// Uses are counted in the background.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, list := a.do("GET", "/memory/admin/memories?owner=sk-gate&min_uses=1", "admin", nil)
+		if got := strings.Join(listContents(list), " | "); strings.Contains(got, "peanuts") && strings.Contains(got, "Ola") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the injected memories' uses were not counted")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	// With the gate off, the same small talk finds the morning run.
+	reload(t, tester, strings.Replace(apiConfig(t, storage, up.addr(), ""), "		index_shards 4\n", "		index_shards 4\n		diagnostics\n		gate off\n		min_score 0\n", 1))
+	resp, _ = post(t, tester, "/v1/chat/completions", "sk-gate", chatBody(false, msg("user", "Good morning!")))
+	if s := resp.Header.Get("X-Memory-Status"); s != outcomeInjected {
+		t.Errorf("small talk without the gate: status %q; the test would not show the gate does anything", s)
+	}
+}
+
+// TestPinRestoreAndFilterThroughTheAPI: a memory can be pinned when made
+// and with PATCH, an evicted or deleted one restored with PATCH, and the
+// list shows and filters by source, pinning, uses and salience.
+func TestPinRestoreAndFilterThroughTheAPI(t *testing.T) {
+	storage := t.TempDir()
+	up := newFakeLLM(t)
+	tester := startCaddy(t, apiConfig(t, storage, up.addr(), ""))
+	a := apiCall{t, tester.Client}
+	_, out := a.do("POST", "/memory/memories", "sk-pin", map[string]any{"content": "The user's locker code is 4711.", "pinned": true})
+	pinned := memoryOf(out)
+	if pinned["pinned"] != true || pinned["source"] != "api" || pinned["salience"] == nil || pinned["uses"] != 0.0 {
+		t.Fatalf("created: %v", pinned)
+	}
+	_, out = a.do("POST", "/memory/memories", "sk-pin", map[string]any{"content": "The user's bike is blue."})
+	bike := memoryOf(out)
+	if status, out := a.do("PATCH", fmt.Sprintf("/memory/memories/%d", idOf(bike)), "sk-pin", map[string]any{"pinned": true}); status != 200 || memoryOf(out)["pinned"] != true {
+		t.Errorf("pin with PATCH: %d %v", status, out)
+	}
+	_, list := a.do("GET", "/memory/memories?pinned=true&source=api", "sk-pin", nil)
+	if n := len(listContents(list)); n != 2 {
+		t.Errorf("%d pinned memories made through the API, want 2", n)
+	}
+	a.do("DELETE", fmt.Sprintf("/memory/memories/%d", idOf(bike)), "sk-pin", nil)
+	if status, out := a.do("PATCH", fmt.Sprintf("/memory/memories/%d", idOf(bike)), "sk-pin", map[string]any{"deleted": false}); status != 200 || memoryOf(out)["deleted_at"] != nil {
+		t.Errorf("restore: %d %v", status, out)
+	}
+	if _, list := a.do("GET", "/memory/memories?max_salience=0.1", "sk-pin", nil); len(listContents(list)) != 0 {
+		t.Errorf("fresh memories listed as faded: %v", listContents(list))
+	}
+	if status, out := a.do("GET", "/memory/memories?max_salience=2", "sk-pin", nil); status != http.StatusBadRequest {
+		t.Errorf("a salience out of range: %d %v", status, out)
+	}
+	if status, _ := a.do("POST", "/memory/consolidate", "sk-pin", nil); status != http.StatusForbidden {
+		t.Errorf("consolidation in self mode: %d, want 403", status)
+	}
+}
