@@ -22,7 +22,7 @@ type Candidate struct {
 	// Preferred: the question's focus ranks memories of its kind first
 	// (see Gate).
 	Preferred bool
-	Rank       float64 // set by Rank
+	Rank      float64 // set by Rank
 	// Content and Context are the memory's text, for a candidate found in
 	// the index (NewFloor matches them); a small owner's were matched when
 	// its records were read.
