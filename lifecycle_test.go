@@ -83,6 +83,7 @@ func TestALongLivedOwnerIsConsolidated(t *testing.T) {
 	}
 	after := searchCost()
 	_, statsAfter := a.do("GET", "/memory/admin/stats", "admin", nil)
+	t.Logf("consolidation: %v", res)
 	t.Logf("owner of %d turns over %d days: search p50 %v before the pass, %v after; memories %v before, %v after",
 		turns, days, before, after, stats["memories"], statsAfter["memories"])
 	// Searching costs less with a quarter of the memories; the times are
