@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"slices"
 	"sync"
 	"time"
 
@@ -91,12 +90,12 @@ func (e *Engine) searchRecords(tx *store.Tx, r SearchRequest, terms []string, si
 			return m.Content, m.Context, nil
 		}
 		inScope := !r.OnlySession || p.InSession(r.Session)
-		if inScope && r.Kinds != nil {
+		if inScope && (r.Kinds != nil || r.ExcludeKinds != nil) {
 			b, err := p.Brief()
 			if err != nil {
 				return err
 			}
-			inScope = slices.Contains(r.Kinds, b.Kind)
+			inScope = r.wantsKind(b.Kind)
 		}
 		kept, err := rec.Add(p.ID, p.Terms(), text, inScope)
 		if kept {

@@ -39,12 +39,18 @@ type SearchRequest struct {
 	// told what it says itself, and a tool-call loop re-sending the same turn
 	// then gets the same block each time.
 	ExcludeTurn string
-	// Kinds, when set, restricts the search to memories of these kinds;
-	// Prefer ranks memories of these kinds first.
-	Kinds, Prefer []string
+	// Kinds, when set, restricts the search to memories of these kinds,
+	// ExcludeKinds to memories of other kinds; Prefer ranks memories of
+	// these kinds first.
+	Kinds, ExcludeKinds, Prefer []string
 	// Gate judges the question first (index.Gate): small talk searches
 	// nothing, an identity question ranks identity facts first, and so on.
 	Gate bool
+}
+
+// wantsKind reports whether the search looks at memories of kind.
+func (r *SearchRequest) wantsKind(kind string) bool {
+	return (r.Kinds == nil || slices.Contains(r.Kinds, kind)) && !slices.Contains(r.ExcludeKinds, kind)
 }
 
 // Result is a retrieved memory.
@@ -134,7 +140,7 @@ func (e *Engine) searchIn(ctx context.Context, tx *store.Tx, r SearchRequest, te
 	if local.records == nil && len(terms) > 0 {
 		hits, err = e.index.Search(ctx, index.Query{
 			Owner: r.Owner, Session: r.Session, OnlySession: r.OnlySession,
-			Text: r.Query, Terms: terms, Size: size, Kinds: r.Kinds,
+			Text: r.Query, Terms: terms, Size: size, Kinds: r.Kinds, ExcludeKinds: r.ExcludeKinds,
 		})
 		if err != nil {
 			return nil, err
@@ -184,7 +190,7 @@ func (e *Engine) searchIn(ctx context.Context, tx *store.Tx, r SearchRequest, te
 			// The index is derived data: trust only what the owner's own
 			// partition says.
 			if m.Owner != r.Owner || !m.Active(now) || (r.OnlySession && m.Session != r.Session) ||
-				(r.Kinds != nil && !slices.Contains(r.Kinds, m.Kind)) {
+				!r.wantsKind(m.Kind) {
 				continue
 			}
 			b = store.BriefOf(m)

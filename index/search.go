@@ -27,8 +27,9 @@ type Query struct {
 	// already; when nil, Search analyses Text.
 	Terms []string
 	Size  int
-	// Kinds, when set, restricts the search to memories of these kinds.
-	Kinds []string
+	// Kinds, when set, restricts the search to memories of these kinds;
+	// ExcludeKinds leaves memories of these kinds out.
+	Kinds, ExcludeKinds []string
 }
 
 // Hit is a matching memory and its BM25 score.
@@ -139,7 +140,17 @@ func (x *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
 		}
 		must = append(must, bleve.NewDisjunctionQuery(kinds...))
 	}
-	req := bleve.NewSearchRequestOptions(bleve.NewConjunctionQuery(must...), size, 0, false)
+	var q0 query.Query = bleve.NewConjunctionQuery(must...)
+	if len(q.ExcludeKinds) > 0 {
+		not := make([]query.Query, len(q.ExcludeKinds))
+		for i, k := range q.ExcludeKinds {
+			kq := bleve.NewTermQuery(k)
+			kq.SetField("kind")
+			not[i] = kq
+		}
+		q0 = query.NewBooleanQuery(must, nil, not)
+	}
+	req := bleve.NewSearchRequestOptions(q0, size, 0, false)
 	res, err := s.idx.SearchInContext(ctx, req)
 	if err != nil {
 		return nil, err
