@@ -81,6 +81,7 @@ func New(cfg Config) *Handler {
 		"GET /stats":             h.stats,
 		"GET /health":            h.health,
 		"POST /consolidate":      h.consolidate,
+		"/mcp":                   newMCP(h).ServeHTTP,
 	}
 	for pattern, fn := range routes {
 		h.mux.HandleFunc(pattern, fn)
@@ -89,7 +90,7 @@ func New(cfg Config) *Handler {
 }
 
 // Roots are the first path segments of the API's routes.
-var Roots = []string{"memories", "search", "ingest", "export", "import", "owners", "stats", "health", "consolidate"}
+var Roots = []string{"memories", "search", "ingest", "export", "import", "owners", "stats", "health", "consolidate", "mcp"}
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.cfg.Mode == Admin && h.cfg.Authenticated != nil && !h.cfg.Authenticated(r) {
