@@ -80,6 +80,8 @@ func parseAPICaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, err
 //	    salience_floor <0..1>
 //	    gate          heuristic|off
 //	    identity      on|off
+//	    tools         [save_memory] [recall_memory]
+//	    max_tool_rounds <n>
 //	    index_shards  <n>
 //	    queue_size    <n>
 //	    drain_timeout <duration>
@@ -131,6 +133,17 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.Errf("diagnostics takes no argument")
 			}
 			h.Diagnostics = true
+			continue
+		case "tools":
+			h.Tools = d.RemainingArgs()
+			if len(h.Tools) == 0 {
+				h.Tools = []string{toolSave, toolRecall}
+			}
+			for _, t := range h.Tools {
+				if _, ok := toolDefs[t]; !ok {
+					return d.Errf("tools: %q is not a memory tool: use save_memory, recall_memory, or neither for both", t)
+				}
+			}
 			continue
 		case "no_system_role", "owner":
 			args := d.RemainingArgs()
@@ -207,6 +220,8 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.Errf("gate must be heuristic or off, not %q", arg)
 			}
 			h.Gate = arg
+		case "max_tool_rounds":
+			h.MaxToolRounds, err = positive(arg)
 		case "index_shards":
 			h.IndexShards, err = positive(arg)
 		case "queue_size":

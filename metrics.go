@@ -50,6 +50,10 @@ var (
 		Namespace: "caddy", Subsystem: "memory", Name: "llm_calls_total",
 		Help: "Calls to the model that distils sessions, by result (ok, bad_json, error).",
 	}, []string{"result"})
+	toolCalls = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "caddy", Subsystem: "memory", Name: "tool_calls_total",
+		Help: "Calls of the proxy's memory tools the model made, by tool.",
+	}, []string{"tool"})
 	llmSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Namespace: "caddy", Subsystem: "memory", Name: "llm_call_seconds",
 		Help:    "Time a call to the model that distils sessions took.",
@@ -61,7 +65,7 @@ func registerMetrics(reg prometheus.Registerer) error {
 	if reg == nil {
 		return nil
 	}
-	for _, c := range []prometheus.Collector{requestsTotal, injectedPerRequest, retrievalSeconds, jobsTotal, storedTotal, embeddingFailures, llmCalls, llmSeconds} {
+	for _, c := range []prometheus.Collector{requestsTotal, injectedPerRequest, retrievalSeconds, jobsTotal, storedTotal, embeddingFailures, llmCalls, llmSeconds, toolCalls} {
 		var already prometheus.AlreadyRegisteredError
 		if err := reg.Register(c); err != nil && !errors.As(err, &already) {
 			return err

@@ -131,6 +131,13 @@ type Handler struct {
 	// Identity makes every injected block carry the owner's identity facts
 	// (name, where they live, ...; at most a few lines).
 	Identity bool `json:"identity,omitempty"`
+	// Tools are the memory tools the model is offered and the proxy runs
+	// for the request's owner: save_memory, recall_memory. Default: none.
+	Tools []string `json:"tools,omitempty"`
+	// MaxToolRounds is how many times, at most, the proxy asks the
+	// upstream again after running the model's calls of its tools.
+	// Default: 3.
+	MaxToolRounds int `json:"max_tool_rounds,omitempty"`
 
 	// Diagnostics adds response headers saying what memory did:
 	// X-Memory-Status (the outcome), X-Memory-Injected (how many memories)
@@ -244,6 +251,9 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if h.Gate == "" {
 		h.Gate = "heuristic"
 	}
+	if h.MaxToolRounds == 0 {
+		h.MaxToolRounds = defaultMaxToolRounds
+	}
 	if h.Placement == "" {
 		h.Placement = string(inject.CacheSafe)
 	}
@@ -348,6 +358,14 @@ func (h *Handler) Validate() error {
 	}
 	if h.Gate != "heuristic" && h.Gate != "off" {
 		return fmt.Errorf("memory: unknown gate %q: use heuristic or off", h.Gate)
+	}
+	for _, t := range h.Tools {
+		if _, ok := toolDefs[t]; !ok {
+			return fmt.Errorf("memory: unknown tool %q: the tools are save_memory and recall_memory", t)
+		}
+	}
+	if h.MaxToolRounds < 0 {
+		return fmt.Errorf("memory: max_tool_rounds must not be negative")
 	}
 	if l := h.LLM; l != nil {
 		if l.URL == "" || l.Model == "" {

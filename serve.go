@@ -34,7 +34,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	if dialect == nil {
 		return next.ServeHTTP(w, r)
 	}
-	req, enc, rawOwner := h.read(r, dialect)
+	req, body, enc, rawOwner := h.read(r, dialect)
 	if req == nil {
 		h.report(w, outcomePassed, 0, 0)
 		return next.ServeHTTP(w, r)
@@ -55,8 +55,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	turnKey := extract.TurnKey(conversation, req.UserTurns(), req.Query())
 
 	start := time.Now()
-	injected, result, err := h.recall(r, req, enc, owner, session, turnKey)
+	injected, rewritten, result, err := h.recall(r, req, enc, owner, session, turnKey)
 	took := time.Since(start)
+	if rewritten != nil {
+		body = rewritten
+	}
 	if err != nil {
 		if h.FailClosed {
 			h.report(w, outcomeFailedClosed, 0, took)
@@ -78,7 +81,23 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		ref, _ = repl.GetString("http.request.uuid")
 	}
 	t := newTee(w, h.MaxCapture)
-	if err := next.ServeHTTP(t, r); err != nil {
+	if tools := h.memoryTools(req.Dialect, body); tools != nil {
+		withTools, err := inject.AddTools(req.Dialect, body, tools)
+		if err != nil {
+			h.logger.Warn("memory tools not offered; request passed on without them", zap.Error(err))
+			withTools = nil
+		}
+		if withTools != nil {
+			r.Header.Del("Content-Encoding") // the body goes on decoded
+			recalled, err := h.serveWithTools(t, r, next, req.Dialect, owner, withTools, tools)
+			injected = append(injected, recalled...)
+			if err != nil {
+				return err
+			}
+		} else if err := next.ServeHTTP(t, r); err != nil {
+			return err
+		}
+	} else if err := next.ServeHTTP(t, r); err != nil {
 		return err
 	}
 	if !t.capture {
@@ -115,28 +134,28 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 // read finds the owner and parses the request body. A nil request means the
 // request goes on untouched: no owner, an encoding or a body it cannot read,
 // or not a chat request. The body is always left whole.
-func (h *Handler) read(r *http.Request, dialect inject.Dialect) (req *inject.Request, enc, owner string) {
+func (h *Handler) read(r *http.Request, dialect inject.Dialect) (req *inject.Request, body []byte, enc, owner string) {
 	owner = resolveOwner(h.Owner, r)
 	if owner == "" {
-		return nil, "", ""
+		return nil, nil, "", ""
 	}
 	enc = r.Header.Get("Content-Encoding")
 	if !contentenc.Identity(enc) && !contentenc.Supported(enc) {
-		return nil, "", ""
+		return nil, nil, "", ""
 	}
 	raw, complete, err := readBody(r, h.MaxBody)
 	if err != nil || !complete {
-		return nil, "", ""
+		return nil, nil, "", ""
 	}
 	setBody(r, raw) // read once; from here the body is always whole again
-	body, err := contentenc.Decode(enc, raw, h.MaxBody, false)
+	body, err = contentenc.Decode(enc, raw, h.MaxBody, false)
 	if err != nil { // too large once decoded (a bomb), or corrupt
-		return nil, "", ""
+		return nil, nil, "", ""
 	}
 	if req, err = dialect.Parse(body); err != nil {
-		return nil, "", ""
+		return nil, nil, "", ""
 	}
-	return req, enc, owner
+	return req, body, enc, owner
 }
 
 // report counts a request's outcome and, with diagnostics on, tells the
@@ -191,25 +210,26 @@ func (h *Handler) placementFor(model string) inject.Placement {
 const maxSessionLen = 200
 
 // recall retrieves the owner's relevant memories and rewrites the request
-// body to carry them, returning the injected memories as the model sees them
-// and the outcome. On any error the body stays as received.
-func (h *Handler) recall(r *http.Request, req *inject.Request, enc, owner, session, turnKey string) ([]string, string, error) {
+// body to carry them, returning the injected memories as the model sees
+// them, the new body (nil when unchanged) and the outcome. On any error the
+// body stays as received.
+func (h *Handler) recall(r *http.Request, req *inject.Request, enc, owner, session, turnKey string) ([]string, []byte, string, error) {
 	ctx, cancel := context.WithTimeout(r.Context(), time.Duration(h.Timeout))
 	defer cancel()
 	start := time.Now()
 	rec, err := h.engine.Recall(ctx, h.recallRequest(owner, session, req.Query(), turnKey))
 	retrievalSeconds.Observe(time.Since(start).Seconds())
 	if err != nil {
-		return nil, "", fmt.Errorf("searching memories: %w", err)
+		return nil, nil, "", fmt.Errorf("searching memories: %w", err)
 	}
 	if rec.Block == "" {
 		injectedPerRequest.Observe(0)
-		return nil, outcomeNothing, nil
+		return nil, nil, outcomeNothing, nil
 	}
 	block, kept, texts := rec.Block, rec.Memories, rec.Texts
 	nb, err := req.Inject(block, h.placementFor(req.Model))
 	if err != nil {
-		return nil, "", fmt.Errorf("placing memories: %w", err)
+		return nil, nil, "", fmt.Errorf("placing memories: %w", err)
 	}
 	setBody(r, nb)
 	if !contentenc.Identity(enc) {
@@ -224,7 +244,7 @@ func (h *Handler) recall(r *http.Request, req *inject.Request, enc, owner, sessi
 	if c := h.logger.Check(zap.DebugLevel, "injected memories"); c != nil {
 		c.Write(zap.Int("memories", len(kept)), zap.Int("block_bytes", len(block)))
 	}
-	return texts, outcomeInjected, nil
+	return texts, nb, outcomeInjected, nil
 }
 
 // recallRequest is what the handler asks of a recall, for a question of

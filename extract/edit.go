@@ -1,0 +1,399 @@
+package extract
+
+import (
+	"bytes"
+	"encoding/json"
+	"mime"
+	"strings"
+
+	"github.com/caddy-memory/memory/inject"
+)
+
+// When the proxy offers the model tools of its own, each answer of the
+// upstream goes through an Editor on its way to the client. An answer that
+// calls only the proxy's tools is a tool round: nothing of it reaches the
+// client, the proxy runs the calls and asks the upstream again. Any other
+// answer is final: it reaches the client without the proxy's calls (its
+// indexes closed up, its stop reason "stop" when no call is left), with the
+// usage of the rounds before added to its own. A stream is held back only
+// until it shows which it is: from its first text it is passed on as it
+// comes, edited event by event; one that starts with a call is held to its
+// end, then sent (edited) or kept, as it turns out.
+
+// Usage is what an answer cost, in its format's tokens.
+type Usage struct {
+	Input, Output int
+}
+
+// Add adds u2 to u.
+func (u *Usage) Add(u2 Usage) { u.Input, u.Output = u.Input+u2.Input, u.Output+u2.Output }
+
+// State is what an Editor has made of an answer so far.
+type State int
+
+// States of an Editor.
+const (
+	Undecided State = iota // held back: nothing has said what the answer is
+	Final                  // passed on to the client, edited
+	Held                   // a call came first: held to the end
+)
+
+// Editor edits one answer of the upstream for the client.
+type Editor struct {
+	d         dialectEditor
+	stream    bool
+	state     State
+	separator []byte // between events: "\n\n" (SSE), "\n" (NDJSON)
+	partial   []byte
+	held      [][]byte
+	ended     bool
+}
+
+// dialectEditor is the part of an Editor that knows a format.
+type dialectEditor interface {
+	// observe reads one event (a whole JSON answer, an SSE event's data, an
+	// NDJSON line) into the answer's text, calls and usage, and says
+	// whether it shows the answer's nature: Final for text, Held for a
+	// call, Undecided for neither.
+	observe(ev []byte) State
+	// edit rewrites an event for the client (nil drops it).
+	edit(ev []byte) []byte
+	answer() *answer
+}
+
+// answer is what the events of an answer said.
+type answer struct {
+	text  strings.Builder
+	calls []call
+	usage Usage
+	// prior is the usage of the rounds before, added to this answer's.
+	prior    Usage
+	isMemory func(name string) bool
+}
+
+// call is a tool call being read from an answer, by its index in it.
+type call struct {
+	index int
+	id    string
+	name  string
+	args  strings.Builder
+}
+
+func (a *answer) call(index int) *call {
+	for i := range a.calls {
+		if a.calls[i].index == index {
+			return &a.calls[i]
+		}
+	}
+	a.calls = append(a.calls, call{index: index})
+	return &a.calls[len(a.calls)-1]
+}
+
+// memory reports whether the call at index is one of the proxy's tools.
+func (a *answer) memory(index int) bool {
+	for i := range a.calls {
+		if a.calls[i].index == index {
+			return a.isMemory(a.calls[i].name)
+		}
+	}
+	return false
+}
+
+// kept is the new index of the client's call at index: the proxy's calls
+// before it are closed up.
+func (a *answer) kept(index int) int {
+	n := 0
+	for _, c := range a.calls {
+		if c.index < index && !a.isMemory(c.name) {
+			n++
+		}
+	}
+	return n
+}
+
+// clientCalls counts the calls that are not the proxy's.
+func (a *answer) clientCalls() int {
+	n := 0
+	for _, c := range a.calls {
+		if !a.isMemory(c.name) {
+			n++
+		}
+	}
+	return n
+}
+
+// NewEditor edits an answer of the named dialect and media type; isMemory
+// says which tool names are the proxy's; prior is the usage of the rounds
+// before. It returns nil for an answer it cannot edit (another media type):
+// that one goes to the client as it is.
+func NewEditor(dialect, contentType string, isMemory func(name string) bool, prior Usage) *Editor {
+	mt, _, _ := mime.ParseMediaType(contentType)
+	a := &answer{isMemory: isMemory, prior: prior}
+	e := &Editor{}
+	switch mt {
+	case "application/json":
+	case "text/event-stream":
+		e.stream, e.separator = true, []byte("\n\n")
+	case "application/x-ndjson":
+		e.stream, e.separator = true, []byte("\n")
+	default:
+		return nil
+	}
+	switch dialect {
+	case inject.NameOpenAIChat:
+		e.d = &chatEditor{a: a}
+	case inject.NameOllama:
+		e.d = &ollamaEditor{a: a}
+		e.stream, e.separator = true, []byte("\n") // one JSON object is one line
+	case inject.NameAnthropic:
+		e.d = &anthropicEditor{a: a}
+	case inject.NameOpenAIResponses:
+		e.d = &responsesEditor{a: a}
+	default:
+		return nil
+	}
+	return e
+}
+
+// State is what the editor has made of the answer so far.
+func (e *Editor) State() State { return e.state }
+
+// Write reads bytes of the answer and returns those ready for the client:
+// none while the answer is held back.
+func (e *Editor) Write(p []byte) []byte {
+	if !e.stream {
+		e.partial = append(e.partial, p...)
+		return nil
+	}
+	e.partial = append(e.partial, p...)
+	var out []byte
+	for {
+		i := eventEnd(e.partial, e.separator)
+		if i < 0 {
+			break
+		}
+		ev := e.partial[:i]
+		e.partial = e.partial[i:]
+		out = e.event(ev, out)
+	}
+	return out
+}
+
+// eventEnd is the length of the first whole event of b, with its
+// separator, or -1.
+func eventEnd(b, sep []byte) int {
+	if len(sep) == 2 {
+		// SSE events end at a blank line, "\r\n" line ends allowed.
+		for i := 0; i+1 < len(b); i++ {
+			if b[i] != '\n' {
+				continue
+			}
+			switch {
+			case b[i+1] == '\n':
+				return i + 2
+			case b[i+1] == '\r' && i+2 < len(b) && b[i+2] == '\n':
+				return i + 3
+			}
+		}
+		return -1
+	}
+	if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		return i + 1
+	}
+	return -1
+}
+
+// event takes one whole event, appending what goes to the client to out.
+func (e *Editor) event(ev []byte, out []byte) []byte {
+	if data := e.data(ev); data != nil {
+		if s := e.d.observe(data); e.state == Undecided && s != Undecided {
+			e.state = s
+			if s == Final {
+				for _, h := range e.held {
+					out = e.emit(h, out)
+				}
+				e.held = nil
+			}
+		}
+	}
+	if e.state == Final {
+		return e.emit(ev, out)
+	}
+	e.held = append(e.held, bytes.Clone(ev))
+	return out
+}
+
+// Held returns the answer as it came, for the client, when it is not to
+// be edited after all (the proxy's rounds are spent).
+func (e *Editor) Held() []byte {
+	out := bytes.Join(e.held, nil)
+	e.held = nil
+	return append(out, e.partial...)
+}
+
+// data is an event's JSON: an SSE event's data lines, joined, or an NDJSON
+// line; nil for none (a comment, a keep-alive, "[DONE]").
+func (e *Editor) data(ev []byte) []byte {
+	if e.separator[0] == '\n' && len(e.separator) == 1 {
+		if line := bytes.TrimSpace(ev); len(line) > 0 && line[0] == '{' {
+			return line
+		}
+		return nil
+	}
+	var data [][]byte
+	for _, line := range bytes.Split(ev, []byte("\n")) {
+		line = bytes.TrimSuffix(line, []byte("\r"))
+		if v, ok := bytes.CutPrefix(line, []byte("data:")); ok {
+			data = append(data, bytes.TrimPrefix(v, []byte(" ")))
+		}
+	}
+	j := bytes.Join(data, []byte("\n"))
+	if len(j) == 0 || j[0] != '{' {
+		return nil
+	}
+	return j
+}
+
+// emit appends ev, edited, to out. An SSE event keeps its other lines
+// (event:, id:) and gets its data back on one line.
+func (e *Editor) emit(ev []byte, out []byte) []byte {
+	data := e.data(ev)
+	if data == nil {
+		return append(out, ev...)
+	}
+	edited := e.d.edit(data)
+	if edited == nil {
+		return out
+	}
+	if len(e.separator) == 1 {
+		return append(append(out, edited...), '\n')
+	}
+	var kept [][]byte
+	dataDone := false
+	for _, line := range bytes.Split(bytes.TrimRight(ev, "\r\n"), []byte("\n")) {
+		l := bytes.TrimSuffix(line, []byte("\r"))
+		if bytes.HasPrefix(l, []byte("data:")) {
+			if !dataDone {
+				kept = append(kept, append([]byte("data: "), edited...))
+				dataDone = true
+			}
+			continue
+		}
+		kept = append(kept, l)
+	}
+	return append(append(out, bytes.Join(kept, []byte("\n"))...), '\n', '\n')
+}
+
+// End takes the rest of the answer, once it has all come, and returns what
+// goes to the client: nothing for a tool round (ToolRound is then true).
+func (e *Editor) End() []byte {
+	if e.ended {
+		return nil
+	}
+	e.ended = true
+	if !e.stream {
+		data := bytes.TrimSpace(e.partial)
+		e.partial = nil
+		if len(data) == 0 || !inject.ValidJSON(data) {
+			e.state = Final
+			return data // not an answer to edit: as it came
+		}
+		e.d.observe(data)
+		if e.ToolRound() {
+			e.held = [][]byte{data}
+			return nil
+		}
+		e.state = Final
+		return e.d.edit(data)
+	}
+	var out []byte
+	if len(e.partial) > 0 { // a stream cut short: its last event
+		out = e.event(e.partial, out)
+		e.partial = nil
+	}
+	if e.state == Final {
+		return out
+	}
+	if e.ToolRound() {
+		return nil
+	}
+	e.state = Final
+	for _, h := range e.held {
+		out = e.emit(h, out)
+	}
+	e.held = nil
+	return out
+}
+
+// ToolRound reports whether the answer, whole, calls only the proxy's
+// tools (and at least one).
+func (e *Editor) ToolRound() bool {
+	a := e.d.answer()
+	return e.state != Final && len(a.calls) > 0 && a.clientCalls() == 0
+}
+
+// Calls are the proxy's tool calls of the answer, in its order.
+func (e *Editor) Calls() []inject.ToolCall {
+	a := e.d.answer()
+	var out []inject.ToolCall
+	for _, c := range a.calls {
+		if a.isMemory(c.name) {
+			out = append(out, inject.ToolCall{ID: c.id, Name: c.name, Arguments: c.args.String()})
+		}
+	}
+	return out
+}
+
+// Text is what the answer said, besides its calls.
+func (e *Editor) Text() string { return e.d.answer().text.String() }
+
+// Usage is the answer's own usage.
+func (e *Editor) Usage() Usage { return e.d.answer().usage }
+
+// editJSON decodes an event's JSON object, lets fn change it, and encodes
+// it again (numbers kept as written, no HTML escaping); nil when it is not
+// an object, or fn returns false (drop it).
+func editJSON(raw []byte, fn func(map[string]any) bool) []byte {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v map[string]any
+	if err := dec.Decode(&v); err != nil {
+		return raw
+	}
+	if !fn(v) {
+		return nil
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return raw
+	}
+	return bytes.TrimRight(b.Bytes(), "\n")
+}
+
+// num reads a JSON number of a decoded object (0 when absent).
+func num(v any) int {
+	if n, ok := v.(json.Number); ok {
+		i, _ := n.Int64()
+		return int(i)
+	}
+	return 0
+}
+
+// obj is v as an object, or nil.
+func obj(v any) map[string]any {
+	m, _ := v.(map[string]any)
+	return m
+}
+
+// list is v as an array, or nil.
+func list(v any) []any {
+	l, _ := v.([]any)
+	return l
+}
+
+func str(v any) string {
+	s, _ := v.(string)
+	return s
+}

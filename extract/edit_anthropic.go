@@ -1,0 +1,114 @@
+package extract
+
+import (
+	"encoding/json"
+	"strconv"
+
+	"github.com/tidwall/gjson"
+)
+
+// anthropicEditor edits Anthropic messages: a JSON message whose content
+// holds text and tool_use blocks, or the SSE events of one, whose blocks
+// are numbered by index.
+type anthropicEditor struct{ a *answer }
+
+func (c *anthropicEditor) answer() *answer { return c.a }
+
+func (c *anthropicEditor) observe(ev []byte) State {
+	r := gjson.ParseBytes(ev)
+	state := Undecided
+	block := func(index int, b gjson.Result) {
+		switch b.Get("type").String() {
+		case "text":
+			if t := b.Get("text").String(); t != "" {
+				c.a.text.WriteString(t)
+				state = Final
+			}
+		case "tool_use":
+			cl := c.a.call(index)
+			cl.id, cl.name = b.Get("id").String(), b.Get("name").String()
+			if in := b.Get("input"); in.IsObject() && len(in.Map()) > 0 {
+				cl.args.WriteString(in.Raw)
+			}
+			state = Held
+		}
+	}
+	switch r.Get("type").String() {
+	case "message": // a whole answer
+		r.Get("content").ForEach(func(i, b gjson.Result) bool {
+			block(int(i.Int()), b)
+			return true
+		})
+		c.a.usage = Usage{int(r.Get("usage.input_tokens").Int()), int(r.Get("usage.output_tokens").Int())}
+		if state == Final && len(c.a.calls) > 0 {
+			state = Held // text beside calls: decided once read whole
+		}
+	case "message_start":
+		c.a.usage.Input = int(r.Get("message.usage.input_tokens").Int())
+	case "content_block_start":
+		block(int(r.Get("index").Int()), r.Get("content_block"))
+	case "content_block_delta":
+		d := r.Get("delta")
+		switch d.Get("type").String() {
+		case "text_delta":
+			if t := d.Get("text").String(); t != "" {
+				c.a.text.WriteString(t)
+				state = Final
+			}
+		case "input_json_delta":
+			c.a.call(int(r.Get("index").Int())).args.WriteString(d.Get("partial_json").String())
+		}
+	case "message_delta":
+		c.a.usage.Output = int(r.Get("usage.output_tokens").Int())
+	}
+	return state
+}
+
+// shift is how many of the proxy's tool_use blocks come before index.
+func (c *anthropicEditor) shift(index int) int {
+	n := 0
+	for _, cl := range c.a.calls {
+		if cl.index < index && c.a.isMemory(cl.name) {
+			n++
+		}
+	}
+	return n
+}
+
+func (c *anthropicEditor) edit(ev []byte) []byte {
+	return editJSON(ev, func(v map[string]any) bool {
+		prior := c.a.prior
+		switch str(v["type"]) {
+		case "message":
+			var kept []any
+			for i, b := range list(v["content"]) {
+				if str(obj(b)["type"]) == "tool_use" && c.a.memory(i) {
+					continue
+				}
+				kept = append(kept, b)
+			}
+			v["content"] = kept
+			c.fixStop(v)
+			addUsage(obj(v["usage"]), "input_tokens", "output_tokens", prior)
+		case "message_start":
+			addUsage(obj(obj(v["message"])["usage"]), "input_tokens", "output_tokens", Usage{Input: prior.Input})
+		case "content_block_start", "content_block_delta", "content_block_stop":
+			index := num(v["index"])
+			if c.a.memory(index) {
+				return false
+			}
+			v["index"] = json.Number(strconv.Itoa(index - c.shift(index)))
+		case "message_delta":
+			c.fixStop(obj(v["delta"]))
+			addUsage(obj(v["usage"]), "input_tokens", "output_tokens", Usage{Output: prior.Output})
+		}
+		return true
+	})
+}
+
+// fixStop makes a stop reason of tool_use end_turn when no call is left.
+func (c *anthropicEditor) fixStop(m map[string]any) {
+	if m != nil && str(m["stop_reason"]) == "tool_use" && c.a.clientCalls() == 0 {
+		m["stop_reason"] = "end_turn"
+	}
+}

@@ -1,0 +1,285 @@
+package memory
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/caddy-memory/memory/engine"
+	"github.com/caddy-memory/memory/extract"
+	"github.com/caddy-memory/memory/inject"
+	"github.com/caddy-memory/memory/store"
+)
+
+// The model's own memory tools: with `tools`, a request gains save_memory
+// and recall_memory in its format's shape, and when the model calls only
+// those, the proxy runs them for the request's owner and asks the upstream
+// again with the calls and their results, up to max_tool_rounds; the
+// client sees one ordinary answer.
+
+// Names of the proxy's tools.
+const (
+	toolSave   = "save_memory"
+	toolRecall = "recall_memory"
+)
+
+// defaultMaxToolRounds is how many times the proxy asks the upstream again
+// for one request.
+const defaultMaxToolRounds = 3
+
+// toolDefs are the tools as the model is told of them.
+var toolDefs = map[string]inject.Tool{
+	toolSave: {
+		Name: toolSave,
+		Description: "Save something about the user to long-term memory, so it is remembered in later conversations: " +
+			"a preference, a fact about them or their life, or an instruction for how to help them. " +
+			"Write it as one standalone sentence in the third person (\"The user prefers window seats.\").",
+		Parameters: `{"type":"object","properties":{` +
+			`"content":{"type":"string","description":"What to remember, one standalone sentence."},` +
+			`"category":{"type":"string","enum":["preference","fact","instruction"],"description":"What kind of memory it is."}},` +
+			`"required":["content"]}`,
+	},
+	toolRecall: {
+		Name: toolRecall,
+		Description: "Search the long-term memory of earlier conversations with this user. " +
+			"Returns the 5 most relevant memories with their category, relevance (0 to 1) and when they were made.",
+		Parameters: `{"type":"object","properties":{` +
+			`"query":{"type":"string","description":"What to look for, in a few words."},` +
+			`"scope":{"type":"string","enum":["facts","episodes","transcript","all"],"description":"Facts about the user, summaries of past conversations, their exact words, or all (the default)."}},` +
+			`"required":["query"]}`,
+	},
+}
+
+// recallLimit is how many memories recall_memory returns.
+const recallLimit = 5
+
+// memoryTools returns the proxy's tools a request gains: those configured
+// that the client does not define itself.
+func (h *Handler) memoryTools(dialect string, body []byte) []inject.Tool {
+	if len(h.Tools) == 0 {
+		return nil
+	}
+	theirs := inject.ToolNames(dialect, body)
+	var out []inject.Tool
+	for _, name := range h.Tools {
+		if !slices.Contains(theirs, name) {
+			out = append(out, toolDefs[name])
+		}
+	}
+	return out
+}
+
+// serveWithTools proxies a request that carries the proxy's tools: each
+// answer goes through an extract.Editor, tool rounds are run and the
+// conversation sent again, and the final answer reaches the client through
+// t (the learning tee). It returns the texts the tools recalled: like the
+// injected block, they are not to be learned again.
+func (h *Handler) serveWithTools(t *tee, r *http.Request, next caddyhttp.Handler, dialect, owner string, body []byte, tools []inject.Tool) ([]string, error) {
+	mine := map[string]bool{}
+	for _, tl := range tools {
+		mine[tl.Name] = true
+	}
+	isMemory := func(name string) bool { return mine[name] }
+	var prior extract.Usage
+	var recalled []string
+	for round := 0; ; round++ {
+		setBody(r, body)
+		rw := &roundWriter{client: t, dialect: dialect, isMemory: isMemory, prior: prior, header: http.Header{}}
+		err := next.ServeHTTP(rw, r)
+		if err != nil && !rw.wrote {
+			return recalled, err
+		}
+		last := round == h.MaxToolRounds
+		if err != nil || !rw.end(last) {
+			return recalled, err
+		}
+		// A tool round: run the calls, and ask again.
+		calls := rw.editor.Calls()
+		results := make([]string, len(calls))
+		for i, c := range calls {
+			var texts []string
+			results[i], texts = h.runTool(r.Context(), owner, c)
+			recalled = append(recalled, texts...)
+		}
+		prior.Add(rw.editor.Usage())
+		if body, err = inject.AppendRound(dialect, body, rw.editor.Text(), calls, results); err != nil {
+			return recalled, fmt.Errorf("continuing after the memory tools: %w", err)
+		}
+	}
+}
+
+// runTool runs one call of the proxy's tools for owner and returns its
+// result, as the model reads it (JSON; an error is a result too, never a
+// failed request), and the memories it recalled.
+func (h *Handler) runTool(ctx context.Context, owner string, c inject.ToolCall) (string, []string) {
+	fail := func(err error) (string, []string) {
+		b, _ := json.Marshal(map[string]string{"error": err.Error()})
+		return string(b), nil
+	}
+	var args struct {
+		Content, Category, Query, Scope string
+	}
+	if c.Arguments != "" {
+		if err := json.Unmarshal([]byte(c.Arguments), &args); err != nil {
+			return fail(fmt.Errorf("the arguments are not a JSON object: %v", err))
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	toolCalls.WithLabelValues(c.Name).Inc()
+	switch c.Name {
+	case toolSave:
+		switch args.Category {
+		case "", "preference", "fact", "instruction":
+		default:
+			return fail(fmt.Errorf("category must be preference, fact or instruction, not %q", args.Category))
+		}
+		m, op, err := h.engine.SaveMemory(ctx, owner, args.Content, args.Category, store.SourceTool)
+		if err != nil {
+			return fail(err)
+		}
+		b, _ := json.Marshal(map[string]any{"saved": true, "id": m.ID, "op": op})
+		return string(b), nil
+	case toolRecall:
+		found, err := h.engine.RecallMemory(ctx, owner, args.Query, args.Scope, recallLimit)
+		if err != nil {
+			return fail(err)
+		}
+		if found == nil {
+			found = []engine.Recollection{}
+		}
+		texts := make([]string, len(found))
+		for i, f := range found {
+			texts[i] = f.Content
+		}
+		b, _ := json.Marshal(map[string]any{"memories": found})
+		return string(b), texts
+	}
+	return fail(fmt.Errorf("no tool %q", c.Name))
+}
+
+// roundWriter takes one answer of the upstream in a request that carries
+// the proxy's tools: it gives it to an Editor, and passes to the client
+// (through the learning tee) what the Editor lets through. Each round has
+// headers of its own, so reverse_proxy's copies of the upstream's headers
+// do not pile up across rounds.
+type roundWriter struct {
+	client   *tee
+	dialect  string
+	isMemory func(string) bool
+	prior    extract.Usage
+
+	header  http.Header
+	status  int
+	editor  *extract.Editor // nil: passed through as it comes
+	started bool            // the client has the status line
+	wrote   bool            // the upstream answered
+}
+
+func (w *roundWriter) Header() http.Header { return w.header }
+
+func (w *roundWriter) WriteHeader(code int) {
+	if w.status != 0 || code < 200 {
+		if code < 200 {
+			w.copyHeader()
+			w.client.WriteHeader(code)
+		}
+		return
+	}
+	w.status, w.wrote = code, true
+	if code < 300 && w.header.Get("Content-Encoding") == "" {
+		w.editor = extract.NewEditor(w.dialect, w.header.Get("Content-Type"), w.isMemory, w.prior)
+	}
+	if w.editor == nil {
+		w.start()
+	}
+}
+
+// copyHeader gives the client this round's headers.
+func (w *roundWriter) copyHeader() {
+	h := w.client.Header()
+	for k := range h {
+		delete(h, k)
+	}
+	for k, v := range w.header {
+		h[k] = v
+	}
+}
+
+// start sends the client the status line and headers; an edited answer
+// has no length known in advance.
+func (w *roundWriter) start() {
+	if w.started {
+		return
+	}
+	w.started = true
+	w.copyHeader()
+	if w.editor != nil {
+		w.client.Header().Del("Content-Length")
+	}
+	w.client.WriteHeader(w.status)
+}
+
+func (w *roundWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.WriteHeader(http.StatusOK)
+	}
+	if w.editor == nil {
+		return w.client.Write(p)
+	}
+	if out := w.editor.Write(p); len(out) > 0 || w.editor.State() == extract.Final {
+		w.start()
+		if _, err := w.client.Write(out); err != nil {
+			return 0, err
+		}
+	}
+	return len(p), nil
+}
+
+// FlushError flushes what the client has been given; a held answer is not
+// flushed.
+func (w *roundWriter) FlushError() error {
+	if !w.started {
+		return nil
+	}
+	return w.client.FlushError()
+}
+
+func (w *roundWriter) Flush() { _ = w.FlushError() }
+
+// ReadFrom sends io.Copy through Write.
+func (w *roundWriter) ReadFrom(r io.Reader) (int64, error) { return io.Copy(writerOnly{w}, r) }
+
+// end finishes the round once the upstream's answer is whole, and reports
+// whether it was a tool round to run. On the last round, an answer that
+// calls only the proxy's tools goes to the client as it is.
+func (w *roundWriter) end(last bool) bool {
+	if w.editor == nil {
+		return false
+	}
+	out := w.editor.End()
+	if w.editor.ToolRound() {
+		if !last {
+			return true
+		}
+		out = w.editor.Held()
+	}
+	if !w.started {
+		// Held to its end: its length is known.
+		w.started = true
+		w.copyHeader()
+		w.client.Header().Set("Content-Length", strconv.Itoa(len(out)))
+		w.client.WriteHeader(w.status)
+	}
+	_, _ = w.client.Write(out) // a client gone is no failure of memory's
+	return false
+}
+
+var _ http.ResponseWriter = (*roundWriter)(nil)
