@@ -5,10 +5,12 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	dto "github.com/prometheus/client_model/go"
 	"go.uber.org/zap"
 
 	"github.com/caddy-memory/memory/api"
@@ -97,8 +99,62 @@ func (a *APIHandler) Provision(ctx caddy.Context) error {
 		MaxBody:       a.MaxBody,
 		MaxImport:     a.MaxImport,
 		Logger:        ctx.Logger(),
+		Proxy:         api.Proxy{Recall: proxyRecall(ctx, e), Outcomes: outcomeCounts},
 	})
 	return nil
+}
+
+// proxyRecall builds recalls as the memory handler on engine e does, so the
+// dashboard's preview shows what the proxy would inject. The handler is
+// looked up in the loaded configuration on first use: by then every handler
+// is provisioned, whatever the order of the routes. Without one, the
+// handler's defaults.
+func proxyRecall(ctx caddy.Context, e *engine.Engine) func(owner, session, query string) engine.RecallRequest {
+	find := sync.OnceValue(func() *Handler {
+		if app, err := ctx.AppIfConfigured("http"); err == nil {
+			for _, srv := range app.(*caddyhttp.App).Servers {
+				if h := memoryHandlerIn(srv.Routes, e); h != nil {
+					return h
+				}
+			}
+		}
+		return &Handler{MaxTokens: defaultMaxTokens, MaxItems: defaultMaxItems, Scope: "owner", Gate: "heuristic", minScore: engine.DefaultMinScore}
+	})
+	return func(owner, session, query string) engine.RecallRequest {
+		return find().recallRequest(owner, session, query, "")
+	}
+}
+
+// memoryHandlerIn finds the memory handler on engine e in routes and their
+// subroutes (handle, route, ...).
+func memoryHandlerIn(routes caddyhttp.RouteList, e *engine.Engine) *Handler {
+	for _, rt := range routes {
+		for _, mh := range rt.Handlers {
+			switch h := mh.(type) {
+			case *Handler:
+				if h.engine == e {
+					return h
+				}
+			case *caddyhttp.Subroute:
+				if found := memoryHandlerIn(h.Routes, e); found != nil {
+					return found
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// outcomeCounts reads the proxy's request counter, by outcome.
+func outcomeCounts() map[string]float64 {
+	out := map[string]float64{}
+	for _, o := range []string{outcomeInjected, outcomeNothing, outcomePassed, outcomeFailedOpen, outcomeFailedClosed} {
+		var m dto.Metric
+		if requestsTotal.WithLabelValues(o).Write(&m) == nil {
+			out[o] = m.GetCounter().GetValue()
+		}
+	}
+	return out
 }
 
 // authenticatedByCaddy reports whether a Caddy authentication handler

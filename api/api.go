@@ -47,6 +47,9 @@ type Config struct {
 	MaxBody   int64
 	MaxImport int64
 	Logger    *zap.Logger
+	// Proxy tells the preview and the dashboard how the memory handlers on
+	// the same storage recall, and what they did.
+	Proxy Proxy
 }
 
 // Handler serves the API. Paths are relative to where it is mounted.
@@ -81,6 +84,11 @@ func New(cfg Config) *Handler {
 		"GET /stats":             h.stats,
 		"GET /health":            h.health,
 		"POST /consolidate":      h.consolidate,
+		"POST /preview":          h.preview,
+		"GET /stats/owners":      h.owners,
+		"GET /stats/activity":    h.activity,
+		"GET /ui":                h.uiRedirect,
+		"GET /ui/":               h.ui,
 		"/mcp":                   newMCP(h).ServeHTTP,
 	}
 	for pattern, fn := range routes {
@@ -90,7 +98,7 @@ func New(cfg Config) *Handler {
 }
 
 // Roots are the first path segments of the API's routes.
-var Roots = []string{"memories", "search", "ingest", "export", "import", "owners", "stats", "health", "consolidate", "mcp"}
+var Roots = []string{"memories", "search", "ingest", "export", "import", "owners", "stats", "health", "consolidate", "mcp", "preview", "ui"}
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.cfg.Mode == Admin && h.cfg.Authenticated != nil && !h.cfg.Authenticated(r) {

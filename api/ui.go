@@ -1,0 +1,69 @@
+package api
+
+import (
+	"bytes"
+	"embed"
+	"io/fs"
+	"net/http"
+	"path"
+	"strings"
+	"time"
+)
+
+// The dashboard is plain HTML, CSS and JavaScript embedded in the binary:
+// nothing to build, fetch or install beyond Caddy itself. It talks to the
+// REST routes beside it with relative URLs, so it works wherever
+// memory_api is mounted.
+//
+//go:embed ui
+var uiFiles embed.FS
+
+// uiTypes are the content types of the dashboard's files.
+var uiTypes = map[string]string{
+	".html": "text/html; charset=utf-8",
+	".js":   "text/javascript; charset=utf-8",
+	".css":  "text/css; charset=utf-8",
+	".svg":  "image/svg+xml",
+}
+
+// uiStart is when the binary's assets were last changed, as far as a
+// browser's cache can tell: the process start.
+var uiStart = time.Now()
+
+// ui serves GET /ui/ and the files below it. index.html learns the API's
+// mode, so the page knows whether to ask for a key (self) or to list the
+// owners (admin, where the browser already sends Caddy's auth).
+func (h *Handler) ui(w http.ResponseWriter, r *http.Request) {
+	name := strings.TrimPrefix(r.URL.Path, "/ui/")
+	if name == "" {
+		name = "index.html"
+	}
+	b, err := fs.ReadFile(uiFiles, path.Join("ui", path.Clean("/"+name)))
+	ctype, known := uiTypes[path.Ext(name)]
+	if err != nil || !known {
+		writeError(w, notFound("the dashboard has no file %q", name))
+		return
+	}
+	if name == "index.html" {
+		mode := Admin
+		if h.cfg.Mode == Self {
+			mode = Self
+		}
+		b = bytes.ReplaceAll(b, []byte("{{mode}}"), []byte(mode))
+	}
+	hd := w.Header()
+	hd.Set("Content-Type", ctype)
+	hd.Set("X-Content-Type-Options", "nosniff")
+	// Everything the page runs is its own; no inline script, no framing.
+	hd.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data: blob:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
+	hd.Set("Referrer-Policy", "no-referrer")
+	hd.Set("Cache-Control", "no-cache")
+	http.ServeContent(w, r, name, uiStart, bytes.NewReader(b))
+}
+
+// uiRedirect serves GET /ui: the page's relative URLs need the slash. The
+// Location is relative, because the API does not know its mount prefix.
+func (h *Handler) uiRedirect(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Location", "ui/")
+	w.WriteHeader(http.StatusFound)
+}

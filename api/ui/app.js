@@ -1,0 +1,597 @@
+// The memory dashboard: plain JavaScript over the REST API it is served
+// beside. Everything the API returns is put on the page as text, never as
+// HTML: memories are written by chat traffic, that is, by anyone.
+'use strict';
+
+const mode = document.documentElement.dataset.mode === 'self' ? 'self' : 'admin';
+// The API's root is the page's folder's parent: /memory/ui/ -> /memory/.
+// Built from the path alone, never from a URL that may carry credentials.
+const base = location.pathname.replace(/ui\/[^/]*$/, '');
+const keyName = 'memory.api_key';
+const $ = (sel) => document.querySelector(sel);
+
+const state = {
+	owner: '',        // admin: the owner id picked; '' is every owner
+	cursor: '',       // where the listing continues
+	memories: [],
+	editing: 0,       // the memory whose content is being edited
+	purging: 0,       // the memory whose purge awaits confirmation
+};
+
+// --- talking to the API -------------------------------------------------
+
+class APIError extends Error {
+	constructor(message, status, code) {
+		super(message);
+		this.status = status;
+		this.code = code;
+	}
+}
+
+// api sends one request. The answer's JSON is returned; an error answer is
+// thrown as an APIError carrying the API's own message.
+async function api(method, path, body, raw) {
+	const headers = {};
+	if (mode === 'self' && sessionStorage.getItem(keyName)) {
+		headers.Authorization = 'Bearer ' + sessionStorage.getItem(keyName);
+	}
+	let payload;
+	if (body instanceof Blob || typeof body === 'string') {
+		payload = body;
+	} else if (body !== undefined) {
+		payload = JSON.stringify(body);
+		headers['Content-Type'] = 'application/json';
+	}
+	let res;
+	try {
+		res = await fetch(base + path, { method, headers, body: payload, credentials: 'same-origin', cache: 'no-store' });
+	} catch (e) {
+		throw new APIError('The memory API could not be reached (' + e.message + '). Is Caddy running?', 0, 'network');
+	}
+	if (raw && res.ok) return res;
+	const text = await res.text();
+	let data = null;
+	try { data = text ? JSON.parse(text) : null; } catch (e) { /* not JSON */ }
+	if (!res.ok) {
+		const err = data && data.error;
+		const msg = err && err.message ? err.message : res.status + ' ' + res.statusText + (text ? ': ' + text.slice(0, 300) : '');
+		throw new APIError(msg, res.status, err && err.code);
+	}
+	return data;
+}
+
+// ownerQuery names the picked owner in a query string (admin mode).
+function ownerQuery(prefix) {
+	return mode === 'admin' && state.owner ? prefix + 'owner_id=' + encodeURIComponent(state.owner) : '';
+}
+
+function ownerBody(body) {
+	if (mode === 'admin' && state.owner) body.owner_id = state.owner;
+	return body;
+}
+
+// --- page helpers -------------------------------------------------------
+
+function el(tag, attrs, ...children) {
+	const e = document.createElement(tag);
+	for (const [k, v] of Object.entries(attrs || {})) {
+		if (v === undefined || v === null || v === false) continue;
+		if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+		else if (k === 'class') e.className = v;
+		else e.setAttribute(k, v === true ? '' : v);
+	}
+	for (const c of children.flat()) {
+		if (c !== undefined && c !== null && c !== false) e.append(c instanceof Node ? c : String(c));
+	}
+	return e;
+}
+
+function button(label, onclick, cls, extra) {
+	return el('button', Object.assign({ type: 'button', class: cls || 'quiet', onclick }, extra || {}), label);
+}
+
+function when(s) {
+	if (!s) return '';
+	const d = new Date(s);
+	if (isNaN(d)) return s;
+	return d.toISOString().slice(0, 16).replace('T', ' ');
+}
+
+function showError(err) {
+	const box = $('#error');
+	box.textContent = err instanceof Error ? err.message : String(err);
+	box.hidden = false;
+	if (err && err.status === 401 && mode === 'self') signOut();
+}
+
+function clearError() { $('#error').hidden = true; }
+
+function notify(msg) {
+	const box = $('#notice');
+	box.textContent = msg;
+	box.hidden = false;
+}
+
+// guarded runs an action, showing the API's message if it fails.
+async function guarded(fn) {
+	clearError();
+	try {
+		await fn();
+	} catch (e) {
+		showError(e);
+	}
+}
+
+// --- hash: #owner=<id>&memory=<id> --------------------------------------
+
+function hashParams() { return new URLSearchParams(location.hash.slice(1)); }
+
+function setHash(changes) {
+	const p = hashParams();
+	for (const [k, v] of Object.entries(changes)) {
+		if (v) p.set(k, v); else p.delete(k);
+	}
+	const h = p.toString();
+	if (('#' + h) !== location.hash && (h || location.hash)) location.hash = h;
+	else route();
+}
+
+async function route() {
+	const p = hashParams();
+	if (mode === 'admin') {
+		const owner = p.get('owner') || '';
+		if (owner !== state.owner) {
+			state.owner = owner;
+			markOwner();
+			await Promise.all([guarded(loadMemories), guarded(loadStats)]);
+			updateForget();
+		}
+	}
+	const id = p.get('memory');
+	if (id) await guarded(() => openMemory(id)); else $('#detail').hidden = true;
+}
+
+// --- health -------------------------------------------------------------
+
+async function checkHealth() {
+	const box = $('#health');
+	const t0 = performance.now();
+	try {
+		const h = await api('GET', 'health');
+		const rtt = performance.now() - t0;
+		box.className = 'health ok';
+		$('#health-text').textContent = 'healthy · store ' + h.store_latency_ms.toFixed(1) + ' ms · index ' +
+			h.index_latency_ms.toFixed(1) + ' ms · round trip ' + rtt.toFixed(0) + ' ms';
+	} catch (e) {
+		box.className = 'health bad';
+		$('#health-text').textContent = 'unhealthy: ' + e.message;
+	}
+}
+
+// --- owners (admin) -----------------------------------------------------
+
+async function loadOwners() {
+	const data = await api('GET', 'stats/owners');
+	const tbody = $('#owners-table tbody');
+	tbody.replaceChildren();
+	for (const o of data.owners) {
+		const kinds = Object.entries(o.by_kind).sort().map(([k, n]) => el('span', { class: 'tag' }, k + ' ' + n));
+		tbody.append(el('tr', { 'data-owner': o.owner_id, class: o.owner_id === state.owner ? 'selected' : '' },
+			el('td', { class: 'mono', 'data-label': 'Owner' }, o.owner_id),
+			el('td', { class: 'num', 'data-label': 'Active' }, o.active),
+			el('td', { class: 'num', 'data-label': 'Deleted' }, o.deleted),
+			el('td', { 'data-label': 'Kinds' }, kinds),
+			el('td', { 'data-label': 'Last activity' }, when(o.last_activity)),
+			el('td', { class: 'actions' }, button('Open', () => setHash({ owner: o.owner_id, memory: '' }), 'quiet', { 'aria-label': 'Open owner ' + o.owner_id }))));
+	}
+	$('#owners-empty').hidden = data.owners.length > 0;
+	markOwner();
+}
+
+function markOwner() {
+	for (const tr of document.querySelectorAll('#owners-table tbody tr')) {
+		tr.classList.toggle('selected', tr.dataset.owner === state.owner);
+	}
+	const scope = $('#scope');
+	scope.replaceChildren();
+	if (mode === 'self') {
+		scope.append('Your own memories.');
+	} else if (state.owner) {
+		scope.append('Owner ', el('span', { class: 'mono' }, state.owner), ' ', button('All owners', () => setHash({ owner: '', memory: '' })));
+	} else {
+		scope.append('Every owner. Pick an owner above to search, preview or export theirs.');
+	}
+	const needOwner = mode === 'admin' && !state.owner;
+	$('#q').disabled = needOwner;
+	$('#q').placeholder = needOwner ? 'Pick an owner to search' : 'Search memories';
+	$('#add-owner-row').hidden = mode === 'self' || !!state.owner;
+	$('#preview-form button').disabled = needOwner;
+}
+
+// --- memories -----------------------------------------------------------
+
+function listQuery() {
+	const p = new URLSearchParams();
+	const q = $('#q').value.trim();
+	if (q && !$('#q').disabled) p.set('q', q);
+	for (const [id, name] of [['#f-kind', 'kind'], ['#f-source', 'source'], ['#f-session', 'session']]) {
+		const v = $(id).value.trim();
+		if (v) p.set(name, v);
+	}
+	if ($('#f-deleted').checked) p.set('include_deleted', 'true');
+	if (mode === 'admin' && state.owner) p.set('owner_id', state.owner);
+	return p;
+}
+
+async function loadMemories(more) {
+	const p = listQuery();
+	if (more && state.cursor) p.set('cursor', state.cursor);
+	const data = await api('GET', 'memories?' + p.toString());
+	state.memories = more ? state.memories.concat(data.memories) : data.memories;
+	state.cursor = data.next_cursor || '';
+	renderMemories();
+	fillKinds(data.stats && data.stats.by_kind);
+}
+
+function fillKinds(byKind) {
+	const sel = $('#f-kind');
+	const have = new Set([...sel.options].map((o) => o.value));
+	for (const k of Object.keys(byKind || {}).sort()) {
+		if (!have.has(k)) sel.append(el('option', {}, k));
+	}
+}
+
+function renderMemories() {
+	const tbody = $('#memories-table tbody');
+	tbody.replaceChildren(...state.memories.map(memoryRow));
+	$('#memories-empty').hidden = state.memories.length > 0;
+	$('#more').hidden = !state.cursor;
+}
+
+function memoryRow(m) {
+	const deleted = !!m.deleted_at;
+	const cid = 'content-' + m.id;
+	let content;
+	if (state.editing === m.id) {
+		const ta = el('textarea', { id: 'edit-' + m.id, rows: 3, 'aria-label': 'New content of memory ' + m.id });
+		ta.value = m.content;
+		content = el('td', { class: 'content', id: cid, 'data-label': 'Content' }, ta,
+			button('Save', () => guarded(() => saveEdit(m.id)), '', { 'aria-describedby': cid }),
+			' ', button('Cancel', () => { state.editing = 0; renderMemories(); }));
+		setTimeout(() => ta.focus(), 0);
+	} else {
+		content = el('td', { class: 'content', id: cid, 'data-label': 'Content' }, m.content,
+			m.pinned ? el('span', { class: 'tag pin' }, ' pinned') : null,
+			deleted ? el('span', { class: 'tag' }, ' deleted' + (m.delete_reason ? ' (' + m.delete_reason + ')' : '')) : null,
+			mode === 'admin' && !state.owner ? el('div', { class: 'mono' }, 'owner ' + m.owner) : null);
+	}
+	const actions = el('td', { class: 'actions' });
+	const d = { 'aria-describedby': cid };
+	if (deleted) {
+		actions.append(button('Restore', () => guarded(() => change(m.id, { deleted: false }, 'Restored memory ' + m.id + '.')), 'quiet', d));
+		if (state.purging === m.id) {
+			actions.append(button('Confirm purge', () => guarded(() => purge(m.id)), 'quiet danger', d),
+				button('Keep', () => { state.purging = 0; renderMemories(); }, 'quiet', d));
+		} else {
+			actions.append(button('Purge', () => { state.purging = m.id; renderMemories(); }, 'quiet danger', d));
+		}
+	} else {
+		actions.append(
+			button('Edit', () => { state.editing = m.id; renderMemories(); }, 'quiet', d),
+			button(m.pinned ? 'Unpin' : 'Pin', () => guarded(() => change(m.id, { pinned: !m.pinned }, (m.pinned ? 'Unpinned' : 'Pinned') + ' memory ' + m.id + '.')), 'quiet', d),
+			button('Delete', () => guarded(() => remove(m.id)), 'quiet danger', d));
+	}
+	actions.append(button('History', () => setHash({ memory: String(m.id) }), 'quiet', d));
+	return el('tr', { 'data-id': m.id, class: deleted ? 'deleted' : '' }, content,
+		el('td', { 'data-label': 'Kind' }, m.kind),
+		el('td', { 'data-label': 'Source' }, m.source || ''),
+		el('td', { class: 'mono', 'data-label': 'Session' }, m.session || ''),
+		el('td', { 'data-label': 'Created' }, when(m.created_at)),
+		el('td', { 'data-label': 'Updated' }, when(m.updated_at)),
+		el('td', { class: 'num', 'data-label': 'Mentions' }, m.mentions),
+		el('td', { class: 'num version', 'data-label': 'Version' }, m.version),
+		actions);
+}
+
+// replace puts an answered memory in the table in place.
+function replace(m) {
+	state.memories = state.memories.map((x) => (x.id === m.id ? m : x));
+	renderMemories();
+}
+
+async function saveEdit(id) {
+	const content = $('#edit-' + id).value;
+	const data = await api('PATCH', 'memories/' + id, { content });
+	state.editing = 0;
+	replace(data.memory);
+	notify('Saved memory ' + id + ': version ' + data.memory.version + '.');
+	if (hashParams().get('memory') === String(id)) await openMemory(id);
+}
+
+async function change(id, patch, msg) {
+	const data = await api('PATCH', 'memories/' + id, patch);
+	replace(data.memory);
+	notify(msg);
+	loadStats().catch(showError);
+}
+
+async function remove(id) {
+	await api('DELETE', 'memories/' + id);
+	notify('Deleted memory ' + id + '. It is kept, never recalled; tick "Show deleted" to restore it.');
+	// Fetched again: the answer to a delete is not the memory.
+	const data = await api('GET', 'memories/' + id);
+	if ($('#f-deleted').checked) replace(data.memory);
+	else { state.memories = state.memories.filter((x) => x.id !== id); renderMemories(); }
+	loadStats().catch(showError);
+}
+
+async function purge(id) {
+	await api('DELETE', 'memories/' + id + '?purge=true');
+	state.purging = 0;
+	state.memories = state.memories.filter((x) => x.id !== id);
+	renderMemories();
+	notify('Purged memory ' + id + ' and its history for good.');
+	loadStats().catch(showError);
+}
+
+async function openMemory(id) {
+	const box = $('#detail');
+	box.hidden = true;
+	const { memory: m } = await api('GET', 'memories/' + encodeURIComponent(id));
+	$('#detail-h').textContent = 'Memory ' + m.id;
+	const fields = [['Content', m.content], ['Kind', m.kind], ['Source', m.source], ['Version', m.version],
+		['Owner', m.owner], ['Session', m.session], ['Created', when(m.created_at)], ['Updated', when(m.updated_at)],
+		['Mentions', m.mentions], ['Uses', m.uses], ['Salience', m.salience != null ? m.salience.toFixed(2) : ''],
+		['Pinned', m.pinned ? 'yes' : 'no'], ['Deleted', m.deleted_at ? when(m.deleted_at) + (m.delete_reason ? ' (' + m.delete_reason + ')' : '') : 'no']];
+	$('#detail-fields').replaceChildren(...fields.filter(([, v]) => v !== undefined && v !== '').flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]));
+	const hist = (m.history || []).slice().reverse();
+	$('#history').replaceChildren(...hist.map((v) => el('li', {}, el('span', { class: 'hint' }, 'until ' + when(v.at) + ': '), v.content)));
+	$('#history-empty').hidden = hist.length > 0;
+	box.hidden = false;
+}
+
+// --- add, preview -------------------------------------------------------
+
+async function addMemory(ev) {
+	ev.preventDefault();
+	const body = ownerBody({
+		content: $('#add-content').value,
+		kind: $('#add-kind').value.trim(),
+		session: $('#add-session').value.trim(),
+		pinned: $('#add-pinned').checked,
+	});
+	if (mode === 'admin' && !state.owner) body.owner = $('#add-owner').value;
+	const data = await api('POST', 'memories', body);
+	$('#add-content').value = '';
+	notify((data.op === 'created' ? 'Remembered' : 'Updated') + ' memory ' + data.memory.id + '.');
+	await Promise.all([loadMemories(), loadStats(), mode === 'admin' ? loadOwners() : null]);
+}
+
+async function preview(ev) {
+	ev.preventDefault();
+	const out = $('#preview-out');
+	out.replaceChildren();
+	const data = await api('POST', 'preview', ownerBody({ query: $('#preview-q').value, session: $('#preview-session').value.trim() }));
+	const s = data.settings;
+	const settings = el('p', { class: 'hint' }, 'Budget ' + s.max_tokens + ' tokens, ' + s.max_items + ' memories; relevance floor ' +
+		s.min_score + (s.gate ? '; gate on' : '') + (s.only_session ? '; this session only' : '') + (s.identity ? '; identity facts ride along' : '') + '.');
+	if (!data.block) {
+		out.append(el('p', { id: 'preview-nothing' }, el('strong', {}, 'Nothing would be injected: '), data.reason || data.nothing));
+		if (data.below_floor && data.below_floor.length) {
+			out.append(el('p', { class: 'hint' }, 'Closest memories, kept out by the relevance floor:'), scoreTable(data.below_floor));
+		}
+		out.append(settings);
+		return;
+	}
+	out.append(el('p', {}, el('strong', {}, data.memories.length + ' memories would be injected'), ', as this block:'),
+		el('pre', { class: 'block', id: 'preview-block' }, data.block), scoreTable(data.memories), settings);
+}
+
+function scoreTable(rows) {
+	return el('table', { class: 'scores' },
+		el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'Score'), el('th', { scope: 'col' }, 'Kind'), el('th', { scope: 'col' }, 'Memory'))),
+		el('tbody', {}, rows.map((r) => el('tr', { 'data-id': r.id },
+			el('td', { class: 'num', 'data-label': 'Score' }, r.identity ? 'identity' : r.score.toFixed(3)),
+			el('td', { 'data-label': 'Kind' }, r.kind),
+			el('td', { class: 'content', 'data-label': 'Memory' }, r.text)))));
+}
+
+// --- stats and charts ---------------------------------------------------
+
+const palette = ['#1f5fbf', '#d97706', '#15803d', '#b42318', '#7c3aed', '#0e7490', '#a16207', '#be185d', '#475569'];
+
+async function loadStats() {
+	const [stats, act] = await Promise.all([api('GET', 'stats'), api('GET', 'stats/activity' + ownerQuery('?'))]);
+	const cards = [];
+	const card = (label, v) => cards.push(el('div', { class: 'stat' }, el('b', {}, v), el('span', {}, label)));
+	if (mode === 'self') {
+		const c = stats.memories;
+		card('memories', c.total); card('deleted', c.deleted); card('expired', c.expired);
+	} else {
+		card('owners', stats.owners); card('memories (all versions kept)', stats.memories);
+		card('index lag', stats.index_lag); card('queued turns', stats.queued_turns + stats.pending_jobs);
+		card('database', (stats.file_bytes / 1048576).toFixed(1) + ' MiB');
+		card('index', (stats.index_bytes / 1048576).toFixed(1) + ' MiB');
+	}
+	$('#cards').replaceChildren(...cards);
+	$('#chart-kinds').replaceChildren(kindChart(act.days));
+	if (act.outcomes) $('#chart-outcomes').replaceChildren(barList(act.outcomes));
+}
+
+// kindChart draws memories created per day as stacked bars, one colour a
+// kind, with a text summary for screen readers.
+function kindChart(days) {
+	const kinds = [...new Set(days.flatMap((d) => Object.keys(d.by_kind)))].sort();
+	const totals = days.map((d) => Object.values(d.by_kind).reduce((a, b) => a + b, 0));
+	const max = Math.max(1, ...totals);
+	const W = 600, H = 140, bw = W / days.length;
+	const ns = 'http://www.w3.org/2000/svg';
+	const svg = document.createElementNS(ns, 'svg');
+	svg.setAttribute('viewBox', `0 0 ${W} ${H + 16}`);
+	svg.setAttribute('role', 'img');
+	const sum = totals.reduce((a, b) => a + b, 0);
+	svg.setAttribute('aria-label', sum + ' memories created in the last ' + days.length + ' days, ' +
+		kinds.map((k) => k + ' ' + days.reduce((a, d) => a + (d.by_kind[k] || 0), 0)).join(', '));
+	days.forEach((d, i) => {
+		let y = H;
+		kinds.forEach((k, j) => {
+			const n = d.by_kind[k] || 0;
+			if (!n) return;
+			const h = (n / max) * (H - 4);
+			y -= h;
+			const r = document.createElementNS(ns, 'rect');
+			r.setAttribute('x', i * bw + 1); r.setAttribute('y', y); r.setAttribute('width', Math.max(1, bw - 2)); r.setAttribute('height', h);
+			r.setAttribute('fill', palette[j % palette.length]);
+			const t = document.createElementNS(ns, 'title');
+			t.textContent = d.day + ': ' + n + ' ' + k;
+			r.append(t);
+			svg.append(r);
+		});
+	});
+	for (const [i, anchor] of [[0, 'start'], [days.length - 1, 'end']]) {
+		const t = document.createElementNS(ns, 'text');
+		t.setAttribute('x', anchor === 'start' ? 0 : W); t.setAttribute('y', H + 13); t.setAttribute('text-anchor', anchor);
+		t.setAttribute('font-size', '11'); t.setAttribute('fill', '#5b6474');
+		t.textContent = days[i].day;
+		svg.append(t);
+	}
+	const legend = el('div', { class: 'legend' }, kinds.length ? kinds.map((k, j) => el('span', {}, el('i', { style: 'background:' + palette[j % palette.length] }), k)) : 'No memories created in this period.');
+	return el('div', {}, svg, legend);
+}
+
+function barList(counts) {
+	const entries = Object.entries(counts);
+	const max = Math.max(1, ...entries.map(([, v]) => v));
+	return el('div', { class: 'bars' }, entries.map(([k, v]) => el('div', {},
+		el('span', {}, k.replace(/_/g, ' ')),
+		el('span', { class: 'bar', style: 'width:' + (100 * v / max).toFixed(1) + '%' }),
+		el('span', { class: 'num' }, v))));
+}
+
+// --- export, import, forget, consolidate ---------------------------------
+
+async function exportJSONL() {
+	const res = await api('GET', 'export' + ownerQuery('?'), undefined, true);
+	const blob = await res.blob();
+	const text = await blob.text();
+	const n = text.split('\n').filter((l) => l.trim()).length;
+	const a = el('a', { href: URL.createObjectURL(blob), download: 'memories' + (state.owner ? '-' + state.owner.slice(0, 8) : '') + '.jsonl' });
+	document.body.append(a);
+	a.click();
+	a.remove();
+	setTimeout(() => URL.revokeObjectURL(a.href), 10000);
+	notify('Exported ' + n + ' memories (' + blob.size + ' bytes) to ' + a.download + '.');
+}
+
+async function importJSONL(ev) {
+	ev.preventDefault();
+	const f = $('#import-file').files[0];
+	if (!f) throw new APIError('Choose a JSONL file to import first.');
+	const r = await api('POST', 'import' + ownerQuery('?'), f);
+	let msg = 'Imported ' + r.imported + ', replaced ' + r.replaced + ', renumbered ' + r.renumbered + '.';
+	if (r.errors.length) msg += ' Skipped: ' + r.errors.map((e) => 'line ' + e.line + ': ' + e.message).join('; ');
+	notify(msg);
+	await Promise.all([loadMemories(), loadStats(), mode === 'admin' ? loadOwners() : null]);
+}
+
+function forgetWord() { return mode === 'self' ? 'forget me' : state.owner; }
+
+function updateForget() {
+	const word = forgetWord();
+	$('#forget-form').hidden = !word;
+	$('#forget-word').textContent = word || '';
+	$('#forget-help').textContent = mode === 'self'
+		? 'Forget erases every memory of yours, history included, for good.'
+		: 'Forget erases every memory of this owner, history included, for good.';
+	$('#forget').disabled = $('#forget-confirm').value.trim() !== word;
+}
+
+async function forget(ev) {
+	ev.preventDefault();
+	const word = forgetWord();
+	if ($('#forget-confirm').value.trim() !== word) return;
+	const path = mode === 'self' ? 'owners/me' : 'owners/' + encodeURIComponent(word) + '?id=true';
+	const r = await api('DELETE', path);
+	$('#forget-confirm').value = '';
+	notify('Forgot owner ' + r.owner_id + '.');
+	if (mode === 'admin') { setHash({ owner: '', memory: '' }); await loadOwners(); }
+	else await Promise.all([loadMemories(), loadStats()]);
+	updateForget();
+}
+
+async function consolidate() {
+	const r = await api('POST', 'consolidate' + ownerQuery('?'));
+	const parts = Object.entries(r).filter(([, v]) => typeof v === 'number').map(([k, v]) => k.replace(/_/g, ' ') + ' ' + v);
+	notify('Consolidation done: ' + (parts.join(', ') || 'nothing to do') + '.');
+	await Promise.all([loadMemories(), loadStats()]);
+}
+
+// --- sign in (self mode) ------------------------------------------------
+
+// signOut forgets the key: on request, or when the API refused it.
+function signOut() {
+	sessionStorage.removeItem(keyName);
+	$('#app').hidden = true;
+	$('#logout').hidden = true;
+	$('#login').hidden = false;
+}
+
+async function signIn(ev) {
+	ev.preventDefault();
+	sessionStorage.setItem(keyName, $('#login-key').value.trim());
+	$('#login-key').value = '';
+	try {
+		await api('GET', 'stats');
+	} catch (e) {
+		sessionStorage.removeItem(keyName);
+		throw e;
+	}
+	$('#login').hidden = true;
+	await start();
+}
+
+// --- start --------------------------------------------------------------
+
+async function start() {
+	$('#app').hidden = false;
+	$('#logout').hidden = mode !== 'self';
+	markOwner();
+	updateForget();
+	if (mode === 'admin') {
+		await guarded(loadOwners);
+		state.owner = hashParams().get('owner') || '';
+		markOwner();
+		updateForget();
+	}
+	await Promise.all([guarded(loadMemories), guarded(loadStats)]);
+	await route();
+}
+
+function wire() {
+	$('#mode-badge').textContent = mode === 'self' ? 'my memories' : 'admin';
+	let timer;
+	$('#q').addEventListener('input', () => { clearTimeout(timer); timer = setTimeout(() => guarded(loadMemories), 250); });
+	for (const id of ['#f-kind', '#f-source', '#f-session', '#f-deleted']) $(id).addEventListener('change', () => guarded(loadMemories));
+	$('#more').addEventListener('click', () => guarded(() => loadMemories(true)));
+	$('#detail-close').addEventListener('click', () => setHash({ memory: '' }));
+	$('#add-form').addEventListener('submit', (ev) => guarded(() => addMemory(ev)));
+	$('#preview-form').addEventListener('submit', (ev) => guarded(() => preview(ev)));
+	$('#refresh').addEventListener('click', () => guarded(async () => { await Promise.all([loadStats(), checkHealth(), mode === 'admin' ? loadOwners() : null]); }));
+	$('#consolidate').addEventListener('click', () => guarded(consolidate));
+	$('#export').addEventListener('click', () => guarded(exportJSONL));
+	$('#import-form').addEventListener('submit', (ev) => guarded(() => importJSONL(ev)));
+	$('#forget-confirm').addEventListener('input', updateForget);
+	$('#forget-form').addEventListener('submit', (ev) => guarded(() => forget(ev)));
+	$('#login-form').addEventListener('submit', (ev) => guarded(() => signIn(ev)));
+	$('#logout').addEventListener('click', () => { signOut(); location.hash = ''; });
+	window.addEventListener('hashchange', () => { if (!$('#app').hidden) route(); });
+	checkHealth();
+	setInterval(checkHealth, 30000);
+	if (mode === 'self' && !sessionStorage.getItem(keyName)) {
+		$('#login').hidden = false;
+		return;
+	}
+	start();
+}
+
+wire();
