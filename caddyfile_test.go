@@ -41,6 +41,8 @@ func TestCaddyfileEverySubdirective(t *testing.T) {
 		salience_floor 0.1
 		gate off
 		identity on
+		tools recall_memory
+		max_tool_rounds 2
 		llm {
 			url http://127.0.0.1:11434/v1/chat/completions
 			model qwen2.5:7b-instruct
@@ -63,7 +65,7 @@ func TestCaddyfileEverySubdirective(t *testing.T) {
 		`"llm":{"url":"http://127.0.0.1:11434/v1/chat/completions","model":"qwen2.5:7b-instruct","api_key":"{env.MEMORY_LLM_KEY}",` +
 		`"debounce":30000000000,"timeout":120000000000,"calls_per_minute":12},` +
 		`"retention":{"episode":0,"turn":2592000000000000},"consolidate_every":0,"salience_floor":0.1,"gate":"off","identity":true,` +
-		`"index_shards":16,"queue_size":99,"drain_timeout":3000000000}`
+		`"tools":["recall_memory"],"max_tool_rounds":2,"index_shards":16,"queue_size":99,"drain_timeout":3000000000}`
 	if string(got) != want {
 		t.Errorf("JSON\n got %s\nwant %s", got, want)
 	}
@@ -101,6 +103,9 @@ func TestCaddyfileErrorsSayWhatIsWrong(t *testing.T) {
 		"memory {\n retention turn\n}":                             "wrong argument count",
 		"memory {\n gate maybe\n}":                                 "gate must be heuristic or off",
 		"memory {\n identity yes\n}":                               "identity must be on or off",
+		"memory {\n tools search_memory\n}":                        `"search_memory" is not a memory tool`,
+		"memory {\n tools\n tools\n}":                              "tools already specified",
+		"memory {\n max_tool_rounds 0\n}":                          `"0" is not a positive whole number`,
 		"memory {\n salience_floor 3\n}":                           "salience_floor",
 		"memory {\n llm {\n url u\n model m\n temperature 1\n}\n}": "unrecognized llm subdirective 'temperature'",
 		"memory {\n llm {\n url u\n model m\n debounce soon\n}\n}": "llm debounce: \"soon\" is not a duration",
@@ -238,5 +243,15 @@ func TestExampleOwnerIsTheKey(t *testing.T) {
 	owners := regexp.MustCompile(`"owner":\[[^\]]*\]`).FindAllString(string(cfg), -1)
 	if len(owners) != 1 || owners[0] != `"owner":["{memory.api_key}"]` {
 		t.Errorf("Caddyfile.example's owners are %v, want the API key alone", owners)
+	}
+}
+
+func TestCaddyfileBareToolsMeansBoth(t *testing.T) {
+	var h Handler
+	if err := h.UnmarshalCaddyfile(caddyfile.NewTestDispenser("memory {\n tools\n}")); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(h.Tools, " "); got != "save_memory recall_memory" {
+		t.Errorf("bare tools gave %q, want both", got)
 	}
 }

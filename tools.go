@@ -96,9 +96,23 @@ func (h *Handler) serveWithTools(t *tee, r *http.Request, next caddyhttp.Handler
 		if err != nil && !rw.wrote {
 			return recalled, err
 		}
-		last := round == h.MaxToolRounds
-		if err != nil || !rw.end(last) {
+		if err != nil || rw.editor == nil {
 			return recalled, err
+		}
+		last := round == h.MaxToolRounds
+		again := rw.end(last)
+		if !again {
+			if !last || !rw.editor.ToolRound() {
+				// The client has an answer without the proxy's calls (beside
+				// its own, or after text already streamed): what the model
+				// asked to save is saved; a recall would reach no one.
+				for _, c := range rw.editor.Calls() {
+					if c.Name == toolSave {
+						h.runTool(r.Context(), owner, c)
+					}
+				}
+			}
+			return recalled, nil
 		}
 		// A tool round: run the calls, and ask again.
 		calls := rw.editor.Calls()

@@ -36,7 +36,8 @@ type fakeLLM struct {
 	inflight atomic.Int32
 
 	// answer decides the assistant's reply from the request body; default
-	// "Noted.". A reply starting with toolPrefix is sent as a tool call.
+	// "Noted.". A reply starting with toolPrefix is sent as tool calls
+	// (see fakeCalls); text before the prefix is said before the calls.
 	answer func(body []byte) string
 	// gate, when set, makes a stream wait for a value after each chunk, so a
 	// test can prove the client saw a chunk before the next was sent.
@@ -48,8 +49,31 @@ type fakeLLM struct {
 	responses int
 }
 
-// toolPrefix marks an answer that is a call to the tool named after it.
+// toolPrefix marks an answer that calls tools: "TOOL:get_weather" or, with
+// arguments and several calls, `TOOL:recall_memory {"query":"dog"}|get_weather`.
 const toolPrefix = "TOOL:"
+
+// fakeCall is a tool call the fake model makes.
+type fakeCall struct {
+	id, name, args string
+}
+
+// fakeCalls parses what follows toolPrefix; a call without arguments gets
+// {"city":"Oslo"}. Ids are call_1, call_2, ... (toolu_01, ... for Anthropic).
+func fakeCalls(spec string) []fakeCall {
+	var calls []fakeCall
+	for i, c := range strings.Split(spec, "|") {
+		name, args, _ := strings.Cut(strings.TrimSpace(c), " ")
+		if args == "" {
+			args = `{"city":"Oslo"}`
+		}
+		calls = append(calls, fakeCall{fmt.Sprintf("call_%d", i+1), name, args})
+	}
+	return calls
+}
+
+// input is the call's arguments as a JSON object.
+func (c fakeCall) input() json.RawMessage { return json.RawMessage(c.args) }
 
 type recorded struct {
 	Method, Path string
@@ -163,14 +187,14 @@ func (f *fakeLLM) serve(w http.ResponseWriter, r *http.Request) {
 	if f.answer != nil {
 		text = f.answer(body)
 	}
-	tool := ""
-	if strings.HasPrefix(text, toolPrefix) {
-		tool, text = strings.TrimPrefix(text, toolPrefix), ""
+	var tool []fakeCall
+	if before, spec, ok := strings.Cut(text, toolPrefix); ok {
+		text, tool = before, fakeCalls(spec)
 	}
 	stream := gjson.GetBytes(body, "stream").Bool()
 	switch dialect.Name() {
 	case inject.NameOpenAIChat:
-		openAIChatAnswer(s, stream, text, tool)
+		openAIChatAnswer(s, stream, gjson.GetBytes(body, "stream_options.include_usage").Bool(), text, tool)
 	case inject.NameAnthropic:
 		anthropicAnswer(s, stream, text, tool)
 	case inject.NameOllama:
@@ -204,17 +228,20 @@ func words(text string) []string {
 	return strings.SplitAfter(text, " ")
 }
 
-func openAIChatAnswer(s *streamer, stream bool, text, tool string) {
+func openAIChatAnswer(s *streamer, stream, usage bool, text string, tool []fakeCall) {
 	var toolCalls []any
-	if tool != "" {
-		toolCalls = []any{map[string]any{"id": "call_1", "type": "function",
-			"function": map[string]any{"name": tool, "arguments": `{"city":"Oslo"}`}}}
+	for _, c := range tool {
+		toolCalls = append(toolCalls, map[string]any{"id": c.id, "type": "function",
+			"function": map[string]any{"name": c.name, "arguments": c.args}})
 	}
 	if !stream {
 		msg := map[string]any{"role": "assistant", "content": text, "refusal": nil}
 		finish := "stop"
-		if tool != "" {
-			msg["content"], msg["tool_calls"], finish = nil, toolCalls, "tool_calls"
+		if tool != nil {
+			msg["tool_calls"], finish = toolCalls, "tool_calls"
+			if text == "" {
+				msg["content"] = nil
+			}
 		}
 		s.start("application/json", false)
 		s.chunk(mustJSON(map[string]any{
@@ -236,24 +263,31 @@ func openAIChatAnswer(s *streamer, stream bool, text, tool string) {
 		s.chunk(chunk(map[string]any{"content": w}, nil), true)
 	}
 	finish := "stop"
-	if tool != "" {
+	for i, c := range tool {
 		finish = "tool_calls"
-		s.chunk(chunk(map[string]any{"tool_calls": []any{map[string]any{"index": 0, "id": "call_1", "type": "function",
-			"function": map[string]any{"name": tool, "arguments": `{"city":"Oslo"}`}}}}, nil), true)
+		// As OpenAI streams a call: id and name first, then the arguments.
+		s.chunk(chunk(map[string]any{"tool_calls": []any{map[string]any{"index": i, "id": c.id, "type": "function",
+			"function": map[string]any{"name": c.name, "arguments": ""}}}}, nil), true)
+		s.chunk(chunk(map[string]any{"tool_calls": []any{map[string]any{"index": i,
+			"function": map[string]any{"arguments": c.args}}}}, nil), true)
 	}
 	s.chunk(chunk(map[string]any{}, finish), true)
+	if usage { // stream_options.include_usage: a last chunk without choices
+		s.chunk("data: "+mustJSON(map[string]any{"id": "chatcmpl-sse", "object": "chat.completion.chunk", "created": 1, "model": "fake",
+			"choices": []any{}, "usage": map[string]any{"prompt_tokens": 10, "completion_tokens": 3, "total_tokens": 13}})+"\n\n", true)
+	}
 	s.chunk("data: [DONE]\n\n", true)
 }
 
-func anthropicAnswer(s *streamer, stream bool, text, tool string) {
+func anthropicAnswer(s *streamer, stream bool, text string, tool []fakeCall) {
 	stop := "end_turn"
 	var content []any
 	if text != "" {
 		content = append(content, map[string]any{"type": "text", "text": text})
 	}
-	if tool != "" {
+	for i, c := range tool {
 		stop = "tool_use"
-		content = append(content, map[string]any{"type": "tool_use", "id": "toolu_01", "name": tool, "input": map[string]any{"city": "Oslo"}})
+		content = append(content, map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_%02d", i+1), "name": c.name, "input": c.input()})
 	}
 	usage := map[string]any{"input_tokens": 10, "output_tokens": 3}
 	if !stream {
@@ -282,26 +316,31 @@ func anthropicAnswer(s *streamer, stream bool, text, tool string) {
 		s.chunk(event("content_block_stop", map[string]any{"index": index}), true)
 		index++
 	}
-	if tool != "" {
-		s.chunk(event("content_block_start", map[string]any{"index": index, "content_block": map[string]any{"type": "tool_use", "id": "toolu_01", "name": tool, "input": map[string]any{}}}), true)
-		s.chunk(event("content_block_delta", map[string]any{"index": index, "delta": map[string]any{"type": "input_json_delta", "partial_json": `{"city":"Oslo"}`}}), true)
+	for i, c := range tool {
+		s.chunk(event("content_block_start", map[string]any{"index": index, "content_block": map[string]any{"type": "tool_use",
+			"id": fmt.Sprintf("toolu_%02d", i+1), "name": c.name, "input": map[string]any{}}}), true)
+		s.chunk(event("content_block_delta", map[string]any{"index": index, "delta": map[string]any{"type": "input_json_delta", "partial_json": c.args}}), true)
 		s.chunk(event("content_block_stop", map[string]any{"index": index}), true)
+		index++
 	}
 	s.chunk(event("message_delta", map[string]any{"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": map[string]any{"output_tokens": 3}}), true)
 	s.chunk(event("message_stop", map[string]any{}), true)
 }
 
-func ollamaAnswer(s *streamer, stream bool, text, tool string) {
+func ollamaAnswer(s *streamer, stream bool, text string, tool []fakeCall) {
 	msg := func(content string) map[string]any {
 		return map[string]any{"role": "assistant", "content": content}
 	}
 	final := map[string]any{"model": "llama-fake", "created_at": "2026-11-21T10:00:00Z", "message": msg(text),
-		"done": true, "done_reason": "stop", "total_duration": 1000, "eval_count": 3}
-	if tool != "" {
-		final["message"] = map[string]any{"role": "assistant", "content": "",
-			"tool_calls": []any{map[string]any{"function": map[string]any{"name": tool, "arguments": map[string]any{"city": "Oslo"}}}}}
+		"done": true, "done_reason": "stop", "total_duration": 1000, "prompt_eval_count": 10, "eval_count": 3}
+	var calls []any
+	for _, c := range tool {
+		calls = append(calls, map[string]any{"function": map[string]any{"name": c.name, "arguments": c.input()}})
 	}
 	if !stream {
+		if calls != nil {
+			final["message"].(map[string]any)["tool_calls"] = calls
+		}
 		s.start("application/json; charset=utf-8", false)
 		s.chunk(mustJSON(final), false)
 		return
@@ -310,21 +349,24 @@ func ollamaAnswer(s *streamer, stream bool, text, tool string) {
 	for _, w := range words(text) {
 		s.chunk(mustJSON(map[string]any{"model": "llama-fake", "created_at": "2026-11-21T10:00:00Z", "message": msg(w), "done": false})+"\n", true)
 	}
-	if tool == "" {
-		final["message"] = msg("")
+	if calls != nil {
+		// Ollama streams calls whole, in a message of their own.
+		s.chunk(mustJSON(map[string]any{"model": "llama-fake", "created_at": "2026-11-21T10:00:00Z",
+			"message": map[string]any{"role": "assistant", "content": "", "tool_calls": calls}, "done": false})+"\n", true)
 	}
+	final["message"] = msg("")
 	s.chunk(mustJSON(final)+"\n", true)
 }
 
-func responsesAnswer(s *streamer, stream bool, id, text, tool string) {
+func responsesAnswer(s *streamer, stream bool, id, text string, tool []fakeCall) {
 	var output []any
 	if text != "" {
 		output = append(output, map[string]any{"type": "message", "id": "msg_1", "status": "completed", "role": "assistant",
 			"content": []any{map[string]any{"type": "output_text", "text": text, "annotations": []any{}}}})
 	}
-	if tool != "" {
-		output = append(output, map[string]any{"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": tool,
-			"arguments": `{"city":"Oslo"}`, "status": "completed"})
+	for i, c := range tool {
+		output = append(output, map[string]any{"type": "function_call", "id": fmt.Sprintf("fc_%d", i+1), "call_id": c.id, "name": c.name,
+			"arguments": c.args, "status": "completed"})
 	}
 	response := func(status string, out []any) map[string]any {
 		return map[string]any{"id": id, "object": "response", "created_at": 1, "status": status,
@@ -358,9 +400,13 @@ func responsesAnswer(s *streamer, stream bool, id, text, tool string) {
 		s.chunk(event("response.output_item.done", map[string]any{"output_index": index, "item": output[0]}), true)
 		index++
 	}
-	if tool != "" {
-		s.chunk(event("response.output_item.added", map[string]any{"output_index": index, "item": output[len(output)-1]}), true)
-		s.chunk(event("response.output_item.done", map[string]any{"output_index": index, "item": output[len(output)-1]}), true)
+	for range tool {
+		item := output[index]
+		s.chunk(event("response.output_item.added", map[string]any{"output_index": index, "item": item}), true)
+		s.chunk(event("response.function_call_arguments.done", map[string]any{"output_index": index,
+			"item_id": item.(map[string]any)["id"], "arguments": item.(map[string]any)["arguments"]}), true)
+		s.chunk(event("response.output_item.done", map[string]any{"output_index": index, "item": item}), true)
+		index++
 	}
 	s.chunk(event("response.completed", map[string]any{"response": response("completed", output)}), true)
 }

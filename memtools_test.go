@@ -1,0 +1,544 @@
+package memory
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/anthropics/anthropic-sdk-go"
+	aoption "github.com/anthropics/anthropic-sdk-go/option"
+	"github.com/caddyserver/caddy/v2/caddytest"
+	"github.com/openai/openai-go/v3"
+	ooption "github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/responses"
+	"github.com/openai/openai-go/v3/shared"
+	"github.com/tidwall/gjson"
+)
+
+// The model's memory tools, through real Caddy: a scripted upstream calls
+// save_memory or recall_memory; the proxy runs the calls for the request's
+// owner and asks again; the official SDKs, as clients, see one ordinary
+// answer.
+
+// toolsConfig is a site whose memory offers both tools, with memory_api in
+// self mode at /memory/ to see what they stored.
+func toolsConfig(storage, upstream string) string {
+	return globalOptions + fmt.Sprintf(`http://localhost:9080 {
+	memory {
+		storage %[1]s
+		index_shards 4
+		tools
+		max_tool_rounds 2
+	}
+	handle /memory/* {
+		memory_api {
+			storage %[1]s
+		}
+	}
+	reverse_proxy %[2]s
+}
+`, storage, upstream)
+}
+
+// toolOutputs is what the tool results of a request body say, in any of
+// the four formats.
+func toolOutputs(body []byte) string {
+	var out []string
+	for _, path := range []string{
+		`messages.#(role=="tool")#.content`,                           // OpenAI chat, Ollama
+		`messages.#.content.#(type=="tool_result")#.content|@flatten`, // Anthropic
+		`input.#(type=="function_call_output")#.output`,               // responses
+	} {
+		gjson.GetBytes(body, path).ForEach(func(_, v gjson.Result) bool {
+			out = append(out, v.String())
+			return true
+		})
+	}
+	return strings.Join(out, "\n")
+}
+
+// toolAnswer is what a client of one of the formats made of an answer.
+type toolReply struct {
+	text          string
+	calls         []string // the names of the tool calls the client got
+	callID        string   // the first call's id
+	done          string   // finish or stop reason
+	input, output int64    // usage
+}
+
+// toolClient sends a user turn, with the client's own tools when weather,
+// and returns what the client made of the answer; next continues the
+// conversation with the client's tool result for the call it received.
+type toolClient struct {
+	t       *testing.T
+	tester  *caddytest.Tester
+	up      *fakeLLM
+	key     string
+	stream  bool
+	weather bool // the client defines get_weather
+}
+
+const weatherResult = "3°C, sunny"
+
+func (c toolClient) ask(w wire, question string) toolReply {
+	c.t.Helper()
+	switch w.name {
+	case "openai_chat":
+		return c.chat(question, nil)
+	case "anthropic":
+		return c.anthropic(question, nil)
+	case "openai_responses":
+		return c.responses(question, nil)
+	}
+	return c.ollama(question, nil)
+}
+
+// next sends the same question again with the client's call and its result.
+func (c toolClient) next(w wire, question string, prev toolReply) toolReply {
+	c.t.Helper()
+	switch w.name {
+	case "openai_chat":
+		return c.chat(question, &prev)
+	case "anthropic":
+		return c.anthropic(question, &prev)
+	case "openai_responses":
+		return c.responses(question, &prev)
+	}
+	return c.ollama(question, &prev)
+}
+
+func (c toolClient) chat(question string, prev *toolReply) toolReply {
+	c.t.Helper()
+	client := openai.NewClient(ooption.WithBaseURL(caddyAddr+"/v1/"), ooption.WithAPIKey(c.key),
+		ooption.WithHTTPClient(c.tester.Client), ooption.WithMaxRetries(0))
+	p := openai.ChatCompletionNewParams{Model: openai.ChatModelGPT4oMini,
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage(question)}}
+	if c.weather {
+		p.Tools = []openai.ChatCompletionToolUnionParam{openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
+			Name: "get_weather", Parameters: shared.FunctionParameters{"type": "object"}})}
+	}
+	if prev != nil {
+		p.Messages = append(p.Messages, openai.ChatCompletionMessageParamUnion{OfAssistant: &openai.ChatCompletionAssistantMessageParam{
+			ToolCalls: []openai.ChatCompletionMessageToolCallUnionParam{{OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
+				ID: prev.callID, Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: "get_weather", Arguments: `{"city":"Oslo"}`}}}}}},
+			openai.ToolMessage(weatherResult, prev.callID))
+	}
+	var msg openai.ChatCompletionMessage
+	var r toolReply
+	if c.stream {
+		p.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
+		s := client.Chat.Completions.NewStreaming(c.t.Context(), p)
+		var acc openai.ChatCompletionAccumulator
+		for s.Next() {
+			if !acc.AddChunk(s.Current()) {
+				c.t.Fatalf("the SDK refused a chunk: %s", s.Current().RawJSON())
+			}
+		}
+		if err := s.Err(); err != nil {
+			c.t.Fatalf("chat stream through Caddy: %v", err)
+		}
+		msg, r.done = acc.Choices[0].Message, acc.Choices[0].FinishReason
+		r.input, r.output = acc.Usage.PromptTokens, acc.Usage.CompletionTokens
+	} else {
+		res, err := client.Chat.Completions.New(c.t.Context(), p)
+		if err != nil {
+			c.t.Fatalf("chat completion through Caddy: %v", err)
+		}
+		msg, r.done = res.Choices[0].Message, res.Choices[0].FinishReason
+		r.input, r.output = res.Usage.PromptTokens, res.Usage.CompletionTokens
+	}
+	r.text = msg.Content
+	for _, tc := range msg.ToolCalls {
+		r.calls = append(r.calls, tc.Function.Name)
+		if r.callID == "" {
+			r.callID = tc.ID
+		}
+	}
+	return r
+}
+
+func (c toolClient) anthropic(question string, prev *toolReply) toolReply {
+	c.t.Helper()
+	client := anthropic.NewClient(aoption.WithBaseURL(caddyAddr+"/"), aoption.WithAPIKey(c.key),
+		aoption.WithHTTPClient(c.tester.Client), aoption.WithMaxRetries(0))
+	p := anthropic.MessageNewParams{Model: anthropic.ModelClaudeSonnet4_5, MaxTokens: 256,
+		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock(question))}}
+	if c.weather {
+		p.Tools = []anthropic.ToolUnionParam{anthropic.ToolUnionParamOfTool(anthropic.ToolInputSchemaParam{}, "get_weather")}
+	}
+	if prev != nil {
+		p.Messages = append(p.Messages,
+			anthropic.NewAssistantMessage(anthropic.NewToolUseBlock(prev.callID, map[string]any{"city": "Oslo"}, "get_weather")),
+			anthropic.NewUserMessage(anthropic.NewToolResultBlock(prev.callID, weatherResult, false)))
+	}
+	var m anthropic.Message
+	if c.stream {
+		s := client.Messages.NewStreaming(c.t.Context(), p)
+		for s.Next() {
+			if err := m.Accumulate(s.Current()); err != nil {
+				c.t.Fatalf("accumulating the stream: %v", err)
+			}
+		}
+		if err := s.Err(); err != nil {
+			c.t.Fatalf("message stream through Caddy: %v", err)
+		}
+	} else {
+		res, err := client.Messages.New(c.t.Context(), p)
+		if err != nil {
+			c.t.Fatalf("message through Caddy: %v", err)
+		}
+		m = *res
+	}
+	r := toolReply{done: string(m.StopReason), input: m.Usage.InputTokens, output: m.Usage.OutputTokens}
+	for _, b := range m.Content {
+		switch b.Type {
+		case "text":
+			r.text += b.Text
+		case "tool_use":
+			r.calls = append(r.calls, b.Name)
+			if r.callID == "" {
+				r.callID = b.ID
+			}
+		}
+	}
+	return r
+}
+
+func (c toolClient) responses(question string, prev *toolReply) toolReply {
+	c.t.Helper()
+	client := openai.NewClient(ooption.WithBaseURL(caddyAddr+"/v1/"), ooption.WithAPIKey(c.key),
+		ooption.WithHTTPClient(c.tester.Client), ooption.WithMaxRetries(0))
+	input := responses.ResponseInputParam{responses.ResponseInputItemParamOfMessage(question, responses.EasyInputMessageRoleUser)}
+	if prev != nil {
+		out := responses.ResponseInputItemParamOfFunctionCallOutput(weatherResult)
+		out.OfFunctionCallOutput.CallID = openai.String(prev.callID)
+		input = append(input, responses.ResponseInputItemParamOfFunctionCall(`{"city":"Oslo"}`, prev.callID, "get_weather"), out)
+	}
+	p := responses.ResponseNewParams{Model: "gpt-4.1-mini", Store: openai.Bool(false),
+		Input: responses.ResponseNewParamsInputUnion{OfInputItemList: input}}
+	if c.weather {
+		p.Tools = []responses.ToolUnionParam{responses.ToolParamOfFunction("get_weather", map[string]any{"type": "object"}, false)}
+	}
+	var res *responses.Response
+	var deltas strings.Builder
+	if c.stream {
+		s := client.Responses.NewStreaming(c.t.Context(), p)
+		for s.Next() {
+			switch ev := s.Current(); ev.Type {
+			case "response.output_text.delta":
+				deltas.WriteString(ev.Delta)
+			case "response.completed":
+				done := ev.Response
+				res = &done
+			}
+		}
+		if err := s.Err(); err != nil {
+			c.t.Fatalf("response stream through Caddy: %v", err)
+		}
+		if res == nil {
+			c.t.Fatal("the stream had no response.completed")
+		}
+	} else {
+		var err error
+		if res, err = client.Responses.New(c.t.Context(), p); err != nil {
+			c.t.Fatalf("response through Caddy: %v", err)
+		}
+	}
+	r := toolReply{text: res.OutputText(), done: string(res.Status), input: res.Usage.InputTokens, output: res.Usage.OutputTokens}
+	if c.stream && deltas.String() != r.text {
+		c.t.Errorf("the deltas said %q, the completed response %q", deltas.String(), r.text)
+	}
+	for _, it := range res.Output {
+		if it.Type == "function_call" {
+			r.calls = append(r.calls, it.Name)
+			if r.callID == "" {
+				r.callID = it.CallID
+			}
+		}
+	}
+	return r
+}
+
+// ollama is a client of Ollama's chat API, which has no official Go SDK
+// apart from Ollama itself: plain HTTP, one JSON object per line.
+func (c toolClient) ollama(question string, prev *toolReply) toolReply {
+	c.t.Helper()
+	msgs := []any{map[string]any{"role": "user", "content": question}}
+	if prev != nil {
+		msgs = append(msgs, map[string]any{"role": "assistant", "content": "", "tool_calls": []any{
+			map[string]any{"function": map[string]any{"name": "get_weather", "arguments": map[string]any{"city": "Oslo"}}}}},
+			map[string]any{"role": "tool", "tool_name": "get_weather", "content": weatherResult})
+	}
+	body := map[string]any{"model": "llama3.2", "stream": c.stream, "messages": msgs}
+	if c.weather {
+		body["tools"] = []any{map[string]any{"type": "function", "function": map[string]any{"name": "get_weather"}}}
+	}
+	req, _ := http.NewRequest(http.MethodPost, caddyAddr+"/api/chat", bytes.NewReader(mustBytes(body)))
+	req.Header.Set("Authorization", "Bearer "+c.key)
+	resp, err := c.tester.Client.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var r toolReply
+	sc := bufio.NewScanner(resp.Body)
+	lines := 0
+	for sc.Scan() {
+		var line struct {
+			Message struct {
+				Content   string
+				ToolCalls []struct{ Function struct{ Name string } } `json:"tool_calls"`
+			}
+			Done            bool
+			DoneReason      string `json:"done_reason"`
+			PromptEvalCount int64  `json:"prompt_eval_count"`
+			EvalCount       int64  `json:"eval_count"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
+			c.t.Fatalf("Ollama answer line is not JSON: %v: %q", err, sc.Bytes())
+		}
+		lines++
+		r.text += line.Message.Content
+		for _, tc := range line.Message.ToolCalls {
+			r.calls = append(r.calls, tc.Function.Name)
+		}
+		if line.Done {
+			r.done, r.input, r.output = line.DoneReason, line.PromptEvalCount, line.EvalCount
+		}
+	}
+	if !c.stream && lines != 1 {
+		c.t.Errorf("a non-streamed Ollama answer came as %d lines", lines)
+	}
+	return r
+}
+
+// seed stores a memory for key through the API.
+func seed(t *testing.T, api apiCall, key, content string) {
+	t.Helper()
+	if status, out := api.do("POST", "/memory/memories", key, map[string]any{"kind": "note", "content": content}); status != http.StatusCreated {
+		t.Fatalf("seeding %q: %d %v", content, status, out)
+	}
+}
+
+// finished is the reason each format gives for an ordinary last answer.
+var finished = map[string]string{"openai_chat": "stop", "anthropic": "end_turn", "openai_responses": "completed", "ollama": "stop"}
+
+func TestMemoryToolRecall(t *testing.T) {
+	storage := t.TempDir()
+	up := newFakeLLM(t)
+	up.answer = func(body []byte) string {
+		out := toolOutputs(body)
+		switch {
+		case out == "":
+			return toolPrefix + `recall_memory {"query":"dog"}`
+		case strings.Contains(out, "Biscuit"):
+			return "Your dog is called Biscuit."
+		case strings.Contains(out, "Rex"):
+			return "Your dog is called Rex."
+		}
+		return "I do not know your dog's name."
+	}
+	tester := startCaddy(t, toolsConfig(storage, up.addr()))
+	api := apiCall{t, tester.Client}
+	seed(t, api, "key-dog-a", "The user's dog is called Biscuit.")
+	seed(t, api, "key-dog-b", "The user's dog is called Rex.")
+
+	for _, w := range wires {
+		for _, stream := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/stream=%v", w.name, stream), func(t *testing.T) {
+				before := len(up.all())
+				c := toolClient{t: t, tester: tester, up: up, key: "key-dog-a", stream: stream}
+				r := c.ask(w, "What is my dog called?")
+				if r.text != "Your dog is called Biscuit." || len(r.calls) != 0 || r.done != finished[w.name] {
+					t.Errorf("client got %+v, want one ordinary answer naming Biscuit", r)
+				}
+				if r.input != 20 || r.output != 6 {
+					t.Errorf("usage %d in / %d out, want the two rounds' sum 20 / 6", r.input, r.output)
+				}
+				sent := up.all()[before:]
+				if len(sent) != 2 {
+					t.Fatalf("the upstream was asked %d times, want 2 (the call, then the answer)", len(sent))
+				}
+				if names := toolNames(w.name, sent[0].Body); !strings.Contains(names, "recall_memory") || !strings.Contains(names, "save_memory") {
+					t.Errorf("the request offered tools %q, want both memory tools", names)
+				}
+				out := toolOutputs(sent[1].Body)
+				if !strings.Contains(out, "Biscuit") || !strings.Contains(out, `"relevance"`) || !strings.Contains(out, `"created_at"`) {
+					t.Errorf("the tool result the model read: %s", out)
+				}
+				for _, s := range sent {
+					if bytes.Contains(s.Body, []byte("Rex")) {
+						t.Errorf("owner A's request carried owner B's memory:\n%s", s.Body)
+					}
+				}
+			})
+		}
+	}
+
+	// Owner B's own recall finds only B's dog.
+	c := toolClient{t: t, tester: tester, up: up, key: "key-dog-b"}
+	if r := c.ask(wires[0], "What is my dog called?"); r.text != "Your dog is called Rex." {
+		t.Errorf("owner B got %+v", r)
+	}
+}
+
+// toolNames lists the tools a request body offers.
+func toolNames(dialect string, body []byte) string {
+	var names []string
+	gjson.GetBytes(body, "tools").ForEach(func(_, t gjson.Result) bool {
+		n := t.Get("name").String()
+		if n == "" {
+			n = t.Get("function.name").String()
+		}
+		names = append(names, n)
+		return true
+	})
+	return strings.Join(names, ",")
+}
+
+// colourSaid finds the colour the user names.
+var colourSaid = regexp.MustCompile(`My favourite colour is (\w+)`)
+
+func TestMemoryToolSave(t *testing.T) {
+	storage := t.TempDir()
+	up := newFakeLLM(t)
+	up.answer = func(body []byte) string {
+		if out := toolOutputs(body); strings.Contains(out, `"saved":true`) {
+			return "I will remember that."
+		}
+		color := colourSaid.FindSubmatch(body)[1]
+		return toolPrefix + fmt.Sprintf(`save_memory {"content":"The user's favourite colour is %s","category":"preference"}`, color)
+	}
+	tester := startCaddy(t, toolsConfig(storage, up.addr()))
+	api := apiCall{t, tester.Client}
+
+	colors := map[string]string{"openai_chat": "teal", "anthropic": "amber", "openai_responses": "crimson", "ollama": "olive"}
+	for i, w := range wires {
+		t.Run(w.name, func(t *testing.T) {
+			c := toolClient{t: t, tester: tester, up: up, key: "key-colour", stream: i%2 == 0}
+			r := c.ask(w, "My favourite colour is "+colors[w.name])
+			if r.text != "I will remember that." || len(r.calls) != 0 {
+				t.Errorf("client got %+v", r)
+			}
+		})
+	}
+	settle(t, storage, len(wires))
+	status, out := api.do("GET", "/memory/memories?source=tool", "key-colour", nil)
+	got := strings.Join(listContents(out), "\n")
+	for _, color := range colors {
+		if !strings.Contains(got, "The user's favourite colour is "+color) {
+			t.Errorf("the API (%d) lists as saved by the tool:\n%s\nwant the %s one", status, got, color)
+		}
+	}
+	for _, m := range out["memories"].([]any) {
+		if m := m.(map[string]any); m["source"] != "tool" || m["kind"] != "preference" {
+			t.Errorf("saved as %v / %v, want source tool, kind preference", m["source"], m["kind"])
+		}
+	}
+	// The tool's result is not learned as something the user said.
+	_, all := api.do("GET", "/memory/memories?"+url.Values{"limit": {"100"}}.Encode(), "key-colour", nil)
+	for _, c := range listContents(all) {
+		if strings.Contains(c, `"saved"`) {
+			t.Errorf("a tool result was learned: %q", c)
+		}
+	}
+	if _, other := api.do("GET", "/memory/memories", "key-someone-else", nil); len(listContents(other)) != 0 {
+		t.Errorf("another owner sees %v", listContents(other))
+	}
+}
+
+// TestMemoryToolBesideClientTool: an answer that calls save_memory and the
+// client's own get_weather reaches the client with get_weather alone, as a
+// valid answer of its format; the client's next request, with its result,
+// gets the final answer; the memory was saved.
+func TestMemoryToolBesideClientTool(t *testing.T) {
+	storage := t.TempDir()
+	up := newFakeLLM(t)
+	up.answer = func(body []byte) string {
+		if strings.Contains(toolOutputs(body), "sunny") {
+			return "It is 3°C and sunny in Oslo: good hiking weather."
+		}
+		return toolPrefix + `save_memory {"content":"The user plans to hike near Oslo."}|get_weather {"city":"Oslo"}`
+	}
+	tester := startCaddy(t, toolsConfig(storage, up.addr()))
+	api := apiCall{t, tester.Client}
+	for _, w := range wires {
+		for _, stream := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/stream=%v", w.name, stream), func(t *testing.T) {
+				key := fmt.Sprintf("key-hike-%s-%v", w.name, stream)
+				c := toolClient{t: t, tester: tester, up: up, key: key, stream: stream, weather: true}
+				q := "I plan to hike near Oslo. How is the weather?"
+				r := c.ask(w, q)
+				if len(r.calls) != 1 || r.calls[0] != "get_weather" || r.text != "" {
+					t.Fatalf("client got %+v, want only its own get_weather call", r)
+				}
+				if w.name != "ollama" && r.callID == "" {
+					t.Fatalf("the client's call has no id: %+v", r)
+				}
+				r = c.next(w, q, r)
+				if r.text != "It is 3°C and sunny in Oslo: good hiking weather." || len(r.calls) != 0 {
+					t.Errorf("after its tool result the client got %+v", r)
+				}
+				_, out := api.do("GET", "/memory/memories?source=tool", key, nil)
+				if got := listContents(out); len(got) != 1 || got[0] != "The user plans to hike near Oslo." {
+					t.Errorf("saved by the tool: %q", got)
+				}
+			})
+		}
+	}
+}
+
+// TestMemoryToolRoundsRunOut: a model that keeps calling recall_memory gets
+// max_tool_rounds more tries; then its last answer reaches the client as it
+// is, and a tool that fails answers the model with an error, not the
+// client with one.
+func TestMemoryToolRoundsRunOut(t *testing.T) {
+	storage := t.TempDir()
+	up := newFakeLLM(t)
+	up.answer = func(body []byte) string { return toolPrefix + `recall_memory {"query":""}` }
+	tester := startCaddy(t, toolsConfig(storage, up.addr()))
+	c := toolClient{t: t, tester: tester, up: up, key: "key-loop"}
+	r := c.ask(wires[0], "What is my dog called?")
+	if len(r.calls) != 1 || r.calls[0] != "recall_memory" || r.done != "tool_calls" {
+		t.Errorf("client got %+v, want the last answer as it came", r)
+	}
+	sent := up.all()
+	if len(sent) != 3 {
+		t.Fatalf("the upstream was asked %d times, want 3 (max_tool_rounds 2)", len(sent))
+	}
+	if out := toolOutputs(sent[2].Body); !strings.Contains(out, `"error"`) {
+		t.Errorf("an empty query should answer the model with an error; it read %s", out)
+	}
+}
+
+// TestClientsOwnToolWins: a client that defines save_memory itself keeps
+// it: the proxy adds only recall_memory and leaves the client's calls of
+// save_memory to the client.
+func TestClientsOwnToolWins(t *testing.T) {
+	storage := t.TempDir()
+	up := newFakeLLM(t)
+	up.answer = func([]byte) string { return toolPrefix + `save_memory {"content":"mine"}` }
+	tester := startCaddy(t, toolsConfig(storage, up.addr()))
+	body := `{"model":"gpt-4o","messages":[{"role":"user","content":"Remember that I like tea."}],` +
+		`"tools":[{"type":"function","function":{"name":"save_memory","parameters":{"type":"object"}}}]}`
+	_, out := post(t, tester, "/v1/chat/completions", "key-own-tool", []byte(body))
+	if calls := gjson.GetBytes(out, "choices.0.message.tool_calls.#.function.name").String(); calls != `["save_memory"]` {
+		t.Errorf("the client got calls %s, want its own save_memory call: %s", calls, out)
+	}
+	sent := up.all()
+	if len(sent) != 1 {
+		t.Fatalf("the upstream was asked %d times, want once", len(sent))
+	}
+	if names := toolNames("openai_chat", sent[0].Body); names != "save_memory,recall_memory" {
+		t.Errorf("the upstream was offered %q, want the client's save_memory and the proxy's recall_memory", names)
+	}
+	if _, got := (apiCall{t, tester.Client}).do("GET", "/memory/memories?source=tool", "key-own-tool", nil); len(listContents(got)) != 0 {
+		t.Errorf("the proxy ran the client's save_memory: %v", listContents(got))
+	}
+}
