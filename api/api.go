@@ -87,7 +87,7 @@ func New(cfg Config) *Handler {
 		"POST /preview":          h.preview,
 		"GET /stats/owners":      h.owners,
 		"GET /stats/activity":    h.activity,
-		"GET /ui":                h.uiRedirect,
+		"GET /ui":                h.uiRoot,
 		"GET /ui/":               h.ui,
 		"/mcp":                   newMCP(h).ServeHTTP,
 	}

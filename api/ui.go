@@ -34,7 +34,24 @@ var uiStart = time.Now()
 // mode, so the page knows whether to ask for a key (self) or to list the
 // owners (admin, where the browser already sends Caddy's auth).
 func (h *Handler) ui(w http.ResponseWriter, r *http.Request) {
-	name := strings.TrimPrefix(r.URL.Path, "/ui/")
+	h.serveUI(w, r, strings.TrimPrefix(r.URL.Path, "/ui/"))
+}
+
+// uiRoot serves GET /ui: the page's relative URLs need the slash, so a
+// request without one is redirected to it. The mount drops a trailing
+// slash (/memory/ui/ reaches the API as /ui), so the request's own URI
+// tells. The redirect is relative: the API does not know where it is
+// mounted.
+func (h *Handler) uiRoot(w http.ResponseWriter, r *http.Request) {
+	if p, _, _ := strings.Cut(r.RequestURI, "?"); strings.HasSuffix(p, "/") {
+		h.serveUI(w, r, "")
+		return
+	}
+	w.Header().Set("Location", "ui/")
+	w.WriteHeader(http.StatusFound)
+}
+
+func (h *Handler) serveUI(w http.ResponseWriter, r *http.Request, name string) {
 	if name == "" {
 		name = "index.html"
 	}
@@ -59,11 +76,4 @@ func (h *Handler) ui(w http.ResponseWriter, r *http.Request) {
 	hd.Set("Referrer-Policy", "no-referrer")
 	hd.Set("Cache-Control", "no-cache")
 	http.ServeContent(w, r, name, uiStart, bytes.NewReader(b))
-}
-
-// uiRedirect serves GET /ui: the page's relative URLs need the slash. The
-// Location is relative, because the API does not know its mount prefix.
-func (h *Handler) uiRedirect(w http.ResponseWriter, _ *http.Request) {
-	w.Header().Set("Location", "ui/")
-	w.WriteHeader(http.StatusFound)
 }

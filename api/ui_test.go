@@ -3,6 +3,7 @@ package api_test
 import (
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -48,6 +49,14 @@ func TestDashboardAssets(t *testing.T) {
 	rec := do(t, h, "GET", "/ui", "", "")
 	if rec.Code != http.StatusFound || rec.Header().Get("Location") != "ui/" {
 		t.Errorf("GET /ui = %d, Location %q; want 302 to ui/", rec.Code, rec.Header().Get("Location"))
+	}
+	// Mounted, /memory/ui/ reaches the API as /ui: the page, not a loop.
+	req := httptest.NewRequest("GET", "/ui", nil)
+	req.RequestURI = "/memory/ui/?x=1"
+	rec = httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `data-mode="self"`) {
+		t.Errorf("GET /memory/ui/ mounted = %d, want the page", rec.Code)
 	}
 }
 

@@ -78,6 +78,7 @@ function el(tag, attrs, ...children) {
 		if (v === undefined || v === null || v === false) continue;
 		if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
 		else if (k === 'class') e.className = v;
+		else if (k === 'style') e.style.cssText = v; // CSSOM: allowed by the page's CSP, unlike the attribute
 		else e.setAttribute(k, v === true ? '' : v);
 	}
 	for (const c of children.flat()) {
@@ -244,6 +245,10 @@ function fillKinds(byKind) {
 function renderMemories() {
 	const tbody = $('#memories-table tbody');
 	tbody.replaceChildren(...state.memories.map(memoryRow));
+	const searching = $('#q').value.trim() && !$('#q').disabled;
+	$('#memories-empty').textContent = searching && $('#f-deleted').checked
+		? 'No memories match. The search finds active memories only: clear it to see deleted ones.'
+		: 'No memories match.';
 	$('#memories-empty').hidden = state.memories.length > 0;
 	$('#more').hidden = !state.cursor;
 }
@@ -312,7 +317,7 @@ async function change(id, patch, msg) {
 	const data = await api('PATCH', 'memories/' + id, patch);
 	replace(data.memory);
 	notify(msg);
-	loadStats().catch(showError);
+	refreshCounts();
 }
 
 async function remove(id) {
@@ -322,7 +327,7 @@ async function remove(id) {
 	const data = await api('GET', 'memories/' + id);
 	if ($('#f-deleted').checked) replace(data.memory);
 	else { state.memories = state.memories.filter((x) => x.id !== id); renderMemories(); }
-	loadStats().catch(showError);
+	refreshCounts();
 }
 
 async function purge(id) {
@@ -331,7 +336,7 @@ async function purge(id) {
 	state.memories = state.memories.filter((x) => x.id !== id);
 	renderMemories();
 	notify('Purged memory ' + id + ' and its history for good.');
-	loadStats().catch(showError);
+	refreshCounts();
 }
 
 async function openMemory(id) {
@@ -394,6 +399,12 @@ function scoreTable(rows) {
 			el('td', { class: 'num', 'data-label': 'Score' }, r.identity ? 'identity' : r.score.toFixed(3)),
 			el('td', { 'data-label': 'Kind' }, r.kind),
 			el('td', { class: 'content', 'data-label': 'Memory' }, r.text)))));
+}
+
+// refreshCounts updates the counts after a change, in the background.
+function refreshCounts() {
+	loadStats().catch(showError);
+	if (mode === 'admin') loadOwners().catch(showError);
 }
 
 // --- stats and charts ---------------------------------------------------

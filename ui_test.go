@@ -1,0 +1,407 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/fetch"
+	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/chromedp"
+)
+
+// The dashboard in a real browser: Debian's headless Chromium, driven with
+// chromedp, through real Caddy on apiConfig's layout (admin mode behind
+// basic_auth at /memory/admin/ui/, self mode at /memory/ui/).
+
+// chromium is Debian's package's browser; .ci/run installs it.
+const chromium = "/usr/bin/chromium"
+
+// tab is one browser tab in a test.
+type tab struct {
+	t   *testing.T
+	ctx context.Context
+	mu  sync.Mutex
+	// problems are what the page's console said went wrong: uncaught
+	// exceptions, and anything the Content-Security-Policy refused.
+	problems []string
+}
+
+// openTab starts Chromium at width×height. A missing browser fails the
+// test: a dashboard test that skips proves nothing.
+func openTab(t *testing.T, width, height int) *tab {
+	t.Helper()
+	if _, err := os.Stat(chromium); err != nil {
+		t.Fatalf("the dashboard test drives Chromium at %s: install it (apt-get install -y chromium; .ci/run does): %v", chromium, err)
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium),
+		chromedp.NoSandbox, // CI runs as root, where Chromium's sandbox refuses to start
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.WindowSize(width, height),
+	)
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(actx)
+	t.Cleanup(func() { cancel(); cancelAlloc() })
+	// The first call starts the browser, bound to a context without a
+	// deadline; each step gets its own deadline.
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("starting Chromium: %v", err)
+	}
+	tb := &tab{t: t, ctx: ctx}
+	if _, err := chromedp.Call(ctx, cdplog.Enable, cdp.Empty{}); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for m, err := range chromedp.Console(ctx) {
+			if err != nil {
+				return
+			}
+			if m.IsException() || strings.Contains(m.Text, "Content Security Policy") {
+				tb.mu.Lock()
+				tb.problems = append(tb.problems, m.String())
+				tb.mu.Unlock()
+			}
+		}
+	}()
+	return tb
+}
+
+// answerBasicAuth makes the browser answer every basic auth challenge
+// with these credentials, as a user typing them into the browser's dialog,
+// and counts the challenges.
+func (tb *tab) answerBasicAuth(user, pass string) *atomic.Int32 {
+	tb.t.Helper()
+	var challenges atomic.Int32
+	err := chromedp.Listen(tb.ctx, func(ev any) {
+		// Listen's callback must not call the browser: answer from another
+		// goroutine.
+		switch ev := ev.(type) {
+		case *fetch.EventRequestPaused:
+			go chromedp.Call(tb.ctx, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: ev.RequestID})
+		case *fetch.EventAuthRequired:
+			challenges.Add(1)
+			go chromedp.Call(tb.ctx, fetch.ContinueWithAuth, fetch.ContinueWithAuthParams{RequestID: ev.RequestID,
+				AuthChallengeResponse: &fetch.AuthChallengeResponse{Response: fetch.AuthChallengeResponseResponseProvideCredentials, Username: user, Password: pass}})
+		}
+	})
+	if err != nil {
+		tb.t.Fatal(err)
+	}
+	handle := true
+	if _, err := chromedp.Call(tb.ctx, fetch.Enable, fetch.EnableParams{HandleAuthRequests: &handle}); err != nil {
+		tb.t.Fatal(err)
+	}
+	return &challenges
+}
+
+// do runs actions, failing the test with what the page shows if they fail.
+func (tb *tab) do(what string, actions ...chromedp.Action[chromedp.Void]) {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, 20*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		tb.fatal(what, err)
+	}
+}
+
+// until waits for a JavaScript condition to hold.
+func (tb *tab) until(what, cond string) {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, 20*time.Second)
+	defer cancel()
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](cond, chromedp.WithPollingTimeout(15*time.Second))); err != nil {
+		tb.fatal(what, err)
+	}
+}
+
+// eval returns the value of a JavaScript expression.
+func (tb *tab) eval(expr string) string {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, 10*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[string](expr))
+	if err != nil {
+		tb.t.Fatalf("evaluating %s: %v", expr, err)
+	}
+	return v
+}
+
+func (tb *tab) fatal(what string, err error) {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, 5*time.Second)
+	defer cancel()
+	body, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText`))
+	path := tb.screenshot("dashboard-failed-" + strings.ReplaceAll(tb.t.Name(), "/", "_") + ".png")
+	tb.t.Fatalf("%s: %v\nscreenshot: %s\nthe page shows:\n%s", what, err, path, body)
+}
+
+// screenshot saves the whole page where CI keeps artifacts
+// ($ARTIFACTS_DIR, else a folder in the system's temporary directory that
+// outlives the test) and returns its path.
+func (tb *tab) screenshot(name string) string {
+	tb.t.Helper()
+	dir := os.Getenv("ARTIFACTS_DIR")
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "caddy-memory-artifacts")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		tb.t.Errorf("screenshot: %v", err)
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(tb.ctx, 10*time.Second)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, name), png, 0o644)
+	}
+	if err != nil {
+		tb.t.Errorf("screenshot: %v", err)
+		return ""
+	}
+	return filepath.Join(dir, name)
+}
+
+// checkConsole fails the test if the page threw or broke its own CSP.
+func (tb *tab) checkConsole() {
+	tb.t.Helper()
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	for _, p := range tb.problems {
+		tb.t.Errorf("the page's console: %s", p)
+	}
+}
+
+// row is the memories table's row of memory id.
+func row(id int) string { return fmt.Sprintf(`#memories-table tr[data-id="%d"]`, id) }
+
+// rowButton is the button labelled label in memory id's row.
+func rowButton(id int, label string) chromedp.Search {
+	return chromedp.Search(fmt.Sprintf(`//table[@id="memories-table"]//tr[@data-id="%d"]//button[normalize-space()=%q]`, id, label))
+}
+
+func jsString(s string) string { return strconv.Quote(s) }
+
+func TestDashboardAdmin(t *testing.T) {
+	storage := t.TempDir()
+	up := newFakeLLM(t)
+	tester := startCaddy(t, apiConfig(t, storage, up.addr(), ""))
+	a := apiCall{t, tester.Client}
+
+	// Created through the API, as an operator or a script would.
+	status, out := a.do("POST", "/memory/admin/memories", "admin", map[string]any{
+		"owner": "sk-alice-ui", "kind": "preference", "content": "Alice keeps her bonsai on the north balcony", "session": "garden"})
+	if status != http.StatusCreated {
+		t.Fatalf("creating alice's memory: %d %s", status, errCode(out))
+	}
+	id := idOf(memoryOf(out))
+	for _, c := range []string{"Alice drinks oolong tea every morning", "Alice is learning Portuguese"} {
+		if status, out := a.do("POST", "/memory/admin/memories", "admin", map[string]any{"owner": "sk-alice-ui", "kind": "note", "content": c}); status != http.StatusCreated {
+			t.Fatalf("creating %q: %d %s", c, status, errCode(out))
+		}
+	}
+	if status, out := a.do("POST", "/memory/memories", "sk-bob-ui", map[string]any{"content": "Bob's locker code is 4711", "kind": "note"}); status != http.StatusCreated {
+		t.Fatalf("creating bob's memory: %d %s", status, errCode(out))
+	}
+	alice := engineAt(storage).OwnerID("sk-alice-ui")
+
+	tb := openTab(t, 1280, 1000)
+	challenges := tb.answerBasicAuth("admin", "s3cret")
+	downloads := t.TempDir()
+	if _, err := chromedp.CallBrowser(tb.ctx, browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{
+		Behavior: browser.SetDownloadBehaviorBehaviorAllow, DownloadPath: downloads}); err != nil {
+		t.Fatal(err)
+	}
+
+	// Log in: Caddy's basic_auth challenges the browser, which answers.
+	tb.do("open the admin dashboard", chromedp.Navigate(caddyAddr+"/memory/admin/ui/"))
+	tb.until("the owners list shows alice", fmt.Sprintf(`!!document.querySelector('#owners-table tr[data-owner=%q]')`, alice))
+	if challenges.Load() == 0 {
+		t.Error("the admin dashboard opened without a basic_auth challenge")
+	}
+	if got := tb.eval(fmt.Sprintf(`document.querySelector('#owners-table tr[data-owner=%q]').innerText`, alice)); !strings.Contains(got, "3") {
+		t.Errorf("alice's owner row %q does not count her 3 memories", got)
+	}
+
+	// Pick alice: her memories, and only hers.
+	tb.do("open alice", chromedp.Click(chromedp.CSS(fmt.Sprintf(`#owners-table tr[data-owner=%q] button`, alice))))
+	tb.until("alice's memories, and only hers", fmt.Sprintf(`document.querySelector('#scope').innerText.includes(%q) && !document.querySelector('#q').disabled &&
+		document.querySelectorAll('#memories-table tbody tr').length === 3 && document.querySelector(%s).innerText.includes('north balcony')`, alice, jsString(row(id))))
+	if body := tb.eval(`document.querySelector('#memories-table').innerText`); strings.Contains(body, "4711") {
+		t.Errorf("alice's memories show bob's: %s", body)
+	}
+
+	// Search as you type.
+	tb.do("search", chromedp.SendKeys(chromedp.ID("q"), "bonsai"))
+	tb.until("the search finds only the bonsai", fmt.Sprintf(`document.querySelectorAll('#memories-table tbody tr').length === 1 && !!document.querySelector(%s)`, jsString(row(id))))
+	tb.retype("q", "submarine")
+	tb.until("nothing matches", `document.querySelectorAll('#memories-table tbody tr').length === 0 && !document.querySelector('#memories-empty').hidden`)
+	tb.retype("q", "bonsai")
+	tb.until("the bonsai again", fmt.Sprintf(`!!document.querySelector(%s)`, jsString(row(id))))
+
+	// Edit: a new version, the old text in its history.
+	version, _ := strconv.Atoi(tb.eval(fmt.Sprintf(`document.querySelector(%s + ' td.version').innerText.trim()`, jsString(row(id)))))
+	tb.do("edit", chromedp.Click(rowButton(id, "Edit")))
+	tb.do("type the new text", chromedp.SetValue(chromedp.ID(fmt.Sprintf("edit-%d", id)), "Alice keeps her bonsai on the south balcony now"),
+		chromedp.Click(rowButton(id, "Save")))
+	tb.until("the new version in the table", fmt.Sprintf(`(document.querySelector(%s)||{}).innerText?.includes('south balcony') && document.querySelector(%s + ' td.version').innerText.trim() === '%d'`,
+		jsString(row(id)), jsString(row(id)), version+1))
+	tb.do("open its history", chromedp.Click(rowButton(id, "History")))
+	tb.until("the history shows the first version", `!document.querySelector('#detail').hidden && document.querySelector('#history').innerText.includes('north balcony')`)
+	if !strings.Contains(tb.eval(`document.querySelector('#detail-fields').innerText`), "south balcony") {
+		t.Error("the memory's page does not show its current text")
+	}
+	tb.do("close it", chromedp.Click(chromedp.ID("detail-close")))
+
+	// Delete (soft), then restore.
+	tb.do("delete", chromedp.Click(rowButton(id, "Delete")))
+	tb.until("gone from the table", fmt.Sprintf(`!document.querySelector(%s) && document.querySelector('#notice').innerText.includes('Deleted memory %d')`, jsString(row(id)), id))
+	if _, out := a.do("GET", fmt.Sprintf("/memory/admin/memories/%d", id), "admin", nil); memoryOf(out)["deleted_at"] == nil {
+		t.Errorf("the dashboard's delete left memory %d undeleted: %v", id, out)
+	}
+	tb.do("show deleted", chromedp.Click(chromedp.ID("f-deleted")))
+	tb.until("the search finds active memories only", `document.querySelector('#memories-empty').innerText.includes('clear it to see deleted ones')`)
+	tb.clear("q")
+	tb.until("listed as deleted", fmt.Sprintf(`(document.querySelector(%s)||{}).className === 'deleted'`, jsString(row(id))))
+	tb.do("restore", chromedp.Click(rowButton(id, "Restore")))
+	tb.until("restored", fmt.Sprintf(`(document.querySelector(%s)||{className:'x'}).className === ''`, jsString(row(id))))
+	if _, out := a.do("GET", fmt.Sprintf("/memory/admin/memories/%d", id), "admin", nil); memoryOf(out)["deleted_at"] != nil {
+		t.Errorf("the dashboard's restore left memory %d deleted: %v", id, out)
+	}
+
+	// What would be injected, with scores; and why nothing, for small talk.
+	tb.do("preview", chromedp.SendKeys(chromedp.ID("preview-q"), "Where is my bonsai?"), chromedp.Click(chromedp.CSS("#preview-form button")))
+	tb.until("the block", `(document.querySelector('#preview-block')||{}).innerText?.includes('<memory-context') && document.querySelector('#preview-block').innerText.includes('south balcony')`)
+	if score := tb.eval(`document.querySelector('#preview-out table.scores td.num').innerText`); score == "" || score == "0.000" {
+		t.Errorf("the preview shows score %q for the injected memory", score)
+	}
+	tb.retype("preview-q", "thanks!")
+	tb.do("preview small talk", chromedp.Click(chromedp.CSS("#preview-form button")))
+	tb.until("why nothing", `(document.querySelector('#preview-nothing')||{}).innerText?.includes('small talk')`)
+
+	// Stats: charts and health.
+	tb.until("the kinds chart", `!!document.querySelector('#chart-kinds svg rect') && document.querySelector('#chart-kinds svg').getAttribute('aria-label').includes('preference 1')`)
+	tb.until("the outcome bars", `document.querySelectorAll('#chart-outcomes .bars > div').length >= 2`)
+	tb.until("healthy, with latency", `document.querySelector('#health').classList.contains('ok') && /store [0-9.]+ ms/.test(document.querySelector('#health-text').innerText)`)
+
+	// Export: the download holds alice's memories, history included.
+	tb.do("export", chromedp.Click(chromedp.ID("export")))
+	tb.until("exported", `document.querySelector('#notice').innerText.includes('Exported 3 memories')`)
+	var exported []byte
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && len(exported) == 0; time.Sleep(50 * time.Millisecond) {
+		files, _ := filepath.Glob(filepath.Join(downloads, "memories-*.jsonl"))
+		if len(files) == 1 {
+			exported, _ = os.ReadFile(files[0])
+		}
+	}
+	if s := string(exported); strings.Count(s, "\n") != 3 || !strings.Contains(s, "south balcony") || !strings.Contains(s, "north balcony") || strings.Contains(s, "4711") {
+		t.Errorf("the exported file holds:\n%s\nwant alice's 3 memories with the edit's history, not bob's", s)
+	}
+
+	// An API error is shown as the API's message.
+	tb.open("a memory that does not exist", caddyAddr+"/memory/admin/ui/#memory=999999")
+	tb.until("the API's message", `document.querySelector('#error').innerText.includes('no memory 999999')`)
+
+	// The picture: alice's memories and what her question would get.
+	tb.open("alice again", caddyAddr+"/memory/admin/ui/#owner="+alice)
+	tb.until("her memories", `document.querySelectorAll('#memories-table tbody tr').length === 3`)
+	tb.do("preview", chromedp.SendKeys(chromedp.ID("preview-q"), "Where is my bonsai?"), chromedp.Click(chromedp.CSS("#preview-form button")))
+	tb.until("the block", `!!document.querySelector('#preview-block')`)
+	t.Logf("dashboard screenshot (CI artifact): %s", tb.screenshot("dashboard-admin.png"))
+	tb.checkConsole()
+}
+
+func TestDashboardSelf(t *testing.T) {
+	storage := t.TempDir()
+	up := newFakeLLM(t)
+	tester := startCaddy(t, apiConfig(t, storage, up.addr(), ""))
+	a := apiCall{t, tester.Client}
+	_, out := a.do("POST", "/memory/memories", "sk-carol-ui", map[string]any{"content": "Carol's wifi password is lighthouse42", "kind": "note"})
+	carols := idOf(memoryOf(out))
+	_, out = a.do("POST", "/memory/memories", "sk-dave-ui", map[string]any{"content": "Dave walks his greyhound at dawn", "kind": "habit"})
+	daves := idOf(memoryOf(out))
+	if carols == 0 || daves == 0 {
+		t.Fatalf("creating the memories: %d, %d", carols, daves)
+	}
+
+	// A phone-sized window: the page must fit it.
+	tb := openTab(t, 375, 800)
+	tb.do("open the dashboard at 375 px", chromedp.EmulateViewport(375, 800), chromedp.Navigate(caddyAddr+"/memory/ui/"))
+	tb.do("the login form", chromedp.WaitVisible(chromedp.ID("login-key")))
+	tb.do("sign in as dave", chromedp.SendKeys(chromedp.ID("login-key"), "sk-dave-ui"), chromedp.Click(chromedp.CSS("#login-form button")))
+	tb.until("dave's memory", fmt.Sprintf(`(document.querySelector(%s)||{}).innerText?.includes('greyhound')`, jsString(row(daves))))
+	if key := tb.eval(`sessionStorage.getItem('memory.api_key')`); key != "sk-dave-ui" {
+		t.Errorf("session storage holds %q, want the key", key)
+	}
+	if body := tb.eval(`document.body.innerText`); strings.Contains(body, "lighthouse42") {
+		t.Error("dave's dashboard shows carol's memory")
+	}
+
+	// Carol's memory by id in the URL: the API's "no memory", nothing of hers.
+	tb.open("carol's memory by id", fmt.Sprintf("%s/memory/ui/#memory=%d", caddyAddr, carols))
+	tb.until("refused", fmt.Sprintf(`!document.querySelector('#error').hidden && document.querySelector('#error').innerText.includes('no memory %d')`, carols))
+	if body := tb.eval(`document.body.innerText`); strings.Contains(body, "lighthouse42") {
+		t.Error("dave's dashboard shows carol's memory when asked for it by id")
+	}
+	if !tb.eval2bool(`document.querySelector('#detail').hidden`) {
+		t.Error("the memory page opened for another owner's memory")
+	}
+	// His own by id, for contrast: the same path works.
+	tb.open("dave's memory by id", fmt.Sprintf("%s/memory/ui/#memory=%d", caddyAddr, daves))
+	tb.until("his memory's page", `!document.querySelector('#detail').hidden && document.querySelector('#detail-fields').innerText.includes('greyhound')`)
+
+	// Search, preview and export, scoped to him.
+	tb.do("search", chromedp.SendKeys(chromedp.ID("q"), "wifi"))
+	tb.until("carol's memory is not found", `document.querySelectorAll('#memories-table tbody tr').length === 0`)
+	tb.do("preview", chromedp.SendKeys(chromedp.ID("preview-q"), "What is the wifi password?"), chromedp.Click(chromedp.CSS("#preview-form button")))
+	tb.until("nothing for him", `(document.querySelector('#preview-nothing')||{}).innerText?.includes('Nothing would be injected')`)
+	tb.do("remember this", chromedp.SendKeys(chromedp.ID("add-content"), "Dave prefers window seats on trains"), chromedp.Click(chromedp.CSS("#add-form button[type=submit]")))
+	tb.retype("q", "seats")
+	tb.until("the new memory", `document.querySelector('#memories-table').innerText.includes('window seats')`)
+
+	// 375 px wide: no sideways scrolling, the controls on screen.
+	if w := tb.eval(`window.innerWidth + ' ' + document.documentElement.scrollWidth`); w != "375 375" {
+		t.Errorf("viewport and page widths %s, want 375 375: the page scrolls sideways", w)
+	}
+	t.Logf("phone-size screenshot (CI artifact): %s", tb.screenshot("dashboard-self-375.png"))
+
+	tb.do("sign out", chromedp.Click(chromedp.ID("logout")))
+	tb.until("the login form again", `!document.querySelector('#login').hidden && sessionStorage.getItem('memory.api_key') === null`)
+	tb.checkConsole()
+}
+
+// retype replaces what a text field holds by typing text into it, as a
+// user does (the page sees each keystroke).
+func (tb *tab) retype(id, text string) {
+	tb.t.Helper()
+	tb.eval(fmt.Sprintf(`document.getElementById(%q).value = ''`, id))
+	tb.do("typing "+text, chromedp.SendKeys(chromedp.ID(id), text))
+}
+
+// clear empties a text field, as a user selecting and deleting its text.
+func (tb *tab) clear(id string) {
+	tb.t.Helper()
+	tb.eval(fmt.Sprintf(`(e => { e.value = ''; e.dispatchEvent(new Event('input', {bubbles: true})); return '' })(document.getElementById(%q))`, id))
+}
+
+// open loads url afresh, as when it is typed or followed from elsewhere
+// (a hash alone would not reload the page).
+func (tb *tab) open(what, url string) {
+	tb.t.Helper()
+	tb.do(what, chromedp.Navigate("about:blank"), chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS("header.top")))
+}
+
+func (tb *tab) eval2bool(expr string) bool {
+	tb.t.Helper()
+	return tb.eval(`String(`+expr+`)`) == "true"
+}
