@@ -402,7 +402,7 @@ func toolNames(dialect string, body []byte) string {
 	return strings.Join(names, ",")
 }
 
-// colourSaid finds the colour the user names.
+// colourSaid finds the colours the user named.
 var colourSaid = regexp.MustCompile(`My favourite colour is (\w+)`)
 
 func TestMemoryToolSave(t *testing.T) {
@@ -412,7 +412,9 @@ func TestMemoryToolSave(t *testing.T) {
 		if out := toolOutputs(body); strings.Contains(out, `"saved":true`) {
 			return "I will remember that."
 		}
-		color := colourSaid.FindSubmatch(body)[1]
+		// The latest turn is the last; injected memories come before it.
+		said := colourSaid.FindAllSubmatch(body, -1)
+		color := said[len(said)-1][1]
 		return toolPrefix + fmt.Sprintf(`save_memory {"content":"The user's favourite colour is %s","category":"preference"}`, color)
 	}
 	tester := startCaddy(t, toolsConfig(storage, up.addr()))
