@@ -317,6 +317,21 @@ func TestDashboardAdmin(t *testing.T) {
 	tb.until("her memories", `document.querySelectorAll('#memories-table tbody tr').length === 3`)
 	tb.do("preview", chromedp.SendKeys(chromedp.ID("preview-q"), "Where is my bonsai?"), chromedp.Click(chromedp.CSS("#preview-form button")))
 	tb.until("the block", `!!document.querySelector('#preview-block')`)
+	block := tb.eval(`document.querySelector('#preview-block').textContent`)
+
+	// The preview is what the proxy does: the same question through it
+	// carries that very block upstream, and the outcome chart counts it.
+	post(t, tester, "/v1/chat/completions", "sk-alice-ui", chatBody(false, msg("user", "Where is my bonsai?")))
+	carried := false
+	for _, m := range messages(t, up.last("/chat/completions").Body) {
+		c, _ := m["content"].(string)
+		carried = carried || strings.Contains(c, block)
+	}
+	if !carried {
+		t.Errorf("the upstream did not get the block the preview showed:\n%s\ngot: %s", block, up.last("/chat/completions").Body)
+	}
+	tb.do("refresh the stats", chromedp.Click(chromedp.ID("refresh")))
+	tb.until("an injection counted", `[...document.querySelectorAll('#chart-outcomes .bars > div')].some(d => d.innerText.startsWith('injected') && parseInt(d.lastChild.innerText) >= 1)`)
 	t.Logf("dashboard screenshot (CI artifact): %s", tb.screenshot("dashboard-admin.png"))
 	tb.checkConsole()
 }

@@ -388,7 +388,8 @@ async function preview(ev) {
 		out.append(settings);
 		return;
 	}
-	out.append(el('p', {}, el('strong', {}, data.memories.length + ' memories would be injected'), ', as this block:'),
+	const n = data.memories.length;
+	out.append(el('p', {}, el('strong', {}, n + (n === 1 ? ' memory' : ' memories') + ' would be injected'), ', as this block:'),
 		el('pre', { class: 'block', id: 'preview-block' }, data.block), scoreTable(data.memories), settings);
 }
 
@@ -587,7 +588,7 @@ function wire() {
 	$('#detail-close').addEventListener('click', () => setHash({ memory: '' }));
 	$('#add-form').addEventListener('submit', (ev) => guarded(() => addMemory(ev)));
 	$('#preview-form').addEventListener('submit', (ev) => guarded(() => preview(ev)));
-	$('#refresh').addEventListener('click', () => guarded(async () => { await Promise.all([loadStats(), checkHealth(), mode === 'admin' ? loadOwners() : null]); }));
+	$('#refresh').addEventListener('click', () => guarded(async () => { await Promise.all([loadMemories(), loadStats(), checkHealth(), mode === 'admin' ? loadOwners() : null]); }));
 	$('#consolidate').addEventListener('click', () => guarded(consolidate));
 	$('#export').addEventListener('click', () => guarded(exportJSONL));
 	$('#import-form').addEventListener('submit', (ev) => guarded(() => importJSONL(ev)));
