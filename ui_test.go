@@ -382,7 +382,7 @@ func TestDashboardSelf(t *testing.T) {
 	tb.until("nothing for him", `(document.querySelector('#preview-nothing')||{}).innerText?.includes('Nothing would be injected')`)
 	tb.do("remember this", chromedp.SendKeys(chromedp.ID("add-content"), "Dave prefers window seats on trains"), chromedp.Click(chromedp.CSS("#add-form button[type=submit]")))
 	tb.retype("q", "seats")
-	tb.until("the new memory", `document.querySelector('#memories-table').innerText.includes('window seats')`)
+	tb.until("the new memory, alone", `document.querySelector('#memories-table').innerText.includes('window seats') && !document.querySelector('#memories-table').innerText.includes('greyhound')`)
 
 	// 375 px wide: no sideways scrolling, the controls on screen.
 	if w := tb.eval(`window.innerWidth + ' ' + document.documentElement.scrollWidth`); w != "375 375" {

@@ -224,10 +224,16 @@ function listQuery() {
 	return p;
 }
 
+// listings counts the memory listings asked for: a search typed while an
+// earlier listing is on its way must not be overwritten by that listing.
+let listings = 0;
+
 async function loadMemories(more) {
 	const p = listQuery();
 	if (more && state.cursor) p.set('cursor', state.cursor);
+	const mine = ++listings;
 	const data = await api('GET', 'memories?' + p.toString());
+	if (mine !== listings) return; // a newer listing is on its way
 	state.memories = more ? state.memories.concat(data.memories) : data.memories;
 	state.cursor = data.next_cursor || '';
 	renderMemories();
