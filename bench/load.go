@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"runtime/trace"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,14 +29,24 @@ type request struct {
 	body []byte
 }
 
-// traffic makes n requests: a random owner, a system prompt, a few turns of
-// history and a question mostly about that owner's memories.
-func traffic(words map[int][]string, owners, n int) []request {
+// traffic makes n requests: an owner, a system prompt, a few turns of
+// history and a question mostly about that owner's memories. Owners are
+// drawn in proportion to the square root of what they hold: those who hold
+// more chat more, though not in proportion (a year of daily use is also
+// a year of small talk).
+func traffic(words map[int][]string, sizes []int, n int) []request {
 	v := newVocab(99)
 	system := "You are a helpful assistant. " + strings.Join(v.words(60), " ")
+	cum := make([]float64, len(sizes))
+	total := 0.0
+	for o, s := range sizes {
+		total += math.Sqrt(float64(s))
+		cum[o] = total
+	}
 	out := make([]request, n)
 	for i := range out {
-		o := v.rng.IntN(owners)
+		o, _ := slices.BinarySearch(cum, v.rng.Float64()*total)
+		o = min(o, len(sizes)-1)
 		msgs := []map[string]string{{"role": "system", "content": system}}
 		for range 2 {
 			msgs = append(msgs,
@@ -58,6 +70,9 @@ type measure struct {
 	back    []float64 // ms, from the upstream's answer to the client's last byte
 	search  []float64 // ms, the memory handler's search (X-Memory-Time)
 	errors  int
+	// cpu is the process's CPU seconds while it ran: both servers, the
+	// upstream and the clients, of which only one server was loaded.
+	cpu float64
 }
 
 // run sends requests from concurrency clients for d.
@@ -66,7 +81,7 @@ func run(client *http.Client, t target, bodies []request, concurrency int, d tim
 	var m measure
 	var next atomic.Int64
 	deadline := time.Now().Add(d)
-	start := time.Now()
+	start, cpu0 := time.Now(), processCPU()
 	var wg sync.WaitGroup
 	for range concurrency {
 		wg.Add(1)
@@ -138,7 +153,7 @@ func run(client *http.Client, t target, bodies []request, concurrency int, d tim
 		}()
 	}
 	wg.Wait()
-	m.seconds = time.Since(start).Seconds()
+	m.seconds, m.cpu = time.Since(start).Seconds(), processCPU()-cpu0
 	m.reqs = len(m.lat)
 	return m
 }

@@ -2,17 +2,21 @@
 // against the same Caddy with reverse_proxy alone, in one run on one machine,
 // and how the engine scales to a million memories.
 //
-//	go run ./bench                       # A/B: throughput, latency, streaming TTFB, ratios
+//	go run ./bench                       # A/B in two modes, latency and capacity, as ratios
 //	go run ./bench -memories 1000000     # the same with a million stored memories
 //	go run ./bench -scale 10000,100000,1000000
 //
 // The A/B run starts, on loopback: a fast fake upstream speaking OpenAI chat
 // completions (JSON and SSE), and one Caddy with two servers, one with
 // reverse_proxy alone, one with memory in front of the same reverse_proxy, on
-// a storage preloaded with memories. Identical traffic (many owners, bodies
-// with a few turns of history, a fixed seed) goes to both in alternating
-// rounds. Absolute numbers on a shared machine are noise; the ratios measured
-// in one run are the figures.
+// a storage preloaded with memories (by default a heavy-tailed mix of owner
+// sizes). Identical traffic (owners drawn by the square root of their size,
+// bodies with a few turns of history, a fixed seed) goes to both in
+// alternating rounds, in two modes: latency (an upstream that takes 20 ms,
+// clients below saturation) and capacity (an upstream that answers at once,
+// more clients than cores: requests per second and CPU per request).
+// Absolute numbers on a shared machine are noise; the ratios measured in one
+// run are the figures.
 package main
 
 import (
@@ -47,12 +51,14 @@ import (
 func main() {
 	memories := flag.Int("memories", 100_000, "memories preloaded into the memory server's storage")
 	owners := flag.Int("owners", 10_000, "owners the memories (and the traffic) are spread over")
+	mixFlag := flag.String("mix", string(heavy), "how memories are spread over owners: heavy (most owners small, 0.1% of them with 10,000 to 50,000) or uniform")
+	capClients := flag.Int("capacity-concurrency", 16, "concurrent clients of the capacity rounds (zero-latency upstream, saturating); 0 skips them")
 	rounds := flag.Int("rounds", 5, "A/B rounds; each runs both servers, in alternating order")
 	duration := flag.Duration("duration", 5*time.Second, "length of each measurement")
-	concurrency := flag.Int("concurrency", 8, "concurrent clients (closed loop; 8 keeps a 2-core machine below saturation)")
+	concurrency := flag.Int("concurrency", 8, "concurrent clients of the latency rounds (closed loop; 8 keeps a 2-core machine below saturation)")
 	settleMax := flag.Duration("settle", 5*time.Minute, "after the preload, wait up to this long for background index merges to finish before measuring")
 	latencyRounds := flag.Int("latency-rounds", 3, "rounds of JSON requests from one client after the A/B rounds, for the latency one request pays")
-	delay := flag.Duration("upstream-delay", 20*time.Millisecond, "the upstream's time to answer (to the first token when streaming)")
+	delay := flag.Duration("upstream-delay", 20*time.Millisecond, "the upstream's time to answer (to the first token when streaming) in the latency rounds")
 	chunks := flag.Int("chunks", 20, "SSE chunks per streamed answer")
 	chunkDelay := flag.Duration("chunk-delay", 2*time.Millisecond, "time between SSE chunks")
 	dir := flag.String("dir", "", "where to put storages (default: the system's temporary directory)")
@@ -66,6 +72,9 @@ func main() {
 	memprofile := flag.String("memprofile", "", "write the process's allocations up to the end of the one-client rounds (A/B mode) to this file, and up to their start to this file with .base appended: go tool pprof -diff_base FILE.base FILE shows theirs")
 	flag.Parse()
 	log.SetFlags(0)
+	if m := mix(*mixFlag); m != heavy && m != uniform {
+		log.Fatalf("bench: -mix: %q is neither heavy nor uniform", *mixFlag)
+	}
 
 	var err error
 	switch {
@@ -84,8 +93,8 @@ func main() {
 		}
 		err = runScales(sizes, *owners, *shards, *dir)
 	default:
-		_, err = ab(abConfig{memories: *memories, owners: *owners, rounds: *rounds, duration: *duration,
-			concurrency: *concurrency, latencyRounds: *latencyRounds, settle: *settleMax, delay: *delay, chunks: *chunks, chunkDelay: *chunkDelay, dir: *dir, keep: *keep, shards: *shards,
+		_, err = ab(abConfig{memories: *memories, owners: *owners, mix: mix(*mixFlag), rounds: *rounds, duration: *duration,
+			concurrency: *concurrency, capConcurrency: *capClients, latencyRounds: *latencyRounds, settle: *settleMax, delay: *delay, chunks: *chunks, chunkDelay: *chunkDelay, dir: *dir, keep: *keep, shards: *shards,
 			cpuprofile: *cpuprofile, trace: *traceFile, memprofile: *memprofile})
 	}
 	if err != nil {
@@ -94,6 +103,8 @@ func main() {
 }
 
 type abConfig struct {
+	mix                                                   mix
+	capConcurrency                                        int
 	memories, owners, rounds, concurrency, chunks, shards int
 	latencyRounds                                         int
 	settle                                                time.Duration
@@ -103,8 +114,9 @@ type abConfig struct {
 
 // upstream is the fake LLM API: answers after delay, streaming when asked.
 type upstream struct {
-	delay, chunkDelay time.Duration
-	chunks            int
+	delay      atomic.Int64 // nanoseconds: the capacity rounds set it to 0
+	chunkDelay time.Duration
+	chunks     int
 	seen, injected    atomic.Int64 // requests from the memory server, and those carrying memories
 }
 
@@ -124,7 +136,9 @@ func (u *upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			u.injected.Add(1)
 		}
 	}
-	time.Sleep(u.delay)
+	if d := time.Duration(u.delay.Load()); d > 0 {
+		time.Sleep(d)
+	}
 	if sentErr == nil { // and when it began to answer: the rest is the way back
 		w.Header().Set("X-Bench-Answer", strconv.FormatFloat(float64(time.Now().UnixNano()-sent)/1e6, 'f', 3, 64))
 	}
@@ -185,7 +199,7 @@ func ab(c abConfig) (abResult, error) {
 	} else {
 		fmt.Fprintf(os.Stderr, "preloading %d memories over %d owners...\n", c.memories, c.owners)
 	}
-	words, err := preload(e, c.memories, c.owners, 42, write)
+	words, sizes, err := preload(e, c.memories, c.owners, c.mix, 42, write)
 	if err == nil {
 		err = e.Sync(context.Background())
 	}
@@ -204,7 +218,8 @@ func ab(c abConfig) (abResult, error) {
 	}
 	fmt.Fprintf(os.Stderr, "preloaded in %s\n", time.Since(start).Round(time.Second))
 
-	up := &upstream{delay: c.delay, chunkDelay: c.chunkDelay, chunks: c.chunks}
+	up := &upstream{chunkDelay: c.chunkDelay, chunks: c.chunks}
+	up.delay.Store(int64(c.delay))
 	upSrv := httptest.NewServer(up)
 	defer upSrv.Close()
 	bare, err := freePort()
@@ -229,6 +244,10 @@ http://127.0.0.1:%d {
 	memory {
 		storage %s
 		diagnostics
+		# A new store's first consolidation pass comes a minute after start,
+		# then once a day: over a few minutes of traffic it would be a
+		# once-a-day cost measured as if it were every request's.
+		consolidate_every off
 	}
 	reverse_proxy %s {
 		header_up X-Bench memory
@@ -249,7 +268,7 @@ http://127.0.0.1:%d {
 	}
 	defer stop()
 
-	bodies := traffic(words, c.owners, 2000)
+	bodies := traffic(words, sizes, 2000)
 	targets := []target{{"bare", bare}, {"memory", mem}}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: c.concurrency * 2, DisableCompression: true}}
 	results := map[string][]measure{}
@@ -308,7 +327,24 @@ http://127.0.0.1:%d {
 	if err := writeAllocs(c.memprofile, ""); err != nil {
 		return abResult{}, err
 	}
-	report(c, results, up)
+	// Capacity: what a request costs, with an upstream that answers at
+	// once and more clients than cores, so both servers are saturated and
+	// their requests per second are what the CPU allows.
+	if c.capConcurrency > 0 {
+		up.delay.Store(0)
+		settle(c.settle)
+		for round := range c.rounds {
+			order := targets
+			if round%2 == 1 {
+				order = []target{targets[1], targets[0]}
+			}
+			for _, t := range order {
+				results[t.name+"/capacity"] = append(results[t.name+"/capacity"], run(client, t, bodies, c.capConcurrency, c.duration, false))
+			}
+		}
+		up.delay.Store(int64(c.delay))
+	}
+	report(c, results, up, sizes)
 	if c.latencyRounds > 0 {
 		// Collections are what the slowest of these requests tend to
 		// overlap: how often they come says how many a p99 sees.

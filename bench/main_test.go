@@ -32,12 +32,12 @@ func TestABRunsBothServers(t *testing.T) {
 	var res abResult
 	captureStdout(t, func() error {
 		var err error
-		res, err = ab(abConfig{memories: 300, owners: 20, rounds: 1, latencyRounds: 1, duration: 300 * time.Millisecond, concurrency: 2,
+		res, err = ab(abConfig{memories: 300, owners: 20, mix: heavy, rounds: 1, latencyRounds: 1, duration: 300 * time.Millisecond, concurrency: 2, capConcurrency: 3,
 			delay: time.Millisecond, chunks: 3, chunkDelay: time.Millisecond, dir: t.TempDir(), memprofile: allocs})
 		return err
 	})
 	for _, server := range []string{"bare", "memory"} {
-		for _, mode := range []string{"json", "sse", "single"} {
+		for _, mode := range []string{"json", "sse", "single", "capacity"} {
 			ms := res.rounds[server+"/"+mode]
 			if len(ms) == 0 || ms[0].reqs == 0 || ms[0].errors != 0 {
 				t.Fatalf("%s/%s: %+v, want requests and no errors", server, mode, ms)
@@ -46,6 +46,9 @@ func TestABRunsBothServers(t *testing.T) {
 			if stats.Percentile(m.lat, 50) <= 0 || stats.Percentile(m.reach, 50) <= 0 || stats.Percentile(m.back, 50) <= 0 {
 				t.Errorf("%s/%s: a figure left at zero: latency %v, way there %v, way back %v", server, mode,
 					stats.Percentile(m.lat, 50), stats.Percentile(m.reach, 50), stats.Percentile(m.back, 50))
+			}
+			if mode == "capacity" && m.cpu <= 0 {
+				t.Errorf("%s/capacity: no CPU time measured", server)
 			}
 			if mode == "sse" && stats.Percentile(m.ttfb, 50) <= 0 {
 				t.Errorf("%s/sse: no first-byte times", server)
@@ -111,4 +114,32 @@ func captureStdout(t *testing.T, fn func() error) []byte {
 		t.Fatal(ferr)
 	}
 	return out
+}
+
+// TestHeavyMix: the heavy mix has the shape it promises, and spends
+// exactly the memories asked for.
+func TestHeavyMix(t *testing.T) {
+	sizes := heavy.sizes(1_000_000, 10_000)
+	total, large, small := 0, 0, 0
+	for _, s := range sizes {
+		total += s
+		if s >= 10_000 && s <= 50_000 {
+			large++
+		}
+		if s < 100 {
+			small++
+		}
+	}
+	if total != 1_000_000 || large < 5 || large > 20 || small < 9_500 {
+		t.Errorf("1M over 10k owners: %d memories, %d owners of 10k to 50k, %d under 100", total, large, small)
+	}
+	for _, n := range []int{300, 100_000} {
+		total := 0
+		for _, s := range heavy.sizes(n, 20) {
+			total += s
+		}
+		if total != n {
+			t.Errorf("heavy.sizes(%d, 20) spends %d", n, total)
+		}
+	}
 }

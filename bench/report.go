@@ -13,7 +13,7 @@ func median(v []float64) float64 { return stats.Percentile(v, 50) }
 // report prints an A/B run: each figure's median over the rounds, for both
 // servers and as the ratio memory/bare, then the one-client latencies and
 // where they go.
-func report(c abConfig, results map[string][]measure, up *upstream) {
+func report(c abConfig, results map[string][]measure, up *upstream, sizes []int) {
 	stat := func(key string, f func(measure) float64) float64 {
 		var v []float64
 		for _, m := range results[key] {
@@ -35,8 +35,9 @@ func report(c abConfig, results map[string][]measure, up *upstream) {
 		}
 	}
 
-	fmt.Printf("\n%d memories over %d owners; %d rounds of %s per server and mode; %d clients; upstream answers in %s",
-		c.memories, c.owners, c.rounds, c.duration, c.concurrency, c.delay)
+	fmt.Printf("\n%d memories over %d owners, %s mix (%s); %d rounds of %s per server and mode\n",
+		c.memories, c.owners, c.mix, describeSizes(sizes), c.rounds, c.duration)
+	fmt.Printf("latency rounds: %d clients, upstream answers in %s", c.concurrency, c.delay)
 	fmt.Printf(" (streams: %d chunks, %s apart)\n", c.chunks, c.chunkDelay)
 	if n := up.seen.Load(); n > 0 {
 		fmt.Printf("memory injected memories into %.0f%% of its requests; %d failed requests in all\n\n", 100*float64(up.injected.Load())/float64(n), errs)
@@ -53,6 +54,13 @@ func report(c abConfig, results map[string][]measure, up *upstream) {
 	row("SSE first byte p50", "sse", tt(50), "ms")
 	row("SSE first byte p99", "sse", tt(99), "ms")
 	row("SSE complete p50", "sse", p(50), "ms")
+	if len(results["memory/capacity"]) > 0 {
+		cpuPer := func(m measure) float64 { return 1e6 * m.cpu / float64(max(1, m.reqs)) }
+		fmt.Printf("capacity rounds: %d clients, upstream answers at once\n", c.capConcurrency)
+		row("JSON requests/s", "capacity", rps, "  ")
+		row("JSON p50", "capacity", p(50), "ms")
+		row("CPU per request", "capacity", cpuPer, "µs")
+	}
 	fmt.Printf("\nmemory's own search (X-Memory-Time), JSON: p50 %.2f ms, p99 %.2f ms\n",
 		stat("memory/json", func(m measure) float64 { return stats.Percentile(m.search, 50) }),
 		stat("memory/json", func(m measure) float64 { return stats.Percentile(m.search, 99) }))
@@ -110,4 +118,19 @@ func pctInterval(v []float64, p float64) (lo, hi float64) {
 	half := 1.96 * math.Sqrt(n*q*(1-q))
 	rank := func(r float64) float64 { return s[min(len(s)-1, max(0, int(r)))] }
 	return rank(n*q - half), rank(n*q + half)
+}
+
+// describeSizes says how an owner-size mix came out.
+func describeSizes(sizes []int) string {
+	largest, over10k, indexed := 0, 0, 0
+	for _, s := range sizes {
+		largest = max(largest, s)
+		if s > 10_000 {
+			over10k++
+		}
+		if s > 256 {
+			indexed++
+		}
+	}
+	return fmt.Sprintf("largest %d, %d owners over 10,000, %d over 256", largest, over10k, indexed)
 }

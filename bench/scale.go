@@ -113,7 +113,7 @@ func scaleOne(n, owners, shards int, parent string) error {
 		return err
 	}
 	start := time.Now()
-	words, err := preload(e, n, owners, 42, true)
+	words, _, err := preload(e, n, owners, uniform, 42, true)
 	if err != nil {
 		return err
 	}

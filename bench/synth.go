@@ -74,11 +74,55 @@ func (v *vocab) memory(owner int, i int, at time.Time) store.Put {
 // ownerKey is the raw owner value (an API key) of synthetic owner i.
 func ownerKey(i int) string { return fmt.Sprintf("sk-bench-%05d", i) }
 
-// preload writes n memories over owners through the engine, in large
-// transactions (unless write is false: a storage preloaded before). It
-// returns the words of each owner's memories, for realistic questions.
-func preload(e *engine.Engine, n, owners int, seed uint64, write bool) (map[int][]string, error) {
+// mix is how memories are spread over owners.
+type mix string
+
+const (
+	// uniform gives every owner the same number of memories.
+	uniform mix = "uniform"
+	// heavy is a deployment's shape: most owners hold a few dozen memories,
+	// a tenth of a percent of them (those who chat daily for a year) hold
+	// 10,000 to 50,000, and a percent in between hold 500 to 5,000. The
+	// large take 30% of the memories, the middle 30%, the small the rest.
+	heavy mix = "heavy"
+)
+
+// sizes returns how many memories each of owners holds, n in all.
+func (m mix) sizes(n, owners int) []int {
+	sz := make([]int, owners)
+	if m != heavy {
+		for i := range n {
+			sz[i%owners]++
+		}
+		return sz
+	}
+	o, left := 0, n
+	// tier gives owners from o on sizes lo, lo+step, ..., hi, again and
+	// again, until budget is spent (the last takes what is left).
+	tier := func(budget, lo, hi, step, most int) {
+		for k := 0; budget > 0 && o < owners-1 && k < most; k++ {
+			s := min(lo+(k*step)%(hi-lo+step), budget)
+			sz[o], budget, left, o = s, budget-s, left-s, o+1
+		}
+	}
+	tier(n*3/10, 10_000, 50_000, 10_000, max(1, owners/1000))
+	tier(n*3/10, 500, 5_000, 500, max(1, owners/100))
+	for i := o; i < owners; i++ {
+		sz[i] = left / (owners - o)
+	}
+	for i := o; i < o+left%(owners-o); i++ {
+		sz[i]++
+	}
+	return sz
+}
+
+// preload writes n memories over owners, sized by m, through the engine,
+// in large transactions (unless write is false: a storage preloaded
+// before). It returns the words of each owner's memories, for realistic
+// questions, and each owner's size.
+func preload(e *engine.Engine, n, owners int, m mix, seed uint64, write bool) (map[int][]string, []int, error) {
 	v := newVocab(seed)
+	sizes := m.sizes(n, owners)
 	words := make(map[int][]string, owners)
 	base := time.Now().Add(-365 * 24 * time.Hour)
 	// Texts come from a pool made beforehand: drawing a hundred Zipf words
@@ -90,36 +134,65 @@ func preload(e *engine.Engine, n, owners int, seed uint64, write bool) (map[int]
 	for i := range pool {
 		pool[i] = v.memory(0, i, base)
 	}
+	// Memories are made owner by owner in rounds, as they would have
+	// been learned: round r gives one memory to every owner holding more
+	// than r.
+	order := func(yield func(i, o int) bool) {
+		i := 0
+		for r := 0; i < n; r++ {
+			for o, s := range sizes {
+				if s > r {
+					if !yield(i, o) {
+						return
+					}
+					i++
+				}
+			}
+		}
+	}
 	if !write {
-		for i := range n {
-			if o := i % owners; len(words[o]) < 64 {
+		for i, o := range order {
+			if len(words[o]) < 64 {
 				words[o] = append(words[o], strings.Fields(pool[i%len(pool)].Content)[1:4]...)
 			}
 		}
-		return words, nil
+		return words, sizes, nil
 	}
 	const perTx = 5000
 	batch := make([]engine.OwnedPut, 0, perTx)
-	for start := 0; start < n; start += perTx {
+	flush := func() error {
+		_, err := e.Remember(context.Background(), batch...)
 		batch = batch[:0]
-		for i := start; i < min(start+perTx, n); i++ {
-			o := i % owners
-			p := pool[i%len(pool)]
-			p.Time = base.Add(time.Duration(i) * time.Second)
-			if p.Kind == "turn" {
-				p.Key = fmt.Sprintf("turn:bench:%d:%d", o, i)
-				p.Meta = map[string]string{"conversation": fmt.Sprintf("c-%d", o)}
-			}
-			if len(words[o]) < 64 {
-				words[o] = append(words[o], strings.Fields(p.Content)[1:4]...)
-			}
-			batch = append(batch, engine.OwnedPut{Owner: e.OwnerID(ownerKey(o)), Put: p})
+		return err
+	}
+	for i, o := range order {
+		p := pool[i%len(pool)]
+		p.Time = base.Add(time.Duration(i) * time.Second)
+		switch p.Kind {
+		case "turn":
+			p.Key = fmt.Sprintf("turn:bench:%d:%d", o, i)
+			p.Meta = map[string]string{"conversation": fmt.Sprintf("c-%d", o)}
+		case "preference":
+			// A key of its own: the pool's keys repeat, and a large owner's
+			// facts would supersede each other down to a few.
+			p.Key = fmt.Sprintf("preference:%d", i)
 		}
-		if _, err := e.Remember(context.Background(), batch...); err != nil {
-			return nil, err
+		if len(words[o]) < 64 {
+			words[o] = append(words[o], strings.Fields(p.Content)[1:4]...)
+		}
+		batch = append(batch, engine.OwnedPut{Owner: e.OwnerID(ownerKey(o)), Put: p})
+		if len(batch) == perTx {
+			if err := flush(); err != nil {
+				return nil, nil, err
+			}
 		}
 	}
-	return words, nil
+	if len(batch) > 0 {
+		if err := flush(); err != nil {
+			return nil, nil, err
+		}
+	}
+	return words, sizes, nil
 }
 
 // question makes a question about an owner's memories: a few of their
