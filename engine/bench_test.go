@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/caddy-memory/memory/extract"
+	"github.com/caddy-memory/memory/internal/stats"
 	"github.com/caddy-memory/memory/store"
 )
 
@@ -97,4 +98,79 @@ func BenchmarkSearchOwner(b *testing.B) {
 		}
 		e.Close(b.Context())
 	}
+}
+
+// BenchmarkSearchLargeOwner is one retrieval for an owner holding 50,000
+// memories (a year of daily use, kept), in a shard that also holds other
+// large owners' 50,000, through the index, with questions of a few common
+// and rarer words. It reports the p50 and p99 of the searches besides the
+// mean.
+func BenchmarkSearchLargeOwner(b *testing.B) {
+	const n = 50_000
+	e, err := Open(Config{Dir: b.TempDir(), Shards: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close(b.Context())
+	rng := rand.New(rand.NewSource(1))
+	zipf := rand.NewZipf(rng, 1.07, 2, 20_000)
+	common := strings.Fields(`time year people way day thing life child world school family student group
+		country problem hand part place week company system program question work number night point home
+		water room mother area money story month book job word business issue side head house service friend
+		father power hour game line end member car city name team minute idea body back parent face running
+		shoes morning garden coffee trip beach bike dog cat dinner recipe guitar pottery hike camping painting`)
+	word := func() string {
+		if i := zipf.Uint64(); i < uint64(len(common)) {
+			return common[i]
+		} else {
+			return fmt.Sprintf("w%x", i)
+		}
+	}
+	text := func(k int) string {
+		ws := make([]string, k)
+		for i := range ws {
+			ws[i] = word()
+		}
+		return strings.Join(ws, " ")
+	}
+	owner := e.OwnerID("bench")
+	for start := 0; start < 2*n; start += 5000 {
+		_, err = e.write(func(tx *store.Tx) error {
+			for i := start; i < start+5000; i++ {
+				o := owner
+				if i%2 == 1 {
+					o = e.OwnerID(fmt.Sprint("other-", i%10))
+				}
+				_, _, err := tx.Upsert(o, withDigest(store.Put{Kind: "turn", Key: fmt.Sprint("turn:", i),
+					Content: "User: " + text(15) + "\nAssistant: " + text(25), Context: text(30)}))
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := e.Sync(b.Context()); err != nil {
+		b.Fatal(err)
+	}
+	questions := make([]string, 200)
+	for i := range questions {
+		questions[i] = "Can you remind me about the " + text(2) + " and " + text(3) + "?"
+	}
+	var took []float64
+	i := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		t0 := time.Now()
+		if _, err := e.Search(b.Context(), SearchRequest{Owner: owner, Query: questions[i%len(questions)], Limit: 5, MinScore: DefaultMinScore}); err != nil {
+			b.Fatal(err)
+		}
+		took = append(took, float64(time.Since(t0).Microseconds()))
+		i++
+	}
+	b.ReportMetric(stats.Percentile(took, 50), "p50-µs")
+	b.ReportMetric(stats.Percentile(took, 99), "p99-µs")
 }

@@ -42,6 +42,7 @@ func main() {
 	jsonOut := flag.String("json", "", "also write the results as JSON to this file")
 	facts := flag.Bool("facts", true, "learn facts from the turns, as POST /ingest does by default")
 	misses := flag.Int("misses", 0, "print this many questions whose evidence is not in the top 5, with what was found")
+	shards := flag.Int("shards", 0, "index shards of the storage (0: the engine's default); 1 puts every conversation in one shard, as a large store's shard holds many owners")
 	localMax := flag.Int("local-max", 0, "owners with at most this many memories are searched by scoring their records, not the index (0: the engine's default, -1: never)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the question phase to this file")
 	embedURL := flag.String("embed-url", "", "OpenAI-compatible embeddings endpoint, to measure embedding recall (off by default)")
@@ -71,7 +72,7 @@ func main() {
 		}
 		defer os.RemoveAll(dir)
 	}
-	e, err := engine.Open(engine.Config{Dir: dir, LocalSearchMax: *localMax})
+	e, err := engine.Open(engine.Config{Dir: dir, Shards: *shards, LocalSearchMax: *localMax})
 	if err != nil {
 		log.Fatalf("memeval: %v", err)
 	}
