@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	zap "github.com/blevesearch/zapx/v16"
+	zap "github.com/blevesearch/zapx/v17"
 
 	"github.com/caddy-memory/memory/engine"
 	"github.com/caddy-memory/memory/store"

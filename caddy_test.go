@@ -30,7 +30,12 @@ const caddyAddr = "http://localhost:9080"
 var skipped atomic.Int32
 
 func TestMain(m *testing.M) {
+	// The tests bind fixed ports (Caddy's admin at 2999, sites at 9080): a
+	// second run on this machine, from another checkout, waits for this one
+	// rather than failing in both.
+	unlock := lockPorts()
 	code := m.Run()
+	unlock()
 	if n := skipped.Load(); n > 0 {
 		fmt.Fprintf(os.Stderr, "FAIL: %d integration tests were skipped (caddytest could not start Caddy: is port 2999 or 9080 in use?)\n", n)
 		code = 1
