@@ -18,6 +18,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"flag"
 	"fmt"
 	"io"
@@ -42,6 +44,7 @@ import (
 	_ "github.com/caddy-memory/memory"
 	"github.com/caddy-memory/memory/engine"
 	"github.com/caddy-memory/memory/inject"
+	"github.com/caddy-memory/memory/internal/seal"
 )
 
 func main() {
@@ -61,6 +64,7 @@ func main() {
 	scaleOneN := flag.Int("scale-one", 0, "internal: one scale run")
 	scaleServe := flag.String("scale-serve", "", "the restarted server of a scale run, on this storage (kept with BENCH_KEEP=1); -memories and -owners as it was made with")
 	shards := flag.Int("shards", engine.DefaultShards, "index shards of the storages created (index_shards)")
+	encrypt := flag.Bool("encrypt", false, "A/B mode: the memory server's storage is encrypted (a random key; see docs/encryption.md)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the measured traffic (A/B mode; after the preload) to this file")
 	traceFile := flag.String("trace", "", "write an execution trace of the one-client rounds (A/B mode) to this file, for go tool trace")
 	memprofile := flag.String("memprofile", "", "write the process's allocations up to the end of the one-client rounds (A/B mode) to this file, and up to their start to this file with .base appended: go tool pprof -diff_base FILE.base FILE shows theirs")
@@ -86,7 +90,7 @@ func main() {
 	default:
 		_, err = ab(abConfig{memories: *memories, owners: *owners, rounds: *rounds, duration: *duration,
 			concurrency: *concurrency, latencyRounds: *latencyRounds, settle: *settleMax, delay: *delay, chunks: *chunks, chunkDelay: *chunkDelay, dir: *dir, keep: *keep, shards: *shards,
-			cpuprofile: *cpuprofile, trace: *traceFile, memprofile: *memprofile})
+			cpuprofile: *cpuprofile, trace: *traceFile, memprofile: *memprofile, encrypt: *encrypt})
 	}
 	if err != nil {
 		log.Fatalf("bench: %v", err)
@@ -99,6 +103,7 @@ type abConfig struct {
 	settle                                                time.Duration
 	duration, delay, chunkDelay                           time.Duration
 	dir, keep, cpuprofile, trace, memprofile              string
+	encrypt                                               bool
 }
 
 // upstream is the fake LLM API: answers after delay, streaming when asked.
@@ -174,7 +179,11 @@ func ab(c abConfig) (abResult, error) {
 	}
 
 	start := time.Now()
-	e, err := engine.Open(engine.Config{Dir: storage, Shards: c.shards})
+	keys, encryption, err := benchKeys(c.encrypt)
+	if err != nil {
+		return abResult{}, err
+	}
+	e, err := engine.Open(engine.Config{Dir: storage, Shards: c.shards, Keys: keys})
 	if err != nil {
 		return abResult{}, err
 	}
@@ -229,12 +238,13 @@ http://127.0.0.1:%d {
 	memory {
 		storage %s
 		diagnostics
+		%s
 	}
 	reverse_proxy %s {
 		header_up X-Bench memory
 	}
 }
-`, bare, strings.TrimPrefix(upSrv.URL, "http://"), mem, storage, strings.TrimPrefix(upSrv.URL, "http://"))), nil)
+`, bare, strings.TrimPrefix(upSrv.URL, "http://"), mem, storage, encryption, strings.TrimPrefix(upSrv.URL, "http://"))), nil)
 	if err != nil {
 		return abResult{}, err
 	}
@@ -332,4 +342,19 @@ func writeAllocs(path, suffix string) error {
 	}
 	defer f.Close()
 	return pprof.Lookup("allocs").WriteTo(f, 0)
+}
+
+// benchKeys makes a random key for an encrypted run: the keys the preload
+// opens the storage with, and the memory server's encryption block.
+func benchKeys(encrypt bool) (*seal.Ring, string, error) {
+	if !encrypt {
+		return nil, "", nil
+	}
+	raw := make([]byte, seal.KeySize)
+	if _, err := rand.Read(raw); err != nil {
+		return nil, "", err
+	}
+	key := base64.StdEncoding.EncodeToString(raw)
+	keys, err := seal.NewRing(key, nil)
+	return keys, "encryption {\n\t\t\tkey " + key + "\n\t\t}", err
 }
