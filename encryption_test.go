@@ -363,6 +363,9 @@ func TestEncryptAndDecryptOnAdminEndpoint(t *testing.T) {
 	if len(filesWith(t, db, "zqcrimsonword")) == 0 {
 		t.Error("the decrypted store does not hold the words in the clear")
 	}
+	if opened, refused, found := segmentsReadable(t, storage, "zqcrimsonword"); refused > 0 || !found {
+		t.Errorf("after decrypt, without keys: %d segments opened, %d did not, word found %v (want all, none, true)", opened, refused, found)
+	}
 
 	// Opened with a key, the plaintext storage is encrypted at start.
 	tester = startCaddy(t, encryptedConfig(storage, up.addr(), "key {env.MEMORY_TEST_KEY}"))
@@ -371,6 +374,9 @@ func TestEncryptAndDecryptOnAdminEndpoint(t *testing.T) {
 	unloadCaddy(t)
 	if found := filesWith(t, storage, secretWords...); len(found) > 0 {
 		t.Errorf("files after encrypting at start hold: %v", found)
+	}
+	if opened, refused, _ := segmentsReadable(t, storage, "zqcrimsonword"); opened > 0 || refused == 0 {
+		t.Errorf("after encrypting at start, without keys: %d segments opened (in the clear), %d did not", opened, refused)
 	}
 }
 
