@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"sort"
@@ -37,6 +38,8 @@ func (a adminAPI) Routes() []caddy.AdminRoute {
 		{Pattern: "/memory/reindex", Handler: caddy.AdminHandlerFunc(a.reindex)},
 		{Pattern: "/memory/compact", Handler: caddy.AdminHandlerFunc(a.compact)},
 		{Pattern: "/memory/consolidate", Handler: caddy.AdminHandlerFunc(a.consolidate)},
+		{Pattern: "/memory/encrypt", Handler: caddy.AdminHandlerFunc(a.encrypt)},
+		{Pattern: "/memory/decrypt", Handler: caddy.AdminHandlerFunc(a.decrypt)},
 	}
 }
 
@@ -101,6 +104,47 @@ func (a adminAPI) consolidate(w http.ResponseWriter, r *http.Request) error {
 	})
 }
 
+// encrypt converts plaintext storages to the key their configuration gives
+// them (see engine.Encrypt); without ?storage=, every open storage that has
+// a key and is not yet encrypted.
+func (a adminAPI) encrypt(w http.ResponseWriter, r *http.Request) error {
+	if r.Method != http.MethodPost {
+		return caddy.APIError{HTTPStatus: http.StatusMethodNotAllowed, Message: "use POST"}
+	}
+	all := r.URL.Query().Get("storage") == ""
+	return a.each(w, r, func(ctx context.Context, e *engine.Engine) (any, error) {
+		keys := e.Keys()
+		switch {
+		case e.Encryption().Encrypted && all:
+			return e.Encryption(), nil
+		case keys == nil && all:
+			return map[string]string{"skipped": "no encryption key is configured for this storage"}, nil
+		case keys == nil:
+			return nil, caddy.APIError{HTTPStatus: http.StatusConflict,
+				Message: "no encryption key is configured for this storage: add encryption { key ... } to its memory handler and reload first"}
+		}
+		n, err := e.Encrypt(ctx, keys)
+		return map[string]any{"converted": n, "encryption": e.Encryption()}, err
+	})
+}
+
+// decrypt converts encrypted storages back to plaintext (see
+// engine.Decrypt). The configuration must then lose its encryption block,
+// or the next start encrypts the storage again.
+func (a adminAPI) decrypt(w http.ResponseWriter, r *http.Request) error {
+	if r.Method != http.MethodPost {
+		return caddy.APIError{HTTPStatus: http.StatusMethodNotAllowed, Message: "use POST"}
+	}
+	return a.each(w, r, func(ctx context.Context, e *engine.Engine) (any, error) {
+		if !e.Encryption().Encrypted {
+			return e.Encryption(), nil
+		}
+		n, err := e.Decrypt(ctx)
+		return map[string]any{"converted": n, "encryption": e.Encryption(),
+			"next": "remove the encryption block from the configuration before the next start, or the storage is encrypted again"}, err
+	})
+}
+
 // each runs fn on every selected database and answers with the results by
 // storage directory.
 func (a adminAPI) each(w http.ResponseWriter, r *http.Request, fn func(context.Context, *engine.Engine) (any, error)) error {
@@ -116,6 +160,11 @@ func (a adminAPI) each(w http.ResponseWriter, r *http.Request, fn func(context.C
 	out := map[string]any{}
 	for _, d := range dirs {
 		v, err := fn(r.Context(), open[d])
+		var apiErr caddy.APIError
+		if errors.As(err, &apiErr) {
+			apiErr.Message = d + ": " + apiErr.Message
+			return apiErr
+		}
 		if err != nil {
 			return caddy.APIError{HTTPStatus: http.StatusInternalServerError, Err: err, Message: fmt.Sprintf("%s: %v", d, err)}
 		}

@@ -3,7 +3,6 @@ package memory
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	zap "github.com/blevesearch/zapx/v16"
+	zap "github.com/blevesearch/zapx/v17"
 
 	"github.com/caddy-memory/memory/engine"
 	"github.com/caddy-memory/memory/store"
@@ -299,18 +298,7 @@ func TestAdminEndpointAndDiagnostics(t *testing.T) {
 	}
 	settle(t, storage, 2)
 
-	admin := func(method, path string) (int, map[string]any) {
-		req, _ := http.NewRequest(method, "http://localhost:2999"+path, nil)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var out map[string]any
-		b, _ := io.ReadAll(resp.Body)
-		json.Unmarshal(b, &out)
-		return resp.StatusCode, out
-	}
+	admin := func(method, path string) (int, map[string]any) { return adminCall(t, method, path) }
 	status, out := admin("GET", "/memory/stats")
 	st, _ := out[storage].(map[string]any)
 	if status != 200 || st == nil || st["memories"].(float64) != 3 || st["index_shards"].(float64) != 4 {

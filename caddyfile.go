@@ -85,6 +85,10 @@ func parseAPICaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, err
 //	    index_shards  <n>
 //	    queue_size    <n>
 //	    drain_timeout <duration>
+//	    encryption {
+//	        key      <key or placeholder>
+//	        old_keys <key or placeholder>...
+//	    }
 //	}
 func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the directive name
@@ -120,6 +124,13 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return err
 			}
 			h.Embed = cfg
+			continue
+		case "encryption":
+			cfg, err := parseEncryption(d)
+			if err != nil {
+				return err
+			}
+			h.Encryption = cfg
 			continue
 		case "llm":
 			cfg, err := parseLLM(d)
@@ -248,6 +259,7 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 //	    max_import  <size>
 //	    index_shards <n>
 //	    insecure_no_auth
+//	    encryption { ... }   # as memory's; not needed when a memory handler has the key
 //	}
 func (a *APIHandler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the directive name
@@ -271,6 +283,13 @@ func (a *APIHandler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if a.Owner = d.RemainingArgs(); len(a.Owner) == 0 {
 				return d.ArgErr()
 			}
+			continue
+		case "encryption":
+			cfg, err := parseEncryption(d)
+			if err != nil {
+				return err
+			}
+			a.Encryption = cfg
 			continue
 		}
 		arg, err := oneArg(d, sub)

@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"path/filepath"
@@ -15,6 +16,8 @@ import (
 
 	"github.com/caddy-memory/memory/api"
 	"github.com/caddy-memory/memory/engine"
+	"github.com/caddy-memory/memory/internal/seal"
+	"github.com/caddy-memory/memory/store"
 )
 
 func init() {
@@ -46,9 +49,17 @@ type APIHandler struct {
 	// Without it, such requests get 401: an admin API open to anyone serves
 	// every owner's memories to anyone.
 	InsecureNoAuth bool `json:"insecure_no_auth,omitempty"`
+	// Encryption gives the storage's keys, as the memory handler's does. Not
+	// needed when a memory handler of the same configuration and storage
+	// has them; if both have, they must be the same.
+	Encryption *EncryptionConfig `json:"encryption,omitempty"`
 
 	handler     *api.Handler
 	storagePath string
+	// waitingFor is the storage whose keys this handler waits for from a
+	// memory handler of its configuration (see Provision); "" once it has
+	// them.
+	waitingFor string
 }
 
 // CaddyModule returns the Caddy module information.
@@ -74,12 +85,43 @@ func (a *APIHandler) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return err
 	}
+	keys, err := a.Encryption.ring()
+	if err != nil {
+		return fmt.Errorf("memory_api: %w", err)
+	}
+	keys, waiting, err := claimKeys(ctx, dir, "memory_api", keys)
+	if err != nil {
+		return err
+	}
+	attach := func(keys *seal.Ring) error { return a.attach(ctx, dir, keys) }
+	err = attach(keys)
+	if keys == nil && errors.Is(err, store.ErrKeyRequired) {
+		// A memory handler of this configuration, provisioned later, may
+		// bring the key: it attaches this handler then.
+		a.waitingFor = dir
+		waitForKeys(ctx, dir, func(keys *seal.Ring) error {
+			a.waitingFor = ""
+			return attach(keys)
+		})
+		ctx.Logger().Info("memory_api: the storage is encrypted; waiting for a memory handler of this configuration to bring its key",
+			zap.String("storage", dir))
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return attachWaiting(dir, keys, waiting)
+}
+
+// attach acquires the engine of the storage in dir and builds the API.
+func (a *APIHandler) attach(ctx caddy.Context, dir string, keys *seal.Ring) error {
 	e, err := acquireEngine(dir, engine.Config{
 		Dir:      dir,
 		Shards:   a.IndexShards,
 		Logger:   func() *zap.Logger { return caddy.Log().Named("http.handlers.memory") },
 		Observer: observer{},
-	}, 0, ctx.Logger())
+		Keys:     keys,
+	}, 0, ctx.Logger(), true)
 	if err != nil {
 		return fmt.Errorf("opening memory storage %s: %w", dir, err)
 	}
@@ -196,6 +238,10 @@ func (a *APIHandler) Cleanup() error {
 // ServeHTTP answers the API's routes, wherever the API is mounted: the path
 // is read from its first API segment (/memory/memories/7 is /memories/7).
 func (a *APIHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
+	if a.handler == nil {
+		return caddyhttp.Error(http.StatusServiceUnavailable, fmt.Errorf("memory storage %s is encrypted and no handler of this configuration has its key: "+
+			"add encryption { key ... } to memory_api, or to a memory handler with the same storage", a.waitingFor))
+	}
 	r2 := r.Clone(r.Context())
 	r2.URL.Path = apiPath(r.URL.Path)
 	r2.URL.RawPath = ""

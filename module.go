@@ -155,6 +155,10 @@ type Handler struct {
 	// Default: 10s.
 	DrainTimeout caddy.Duration `json:"drain_timeout,omitempty"`
 
+	// Encryption encrypts the storage at rest (opt-in). An encrypted
+	// storage opens only with its key.
+	Encryption *EncryptionConfig `json:"encryption,omitempty"`
+
 	logger      *zap.Logger
 	engine      *engine.Engine
 	learner     learner // where turns go once answered: the engine
@@ -284,17 +288,29 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return err
 	}
+	keys, err := h.Encryption.ring()
+	if err != nil {
+		return fmt.Errorf("memory: %w", err)
+	}
+	keys, waiting, err := claimKeys(ctx, dir, "memory", keys)
+	if err != nil {
+		return err
+	}
 	h.engine, err = acquireEngine(dir, engine.Config{
 		Dir:       dir,
 		Shards:    h.IndexShards,
 		QueueSize: h.QueueSize,
 		Logger:    func() *zap.Logger { return caddy.Log().Named("http.handlers.memory") },
 		Observer:  observer{},
-	}, time.Duration(h.DrainTimeout), h.logger)
+		Keys:      keys,
+	}, time.Duration(h.DrainTimeout), h.logger, false)
 	if err != nil {
 		return fmt.Errorf("opening memory storage %s: %w", dir, err)
 	}
 	h.storagePath = dir
+	if err := attachWaiting(dir, keys, waiting); err != nil {
+		return err
+	}
 	h.learner = h.engine
 	if h.Embed != nil {
 		cfg := h.Embed

@@ -31,8 +31,9 @@ func (p *pooledEngine) Destruct() error {
 // acquireEngine opens the engine for a storage path, or shares the one
 // already open. A configuration loaded while the engine is open applies
 // what can change on it (drain, when drain is not 0; see
-// engine.Reconfigure) and logs what cannot.
-func acquireEngine(path string, cfg engine.Config, drain time.Duration, logger *zap.Logger) (*engine.Engine, error) {
+// engine.Reconfigure; the keys, see engine.UseKeys) and logs what cannot.
+// With inherit, no keys (cfg.Keys nil) means the open engine's, not none.
+func acquireEngine(path string, cfg engine.Config, drain time.Duration, logger *zap.Logger, inherit bool) (*engine.Engine, error) {
 	opened := false
 	v, _, err := engines.LoadOrNew(path, func() (caddy.Destructor, error) {
 		e, err := engine.Open(cfg)
@@ -48,6 +49,12 @@ func acquireEngine(path string, cfg engine.Config, drain time.Duration, logger *
 		return nil, err
 	}
 	p := v.(*pooledEngine)
+	if !opened && (cfg.Keys != nil || !inherit) {
+		if err := p.UseKeys(cfg.Keys); err != nil {
+			_, _ = engines.Delete(path)
+			return nil, err
+		}
+	}
 	if drain > 0 {
 		p.drain.Store(int64(drain))
 	}

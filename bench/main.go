@@ -22,6 +22,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"flag"
 	"fmt"
 	"io"
@@ -46,6 +48,7 @@ import (
 	_ "github.com/caddy-memory/memory"
 	"github.com/caddy-memory/memory/engine"
 	"github.com/caddy-memory/memory/inject"
+	"github.com/caddy-memory/memory/internal/seal"
 )
 
 func main() {
@@ -67,6 +70,7 @@ func main() {
 	scaleOneN := flag.Int("scale-one", 0, "internal: one scale run")
 	scaleServe := flag.String("scale-serve", "", "the restarted server of a scale run, on this storage (kept with BENCH_KEEP=1); -memories and -owners as it was made with")
 	shards := flag.Int("shards", engine.DefaultShards, "index shards of the storages created (index_shards)")
+	encrypt := flag.Bool("encrypt", false, "A/B mode: the memory server's storage is encrypted (a random key; see docs/encryption.md)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the measured traffic (A/B mode; after the preload) to this file")
 	traceFile := flag.String("trace", "", "write an execution trace of the one-client rounds (A/B mode) to this file, for go tool trace")
 	memprofile := flag.String("memprofile", "", "write the process's allocations up to the end of the one-client rounds (A/B mode) to this file, and up to their start to this file with .base appended: go tool pprof -diff_base FILE.base FILE shows theirs")
@@ -95,7 +99,7 @@ func main() {
 	default:
 		_, err = ab(abConfig{memories: *memories, owners: *owners, mix: mix(*mixFlag), rounds: *rounds, duration: *duration,
 			concurrency: *concurrency, capConcurrency: *capClients, latencyRounds: *latencyRounds, settle: *settleMax, delay: *delay, chunks: *chunks, chunkDelay: *chunkDelay, dir: *dir, keep: *keep, shards: *shards,
-			cpuprofile: *cpuprofile, trace: *traceFile, memprofile: *memprofile})
+			cpuprofile: *cpuprofile, trace: *traceFile, memprofile: *memprofile, encrypt: *encrypt})
 	}
 	if err != nil {
 		log.Fatalf("bench: %v", err)
@@ -110,6 +114,7 @@ type abConfig struct {
 	settle                                                time.Duration
 	duration, delay, chunkDelay                           time.Duration
 	dir, keep, cpuprofile, trace, memprofile              string
+	encrypt                                               bool
 }
 
 // upstream is the fake LLM API: answers after delay, streaming when asked.
@@ -188,7 +193,11 @@ func ab(c abConfig) (abResult, error) {
 	}
 
 	start := time.Now()
-	e, err := engine.Open(engine.Config{Dir: storage, Shards: c.shards})
+	keys, encryption, err := benchKeys(c.encrypt)
+	if err != nil {
+		return abResult{}, err
+	}
+	e, err := engine.Open(engine.Config{Dir: storage, Shards: c.shards, Keys: keys})
 	if err != nil {
 		return abResult{}, err
 	}
@@ -248,12 +257,13 @@ http://127.0.0.1:%d {
 		# then once a day: over a few minutes of traffic it would be a
 		# once-a-day cost measured as if it were every request's.
 		consolidate_every off
+		%s
 	}
 	reverse_proxy %s {
 		header_up X-Bench memory
 	}
 }
-`, bare, strings.TrimPrefix(upSrv.URL, "http://"), mem, storage, strings.TrimPrefix(upSrv.URL, "http://"))), nil)
+`, bare, strings.TrimPrefix(upSrv.URL, "http://"), mem, storage, encryption, strings.TrimPrefix(upSrv.URL, "http://"))), nil)
 	if err != nil {
 		return abResult{}, err
 	}
@@ -368,4 +378,19 @@ func writeAllocs(path, suffix string) error {
 	}
 	defer f.Close()
 	return pprof.Lookup("allocs").WriteTo(f, 0)
+}
+
+// benchKeys makes a random key for an encrypted run: the keys the preload
+// opens the storage with, and the memory server's encryption block.
+func benchKeys(encrypt bool) (*seal.Ring, string, error) {
+	if !encrypt {
+		return nil, "", nil
+	}
+	raw := make([]byte, seal.KeySize)
+	if _, err := rand.Read(raw); err != nil {
+		return nil, "", err
+	}
+	key := base64.StdEncoding.EncodeToString(raw)
+	keys, err := seal.NewRing(key, nil)
+	return keys, "encryption {\n\t\t\tkey " + key + "\n\t\t}", err
 }

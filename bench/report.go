@@ -39,6 +39,9 @@ func report(c abConfig, results map[string][]measure, up *upstream, sizes []int)
 		c.memories, c.owners, c.mix, describeSizes(sizes), c.rounds, c.duration)
 	fmt.Printf("latency rounds: %d clients, upstream answers in %s", c.concurrency, c.delay)
 	fmt.Printf(" (streams: %d chunks, %s apart)\n", c.chunks, c.chunkDelay)
+	if c.encrypt {
+		fmt.Println("memory's storage is encrypted (store values and index files sealed, digests keyed)")
+	}
 	if n := up.seen.Load(); n > 0 {
 		fmt.Printf("memory injected memories into %.0f%% of its requests; %d failed requests in all\n\n", 100*float64(up.injected.Load())/float64(n), errs)
 	}

@@ -296,7 +296,7 @@ func (e *Engine) distillSession(d *distiller, cfg *LLMConfig, s store.SessionSta
 	mems := distilled.Memories(s.Session, date, known, refs[:n])
 	_, err = e.write(func(tx *store.Tx) error {
 		for _, m := range mems {
-			if _, _, err := tx.Upsert(s.Owner, putOf(m, store.SourceLLM)); err != nil && !errors.Is(err, store.ErrInvalid) {
+			if _, _, err := tx.Upsert(s.Owner, e.putOf(m, store.SourceLLM)); err != nil && !errors.Is(err, store.ErrInvalid) {
 				return err
 			}
 		}

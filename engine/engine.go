@@ -20,6 +20,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/caddy-memory/memory/index"
+	"github.com/caddy-memory/memory/internal/seal"
 	"github.com/caddy-memory/memory/store"
 )
 
@@ -68,6 +69,12 @@ type Config struct {
 
 	// Clock tells the time (default time.Now): tests age memories with it.
 	Clock func() time.Time
+
+	// Keys encrypt the storage (nil: none). An encrypted storage opens only
+	// with its key (old keys open what they sealed, during a rotation); a
+	// plaintext one opened with keys is encrypted at start. See
+	// encryption.go.
+	Keys *seal.Ring
 
 	// trimAfter is how many applied entries of the change log are trimmed
 	// at once; tests lower it so as not to write fifty thousand memories.
@@ -122,6 +129,12 @@ type Engine struct {
 	uses     useBuffer
 	usesDone chan struct{}
 	life     lifecycle
+
+	// convertMu runs one change of encryption at a time, and guards
+	// cfg.Keys.
+	convertMu sync.Mutex
+	rotating  atomic.Bool // the rotation pass (resealer) runs
+	resealWG  sync.WaitGroup
 }
 
 // Open opens (creating if needed) the database in cfg.Dir and starts its
@@ -154,7 +167,7 @@ func Open(cfg Config) (*Engine, error) {
 		cfg.Clock = time.Now
 	}
 
-	st, err := store.Open(filepath.Join(cfg.Dir, "memory.db"), cfg.LockTimeout)
+	st, err := openStore(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -173,6 +186,7 @@ func Open(cfg Config) (*Engine, error) {
 		st.Close()
 		return nil, err
 	}
+	idx.UseDigestKey(st.DigestKey())
 
 	stopCtx, cancelStop := context.WithCancel(context.Background())
 	e := &Engine{
@@ -215,6 +229,7 @@ func Open(cfg Config) (*Engine, error) {
 	go e.rebuilder(rebuild)
 	go e.redigester()
 	go e.useWriter()
+	e.startResealer()
 	e.wake(e.wakeProcessor) // turns left from the last run
 	e.wake(e.wakeIndexer)
 	return e, nil
@@ -303,6 +318,7 @@ func (e *Engine) Close(ctx context.Context) error {
 	for _, done := range append(stages, e.rebuilderDone, e.redigestDone, e.usesDone) {
 		<-done
 	}
+	e.resealWG.Wait()
 	if e.life.started.Load() {
 		<-e.life.done
 	}
@@ -316,6 +332,9 @@ func (e *Engine) Close(ctx context.Context) error {
 		e.log().Warn("memory engine closed before these turns were saved", zap.Int("turns", n))
 	}
 	err := errors.Join(e.index.Close(), e.store.Close())
+	// Its index files are not read or written any more: the hooks forget
+	// the storage's keys.
+	_ = index.UseKeys(filepath.Join(e.cfg.Dir, "index"), nil, false)
 	if timedOut {
 		e.log().Warn("memory engine shutdown deadline passed; pending extraction resumes at next start",
 			zap.Int("pending_jobs", e.store.PendingJobs()))

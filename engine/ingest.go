@@ -31,7 +31,7 @@ func (e *Engine) Ingest(ctx context.Context, owner, session string, said []extra
 	seq, err := e.write(func(tx *store.Tx) error {
 		var last time.Time
 		for _, m := range mems {
-			if _, _, err := tx.Upsert(owner, putOf(m, store.SourceRules)); err != nil {
+			if _, _, err := tx.Upsert(owner, e.putOf(m, store.SourceRules)); err != nil {
 				return err
 			}
 			if m.Time.After(last) {
@@ -55,7 +55,7 @@ func (e *Engine) Ingest(ctx context.Context, owner, session string, said []extra
 
 // putOf is a learned memory as the store writes it, with its digest and
 // the learner it came from.
-func putOf(m extract.Memory, source string) store.Put {
-	return withDigest(store.Put{Session: m.Session, Kind: m.Kind, Key: m.Key, Content: m.Content,
+func (e *Engine) putOf(m extract.Memory, source string) store.Put {
+	return e.withDigest(store.Put{Session: m.Session, Kind: m.Kind, Key: m.Key, Content: m.Content,
 		Context: m.Context, Ref: m.Ref, Meta: m.Meta, Time: m.Time, Source: source, Importance: m.Importance})
 }

@@ -251,7 +251,7 @@ func (e *Engine) process(items []queued) bool {
 		ws[i].owner, ws[i].ok = j.Owner, true
 		ws[i].ref, ws[i].conversation = responseID, j.Conversation
 		for _, m := range mems {
-			ws[i].puts = append(ws[i].puts, putOf(m, store.SourceRules))
+			ws[i].puts = append(ws[i].puts, e.putOf(m, store.SourceRules))
 			if distil && m.Kind == "turn" && j.Session != "" {
 				ws[i].session, ws[i].at = j.Session, j.Time
 			}

@@ -75,6 +75,8 @@ type Stats struct {
 	QueuedTurns int    `json:"queued_turns"` // in memory, not yet durable
 	IndexBytes  int64  `json:"index_bytes"`
 	Storage     string `json:"storage"`
+	// Encryption says how the storage is sealed.
+	Encryption Encryption `json:"encryption"`
 }
 
 // Stats counts what the database holds.
@@ -84,7 +86,8 @@ func (e *Engine) Stats() (Stats, error) {
 		return Stats{}, err
 	}
 	s := Stats{Stats: st, IndexedDocs: e.index.DocCount(), IndexShards: e.index.K(),
-		QueuedTurns: len(e.queue), Storage: e.cfg.Dir, IndexBytes: stats.DirSize(filepath.Join(e.cfg.Dir, "index"))}
+		QueuedTurns: len(e.queue), Storage: e.cfg.Dir, IndexBytes: stats.DirSize(filepath.Join(e.cfg.Dir, "index")),
+		Encryption: e.Encryption()}
 	e.mu.Lock()
 	if m := e.minThrough(); st.LastSeq > m {
 		s.IndexLag = st.LastSeq - m

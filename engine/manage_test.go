@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	zapx "github.com/blevesearch/zapx/v16"
+	zapx "github.com/blevesearch/zapx/v17"
 
 	"github.com/caddy-memory/memory/extract"
 	"github.com/caddy-memory/memory/store"

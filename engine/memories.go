@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/caddy-memory/memory/consolidate"
-	"github.com/caddy-memory/memory/index"
 	"github.com/caddy-memory/memory/store"
 )
 
@@ -36,7 +35,7 @@ func (e *Engine) Remember(ctx context.Context, puts ...OwnedPut) ([]Stored, erro
 	out := make([]Stored, len(puts))
 	seq, err := e.write(func(tx *store.Tx) error {
 		for i, p := range puts {
-			m, op, err := tx.Upsert(p.Owner, withDigest(p.Put))
+			m, op, err := tx.Upsert(p.Owner, e.withDigest(p.Put))
 			if err != nil {
 				return err
 			}
@@ -50,9 +49,10 @@ func (e *Engine) Remember(ctx context.Context, puts ...OwnedPut) ([]Stored, erro
 	return out, e.WaitIndexed(ctx, seq)
 }
 
-// withDigest is p with the search digest of its text.
-func withDigest(p store.Put) store.Put {
-	p.Digest = index.Digest(p.Content, p.Context)
+// withDigest is p with the search digest of its text (keyed in an
+// encrypted storage).
+func (e *Engine) withDigest(p store.Put) store.Put {
+	p.Digest = e.index.Digester().Digest(p.Content, p.Context)
 	return p
 }
 
@@ -106,7 +106,7 @@ func (e *Engine) Edit(ctx context.Context, owner string, id uint64, fn func(*sto
 				return err
 			}
 			if m.Content != content || m.Context != context || m.Digest == nil {
-				m.Digest = index.Digest(m.Content, m.Context)
+				m.Digest = e.index.Digester().Digest(m.Content, m.Context)
 			}
 			return nil
 		})
@@ -247,7 +247,7 @@ func (e *Engine) Import(ctx context.Context, ms []*store.Memory, keepIDs bool) (
 	ops, errs = make([]store.ImportOp, len(ms)), make([]error, len(ms))
 	seq, err := e.write(func(tx *store.Tx) error {
 		for i, m := range ms {
-			m.Digest = index.Digest(m.Content, m.Context)
+			m.Digest = e.index.Digester().Digest(m.Content, m.Context)
 			if m.Source == "" {
 				m.Source = store.SourceImport
 			}

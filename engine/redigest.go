@@ -5,7 +5,6 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/caddy-memory/memory/index"
 	"github.com/caddy-memory/memory/store"
 )
 
@@ -22,13 +21,15 @@ const (
 )
 
 // redigester gives every record whose search digest is missing or was made
-// by another analyzer (index.CurrentDigest) the current one. Searches read
+// by another analyzer, or unkeyed in an encrypted storage
+// (index.Digester.Current), the current one. Searches read
 // such records' text meanwhile, slower but finding the same memories. It
-// runs once per analyzer version: an interrupted pass starts again at the
+// runs once per digest version: an interrupted pass starts again at the
 // next open, and skips what it already did.
 func (e *Engine) redigester() {
 	defer close(e.redigestDone)
-	if e.store.Cursor(digestCursor) == index.DigestVersion {
+	g := e.index.Digester()
+	if e.store.Cursor(digestCursor) == uint64(g.Version()) {
 		return
 	}
 	start := time.Now()
@@ -57,7 +58,7 @@ func (e *Engine) redigester() {
 			e.pace(time.Now(), redigestPause)
 		}
 	}
-	if err := e.store.Update(func(tx *store.Tx) error { return tx.SetCursor(digestCursor, index.DigestVersion) }); err != nil {
+	if err := e.store.Update(func(tx *store.Tx) error { return tx.SetCursor(digestCursor, uint64(g.Version())) }); err != nil {
 		e.log().Error("recording the search digest version", zap.Error(err))
 		return
 	}
@@ -72,7 +73,7 @@ func (e *Engine) redigestOwner(owner string) (int, error) {
 	var stale []uint64
 	err := e.store.View(func(tx *store.Tx) error {
 		return tx.PeekAll(owner, func(p *store.Peek) error {
-			if len(stale) < redigestBatch && !index.CurrentDigest(p.Terms()) {
+			if len(stale) < redigestBatch && !e.index.Digester().Current(p.Terms()) {
 				stale = append(stale, p.ID)
 			}
 			return nil
@@ -87,7 +88,7 @@ func (e *Engine) redigestOwner(owner string) (int, error) {
 			if err != nil {
 				continue // gone since it was read
 			}
-			if err := tx.SetDigest(owner, id, index.Digest(m.Content, m.Context)); err != nil {
+			if err := tx.SetDigest(owner, id, e.index.Digester().Digest(m.Content, m.Context)); err != nil {
 				return err
 			}
 		}

@@ -1,6 +1,8 @@
 package index
 
 import (
+	"crypto/aes"
+	"crypto/cipher"
 	"encoding/binary"
 	"slices"
 	"unicode"
@@ -26,23 +28,83 @@ import (
 // digest again.
 const DigestVersion = 0<<4 | AnalyzerVersion
 
+// KeyedDigestVersion is the first byte of a keyed digest (an encrypted
+// storage's; see Digester): layout 1, the same as layout 0 with each term
+// hash passed through a keyed permutation.
+const KeyedDigestVersion = 1<<4 | AnalyzerVersion
+
 // CurrentDigest reports whether d was made by this version's Digest: false
 // for none, another analyzer's or another layout's.
 func CurrentDigest(d []byte) bool { return len(d) > 0 && d[0] == DigestVersion }
 
 // Digest analyses a memory's content and context as the index does (see
 // words) into a digest. It is safe for concurrent use.
-func Digest(content, context string) []byte {
+func Digest(content, context string) []byte { return plainDigester.Digest(content, context) }
+
+// A Digester makes the digests of one storage. An encrypted storage's are
+// keyed: a term's hash alone would tell anyone who can hash a dictionary
+// which words a memory holds; keyed, it tells nothing without the key. The
+// key is the storage's (store.DB.DigestKey), and one storage's digests are
+// all made with it.
+type Digester struct {
+	block cipher.Block // nil: unkeyed
+}
+
+var plainDigester = &Digester{}
+
+// NewDigester makes a digester keyed with key (at least 16 bytes), or an
+// unkeyed one for a nil key.
+func NewDigester(key []byte) *Digester {
+	if key == nil {
+		return plainDigester
+	}
+	block, err := aes.NewCipher(key[:16])
+	if err != nil {
+		panic("index: digest key: " + err.Error()) // 16 bytes are always a key
+	}
+	return &Digester{block: block}
+}
+
+// Version is the first byte of the digests g makes.
+func (g *Digester) Version() byte {
+	if g.block == nil {
+		return DigestVersion
+	}
+	return KeyedDigestVersion
+}
+
+// Current reports whether d was made by g (or a digester with g's key):
+// false for none, another analyzer's or layout's, or unkeyed when g is keyed.
+func (g *Digester) Current(d []byte) bool { return len(d) > 0 && d[0] == g.Version() }
+
+// Digest is the digest of a memory's content and context (see Digest).
+func (g *Digester) Digest(content, context string) []byte {
 	out := make([]byte, 1, 1+2*binary.MaxVarintLen32+5*(len(content)+len(context))/6)
-	out[0] = DigestVersion
+	out[0] = g.Version()
 	var hashes []uint32
 	var word []byte
 	for _, text := range [2]string{content, context} {
 		hashes = hashes[:0]
-		stems.each(text, &word, func(_ int32, h uint32, _ []byte) { hashes = append(hashes, h) })
+		stems.each(text, &word, func(_ int32, h uint32, _ []byte) { hashes = append(hashes, g.hash(h)) })
 		out = appendField(out, hashes)
 	}
 	return out
+}
+
+// hash is the digest hash of a term whose plain hash is h: h itself, or
+// for a keyed digester h encrypted as one AES block, cut to 32 bits (two
+// terms then share a hash about as rarely as plain hashes do).
+func (g *Digester) hash(h uint32) uint32 {
+	if g.block == nil {
+		return h
+	}
+	var b [aes.BlockSize]byte
+	binary.LittleEndian.PutUint32(b[:], h)
+	g.block.Encrypt(b[:], b[:])
+	if k := binary.LittleEndian.Uint32(b[:]); k != 0 {
+		return k
+	}
+	return 1
 }
 
 // appendField sorts hashes and appends them, once each, with their counts.

@@ -188,3 +188,46 @@ func BenchmarkMatchDigest(b *testing.B) {
 		sc.MatchDigest(d, &m)
 	}
 }
+
+// TestKeyedDigest: a keyed digest matches as the plain one does, holds none
+// of the plain term hashes, and is read by nothing but a scorer with its
+// key.
+func TestKeyedDigest(t *testing.T) {
+	x, err := Open(t.TempDir(), 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	key := []byte("0123456789abcdef0123456789abcdef")
+	x.UseDigestKey(key)
+	q := "Where did Caroline's running shoes go? Café résumé, Zürich 2023"
+	sc := x.NewScorer("o", x.Terms(q))
+	for i, text := range digestTexts {
+		context := digestTexts[(i+3)%len(digestTexts)]
+		keyed := x.Digester().Digest(text, context)
+		if keyed[0] != KeyedDigestVersion || CurrentDigest(keyed) {
+			t.Fatalf("keyed digest version %#x", keyed[0])
+		}
+		var byText, byDigest Match
+		want := sc.Match(text, context, &byText)
+		got, ok := sc.MatchDigest(keyed, &byDigest)
+		if !ok || got != want || byDigest != byText {
+			t.Errorf("text %q: keyed digest %v %v %+v, text %v %+v", text, got, ok, byDigest, want, byText)
+		}
+		plain := fieldsOf(t, Digest(text, context))
+		for f, hashes := range fieldsOf(t, append([]byte{DigestVersion}, keyed[1:]...)) {
+			for h := range hashes {
+				if _, clear := plain[f][h]; clear && len(plain[f]) > 0 {
+					t.Errorf("text %q: keyed digest holds the plain hash %#x", text, h)
+				}
+			}
+		}
+		if _, ok := sc.MatchDigest(Digest(text, context), &byDigest); ok {
+			t.Error("a keyed scorer read a plain digest")
+		}
+	}
+	other := NewDigester([]byte("fedcba9876543210fedcba9876543210"))
+	if string(other.Digest("marzipan", "")) == string(x.Digester().Digest("marzipan", "")) {
+		t.Error("two keys make the same digest")
+	}
+}

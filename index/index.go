@@ -88,7 +88,20 @@ type Index struct {
 
 	fillerOnce sync.Once
 	fillers    map[string]bool // analysed forms of the query filler words
+
+	digester atomic.Pointer[Digester]
 }
+
+// Digester makes and reads the digests of this index's storage.
+func (x *Index) Digester() *Digester {
+	if g := x.digester.Load(); g != nil {
+		return g
+	}
+	return plainDigester
+}
+
+// UseDigestKey keys the digests from now on (nil: unkeyed); see Digester.
+func (x *Index) UseDigestKey(key []byte) { x.digester.Store(NewDigester(key)) }
 
 // Open opens, or creates, the K shards under dir. A shard that is missing, will
 // not open, or was built with another mapping is recreated empty, with nothing
@@ -102,6 +115,11 @@ func Open(dir string, k int, lockTimeout time.Duration) (*Index, error) {
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating index directory: %w", err)
+	}
+	// Absolute: the keys of the index hooks are found by path (hooks.go).
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
 	}
 	x := &Index{dir: dir, timeout: lockTimeout, mapping: newMapping(), shards: make([]*shard, k)}
 	for i := range x.shards {
@@ -121,7 +139,10 @@ func (x *Index) openShard(s *shard) error {
 	idx, err := bleve.OpenUsing(s.path, cfg)
 	if err == nil {
 		v, _ := idx.GetInternal(keyMapping)
-		if string(v) == shardVersion() {
+		// A shard in the clear in an encrypted storage (written before the
+		// storage was encrypted) starts again, sealed.
+		ids, err := writerIDs(idx)
+		if string(v) == shardVersion() && err == nil && x.sealing(ids) != sealedWrong {
 			a, _ := idx.GetInternal(keyApplied)
 			s.idx, s.state = idx, Ready
 			s.applied.Store(decodeSeq(a))

@@ -322,21 +322,56 @@ func TestOtherMappingVersionIsRecreated(t *testing.T) {
 		t.Fatal(err)
 	}
 	v, _ := b.GetInternal([]byte("mapping_version"))
-	if string(v) != index.MappingVersion {
+	if want := index.MappingVersion + "+" + index.SegmentFormat; string(v) != want {
 		b.Close()
-		t.Fatalf("shard records mapping_version %q, want %q", v, index.MappingVersion)
+		t.Fatalf("shard records mapping_version %q, want %q", v, want)
 	}
 	if err := b.SetInternal([]byte("mapping_version"), []byte("old-"+index.MappingVersion)); err != nil {
 		t.Fatal(err)
 	}
 	b.Close()
 
-	y := openIndex(t, dir, 1)
-	if applied, st := y.Applied(0); applied != 0 || st != index.Ready {
-		t.Errorf("shard of another mapping: applied %d state %v, want 0 Ready", applied, st)
+	assertRecreated(t, openIndex(t, dir, 1), "shard of another mapping")
+}
+
+// assertRecreated checks that shard 0 of x was started again empty, for the
+// store to refill.
+func assertRecreated(t *testing.T, x *index.Index, what string) {
+	t.Helper()
+	if applied, st := x.Applied(0); applied != 0 || st != index.Ready {
+		t.Errorf("%s: applied %d state %v, want 0 Ready (to be refilled from the store)", what, applied, st)
 	}
-	if y.DocCount() != 0 {
-		t.Errorf("shard of another mapping kept %d docs", y.DocCount())
+	if x.DocCount() != 0 {
+		t.Errorf("%s kept %d docs", what, x.DocCount())
+	}
+}
+
+// A shard written by the previous version (Bleve v2.5: zapx v16 segments,
+// mapping_version "4") is recreated empty for the store to refill, so that
+// every shard is written in the current segment format.
+func TestShardOfPreviousSegmentFormatIsRecreated(t *testing.T) {
+	dir := t.TempDir()
+	old, err := bleve.NewUsing(shardDir(dir, 0), bleve.NewIndexMapping(), "scorch", "scorch",
+		map[string]interface{}{"forceSegmentType": "zap", "forceSegmentVersion": 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := old.SetInternal([]byte("mapping_version"), []byte(index.MappingVersion)); err != nil {
+		t.Fatal(err)
+	}
+	if err := old.SetInternal([]byte("applied_seq"), []byte("9")); err != nil {
+		t.Fatal(err)
+	}
+	if err := old.Index("1", map[string]interface{}{"owner": "o", "content": "written by zapx sixteen"}); err != nil {
+		t.Fatal(err)
+	}
+	old.Close()
+
+	x := openIndex(t, dir, 1)
+	assertRecreated(t, x, "shard of the previous format")
+	apply(t, x, 10, index.Doc{ID: 1, Owner: "o", Content: "written by zapx seventeen"})
+	if got := find(t, x, index.Query{Owner: "o", Text: "seventeen"}); !sameSet(got, 1) {
+		t.Errorf("recreated shard does not answer: %v", got)
 	}
 }
 

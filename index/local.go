@@ -42,7 +42,8 @@ type Scorer struct {
 	loaded  [2]uint32
 	clauses int
 	// hashes are the terms' digest hashes, ascending, with their bits.
-	hashes []termBit
+	hashes   []termBit
+	digester *Digester
 }
 
 type termBit struct {
@@ -60,13 +61,14 @@ type Match struct {
 func (x *Index) NewScorer(owner string, terms []string) *Scorer {
 	m := NewMatcher(terms)
 	n := len(m.Terms)
+	g := x.Digester()
 	hashes := make([]termBit, n)
 	for i, t := range m.Terms {
-		hashes[i] = termBit{termHash(t), 1 << i}
+		hashes[i] = termBit{g.hash(termHash(t)), 1 << i}
 	}
 	slices.SortFunc(hashes, func(a, b termBit) int { return cmp.Compare(a.hash, b.hash) })
 	return &Scorer{Matcher: m, x: x, owner: owner, df: [2][]uint64{make([]uint64, n), make([]uint64, n)},
-		clause: [2][]float64{make([]float64, n), make([]float64, n)}, clauses: 2 * n, hashes: hashes}
+		clause: [2][]float64{make([]float64, n), make([]float64, n)}, clauses: 2 * n, hashes: hashes, digester: g}
 }
 
 // Match finds the query's terms in a memory's content and context, and
@@ -83,7 +85,7 @@ func (s *Scorer) Match(content, context string, m *Match) bool {
 // layout's, or damaged): match the text instead.
 func (s *Scorer) MatchDigest(d []byte, m *Match) (found, ok bool) {
 	*m = Match{}
-	if !CurrentDigest(d) {
+	if !s.digester.Current(d) {
 		return false, false
 	}
 	d = d[1:]

@@ -8,7 +8,7 @@ import (
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search"
 	bleveindex "github.com/blevesearch/bleve_index_api"
-	zap "github.com/blevesearch/zapx/v16"
+	zap "github.com/blevesearch/zapx/v17"
 )
 
 // MappingVersion names the mapping below. A shard built with another version
@@ -27,13 +27,23 @@ const MappingVersion = "4"
 // background (see digestVersion).
 const AnalyzerVersion = 1
 
-// shardVersion is what a shard records of the mapping and the analyzer it
-// was built with. Version 1 of the analyzer predates the suffix.
+// SegmentFormat names the segment format new shards are written in (zapx
+// v17, Bleve's default from v2.6). Shards written before it (zapx v16,
+// Bleve v2.5) are rebuilt from the store at start: Bleve could still read
+// them, but only v17 runs index data through Bleve's writer and reader
+// hooks (bleve_index_api), so a shard is rewritten in one format, all
+// through.
+const SegmentFormat = "z17"
+
+// shardVersion is what a shard records of the mapping, the analyzer and
+// the segment format it was built with. Version 1 of the analyzer predates
+// the analyzer suffix.
 func shardVersion() string {
-	if AnalyzerVersion == 1 {
-		return MappingVersion
+	v := MappingVersion
+	if AnalyzerVersion != 1 {
+		v += "/" + strconv.Itoa(AnalyzerVersion)
 	}
-	return MappingVersion + "/" + strconv.Itoa(AnalyzerVersion)
+	return v + "+" + SegmentFormat
 }
 
 // contentAnalyzer analyses memory text and query text alike.

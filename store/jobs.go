@@ -15,30 +15,39 @@ type Job struct {
 	Data  []byte
 }
 
-func encodeJob(j Job) []byte {
-	v := make([]byte, 0, len(j.Owner)+1+len(j.Data))
+// A job is stored as its owner, a newline and its data; the data (a turn,
+// the user's and the model's words) sealed in an encrypted store.
+func (t *Tx) encodeJob(seq uint64, j Job) []byte {
+	data := t.seal(labelJob, j.Owner, encodeU64(seq), j.Data)
+	v := make([]byte, 0, len(j.Owner)+1+len(data))
 	v = append(v, j.Owner...)
 	v = append(v, '\n')
-	return append(v, j.Data...)
+	return append(v, data...)
 }
 
-func decodeJob(seq uint64, v []byte) Job {
+// decodeJob reads a job. One whose data does not open (damaged) comes with
+// no data, for the engine to discard as unreadable rather than stop at.
+func (t *Tx) decodeJob(seq uint64, v []byte) Job {
 	owner, data, _ := bytes.Cut(v, []byte{'\n'})
+	data, err := t.open(labelJob, string(owner), encodeU64(seq), data)
+	if err != nil {
+		data = nil
+	}
 	return Job{Seq: seq, Owner: string(owner), Data: append([]byte(nil), data...)}
 }
 
 // PutJobs makes a batch of jobs durable in one transaction; their Seq is
 // assigned here.
 func (s *DB) PutJobs(jobs []Job) error {
-	return s.update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketJobs)
+	return s.Update(func(t *Tx) error {
+		b := t.tx.Bucket(bucketJobs)
 		b.FillPercent = appendFill
 		for _, j := range jobs {
 			seq, err := b.NextSequence()
 			if err != nil {
 				return err
 			}
-			if err := b.Put(encodeU64(seq), encodeJob(j)); err != nil {
+			if err := b.Put(encodeU64(seq), t.encodeJob(seq, j)); err != nil {
 				return err
 			}
 		}
@@ -49,10 +58,10 @@ func (s *DB) PutJobs(jobs []Job) error {
 // Jobs returns up to limit pending jobs, oldest first.
 func (s *DB) Jobs(limit int) ([]Job, error) {
 	var jobs []Job
-	err := s.view(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bucketJobs).Cursor()
+	err := s.View(func(t *Tx) error {
+		c := t.tx.Bucket(bucketJobs).Cursor()
 		for k, v := c.First(); k != nil && len(jobs) < limit; k, v = c.Next() {
-			jobs = append(jobs, decodeJob(decodeU64(k), v))
+			jobs = append(jobs, t.decodeJob(decodeU64(k), v))
 		}
 		return nil
 	})

@@ -37,7 +37,7 @@ func (t *Tx) ForgetOwner(owner string) (Forgotten, error) {
 	var ids []uint64
 	err = ob.Bucket(bucketMem).ForEach(func(k, v []byte) error {
 		var m Memory
-		if err := decodeMemory(v, &m); err == nil {
+		if v, err := t.open(labelMemory, owner, k, v); err == nil && decodeMemory(v, &m) == nil {
 			f.History += len(m.History)
 		}
 		ids = append(ids, decodeU64(k))
@@ -67,6 +67,10 @@ func (t *Tx) Scan(owner string, after uint64, fn func(*Memory) (bool, error)) er
 	}
 	c := ob.Bucket(bucketMem).Cursor()
 	for k, v := c.Seek(encodeU64(after + 1)); k != nil; k, v = c.Next() {
+		v, err := t.open(labelMemory, owner, k, v)
+		if err != nil {
+			return fmt.Errorf("reading memory %d: %w", decodeU64(k), err)
+		}
 		m := new(Memory)
 		if err := decodeMemory(v, m); err != nil {
 			return fmt.Errorf("decoding memory %d: %w", decodeU64(k), err)
@@ -175,7 +179,7 @@ func (t *Tx) Import(owner string, m *Memory, keepID bool) (ImportOp, error) {
 	ids := t.tx.Bucket(bucketIDs)
 	op := Imported
 	holder := ids.Get(encodeU64(m.ID))
-	switch k := ob.Bucket(bucketKeys).Get([]byte(m.Key)); {
+	switch k := ob.Bucket(bucketKeys).Get(t.name(labelKey, m.Key)); {
 	case k != nil && decodeU64(k) != m.ID:
 		m.ID, op = decodeU64(k), Replaced // the owner's memory for this key
 	case m.ID != 0 && string(holder) == owner:
@@ -197,9 +201,9 @@ func (t *Tx) Import(owner string, m *Memory, keepID bool) (ImportOp, error) {
 	}
 	if op == Replaced {
 		// The old record's key may differ; free it.
-		if old, err := getMemory(ob, m.ID); err == nil && old.Key != m.Key {
-			if v := ob.Bucket(bucketKeys).Get([]byte(old.Key)); v != nil && decodeU64(v) == m.ID {
-				if err := ob.Bucket(bucketKeys).Delete([]byte(old.Key)); err != nil {
+		if old, err := t.getMemory(owner, ob, m.ID); err == nil && old.Key != m.Key {
+			if v := ob.Bucket(bucketKeys).Get(t.name(labelKey, old.Key)); v != nil && decodeU64(v) == m.ID {
+				if err := ob.Bucket(bucketKeys).Delete(t.name(labelKey, old.Key)); err != nil {
 					return "", err
 				}
 			}
@@ -209,7 +213,7 @@ func (t *Tx) Import(owner string, m *Memory, keepID bool) (ImportOp, error) {
 	if err := ids.Put(encodeU64(m.ID), []byte(owner)); err != nil {
 		return "", err
 	}
-	if err := ob.Bucket(bucketKeys).Put([]byte(m.Key), encodeU64(m.ID)); err != nil {
+	if err := ob.Bucket(bucketKeys).Put(t.name(labelKey, m.Key), encodeU64(m.ID)); err != nil {
 		return "", err
 	}
 	return op, t.put(ob.Bucket(bucketMem), m)

@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -133,6 +134,9 @@ const (
 type Tx struct {
 	tx  *bolt.Tx
 	now time.Time
+	c   *crypt // nil: a plaintext store
+	// arena holds the values opened in this transaction (see open).
+	arena []byte
 }
 
 // Update runs fn in one read-write transaction: all of its changes, and their
@@ -181,12 +185,12 @@ func (t *Tx) Upsert(owner string, p Put) (*Memory, Op, error) {
 
 	var m *Memory
 	op := Created
-	if idb := keys.Get([]byte(p.Key)); idb != nil {
-		if raw := mem.Get(idb); raw != nil {
-			m = new(Memory)
-			if err := decodeMemory(raw, m); err != nil {
-				return nil, "", fmt.Errorf("decoding memory %d: %w", decodeU64(idb), err)
-			}
+	if idb := keys.Get(t.name(labelKey, p.Key)); idb != nil {
+		var err error
+		if m, err = t.getMemory(owner, ob, decodeU64(idb)); errors.Is(err, ErrNotFound) {
+			m = nil
+		} else if err != nil {
+			return nil, "", err
 		}
 	}
 	if m == nil {
@@ -200,7 +204,7 @@ func (t *Tx) Upsert(owner string, p Put) (*Memory, Op, error) {
 		if err := ids.Put(encodeU64(id), []byte(owner)); err != nil {
 			return nil, "", err
 		}
-		if err := keys.Put([]byte(p.Key), encodeU64(id)); err != nil {
+		if err := keys.Put(t.name(labelKey, p.Key), encodeU64(id)); err != nil {
 			return nil, "", err
 		}
 	} else {
@@ -273,11 +277,11 @@ func (t *Tx) Edit(owner string, id uint64, fn func(*Memory) error) (*Memory, err
 	if err != nil {
 		return nil, err
 	}
-	m, err := getMemory(ob, id)
+	m, err := t.getMemory(owner, ob, id)
 	if err != nil {
 		return nil, err
 	}
-	if m.Digest, err = digestOf(ob, id); err != nil {
+	if m.Digest, err = t.digestOf(owner, ob, id); err != nil {
 		return nil, err
 	}
 	if err := fn(m); err != nil {
@@ -295,12 +299,12 @@ func (t *Tx) SetDigest(owner string, id uint64, digest []byte) error {
 	if err != nil {
 		return err
 	}
-	m, err := getMemory(ob, id)
+	m, err := t.getMemory(owner, ob, id)
 	if err != nil {
 		return err
 	}
 	m.Digest = digest
-	return ob.Bucket(bucketMem).Put(encodeU64(id), encodeMemory(m))
+	return ob.Bucket(bucketMem).Put(encodeU64(id), t.seal(labelMemory, owner, encodeU64(id), encodeMemory(m)))
 }
 
 // Delete soft-deletes a memory: it stays in the file (and in exports) but is
@@ -321,13 +325,13 @@ func (t *Tx) Purge(owner string, id uint64) error {
 	if err != nil {
 		return err
 	}
-	m, err := getMemory(ob, id)
+	m, err := t.getMemory(owner, ob, id)
 	if err != nil {
 		return err
 	}
 	keys := ob.Bucket(bucketKeys)
-	if v := keys.Get([]byte(m.Key)); v != nil && decodeU64(v) == id {
-		if err := keys.Delete([]byte(m.Key)); err != nil {
+	if v := keys.Get(t.name(labelKey, m.Key)); v != nil && decodeU64(v) == id {
+		if err := keys.Delete(t.name(labelKey, m.Key)); err != nil {
 			return err
 		}
 	}
@@ -354,7 +358,7 @@ func (t *Tx) Get(owner string, id uint64) (*Memory, error) {
 	if err != nil {
 		return nil, err
 	}
-	return getMemory(ob, id)
+	return t.getMemory(owner, ob, id)
 }
 
 // OwnerOf returns the owner id a memory id belongs to.
@@ -420,22 +424,39 @@ func (t *Tx) put(mem *bolt.Bucket, m *Memory) error {
 	}
 	m.Seq = seq
 	mem.FillPercent = appendFill
-	return mem.Put(encodeU64(m.ID), encodeMemory(m))
+	return mem.Put(encodeU64(m.ID), t.seal(labelMemory, m.Owner, encodeU64(m.ID), encodeMemory(m)))
 }
 
 // digestOf copies the digest of record id.
-func digestOf(ob *bolt.Bucket, id uint64) ([]byte, error) {
+func (t *Tx) digestOf(owner string, ob *bolt.Bucket, id uint64) ([]byte, error) {
+	raw, err := t.record(owner, ob, id)
+	if err != nil {
+		return nil, err
+	}
 	var p Peek
-	if err := p.read(ob.Bucket(bucketMem).Get(encodeU64(id))); err != nil {
+	if err := p.read(raw); err != nil {
 		return nil, fmt.Errorf("decoding memory %d: %w", id, err)
 	}
 	return bytes.Clone(p.Terms()), nil
 }
 
-func getMemory(ob *bolt.Bucket, id uint64) (*Memory, error) {
+// record reads the record of memory id of owner, opened.
+func (t *Tx) record(owner string, ob *bolt.Bucket, id uint64) ([]byte, error) {
 	raw := ob.Bucket(bucketMem).Get(encodeU64(id))
 	if raw == nil {
 		return nil, ErrNotFound
+	}
+	raw, err := t.open(labelMemory, owner, encodeU64(id), raw)
+	if err != nil {
+		return nil, fmt.Errorf("reading memory %d: %w", id, err)
+	}
+	return raw, nil
+}
+
+func (t *Tx) getMemory(owner string, ob *bolt.Bucket, id uint64) (*Memory, error) {
+	raw, err := t.record(owner, ob, id)
+	if err != nil {
+		return nil, err
 	}
 	m := new(Memory)
 	if err := decodeMemory(raw, m); err != nil {
@@ -464,16 +485,41 @@ func (t *Tx) SetConversation(owner, ref, conversation string) error {
 			return err
 		}
 	}
-	return refs.Put([]byte(ref), []byte(conversation))
+	name := t.name(labelRef, ref)
+	return refs.Put(name, t.seal(labelRef, owner, name, refValue(t.c, ref, conversation)))
+}
+
+// refValue is what the refs bucket holds for ref: the conversation, after
+// the ref itself in an encrypted store, whose bucket key is a hash of it.
+func refValue(c *crypt, ref, conversation string) []byte {
+	if c == nil {
+		return []byte(conversation)
+	}
+	return appendString([]byte(nil), ref+"\x00"+conversation)
+}
+
+// parseRef reads what refValue wrote.
+func parseRef(c *crypt, name, v []byte) (ref, conversation string) {
+	if c == nil {
+		return string(name), string(v)
+	}
+	d := decoder{b: v}
+	ref, conversation, _ = strings.Cut(d.string(), "\x00")
+	return ref, conversation
 }
 
 // Conversation returns the conversation a response ref belongs to, or "".
 func (s *DB) Conversation(owner, ref string) string {
 	var c string
-	_ = s.view(func(tx *bolt.Tx) error {
-		if ob := tx.Bucket(bucketOwners).Bucket([]byte(owner)); ob != nil {
+	_ = s.View(func(t *Tx) error {
+		if ob := t.tx.Bucket(bucketOwners).Bucket([]byte(owner)); ob != nil {
 			if refs := ob.Bucket(bucketRefs); refs != nil {
-				c = string(refs.Get([]byte(ref)))
+				name := t.name(labelRef, ref)
+				v, err := t.open(labelRef, owner, name, refs.Get(name))
+				if err != nil || v == nil {
+					return err
+				}
+				_, c = parseRef(t.c, name, v)
 			}
 		}
 		return nil
@@ -492,7 +538,7 @@ func (t *Tx) PutVector(owner string, id uint64, v []byte) error {
 	if err != nil {
 		return err
 	}
-	return vb.Put(encodeU64(id), v)
+	return vb.Put(encodeU64(id), t.seal(labelVector, owner, encodeU64(id), v))
 }
 
 // Vector returns a memory's stored embedding, or nil.
@@ -502,7 +548,7 @@ func (t *Tx) Vector(owner string, id uint64) []byte {
 		return nil
 	}
 	if vb := ob.Bucket(bucketVectors); vb != nil {
-		if v := vb.Get(encodeU64(id)); v != nil {
+		if v, err := t.open(labelVector, owner, encodeU64(id), vb.Get(encodeU64(id))); err == nil && v != nil {
 			return append([]byte(nil), v...)
 		}
 	}
@@ -520,5 +566,11 @@ func (t *Tx) Vectors(owner string, fn func(id uint64, v []byte) error) error {
 	if vb == nil {
 		return nil
 	}
-	return vb.ForEach(func(k, v []byte) error { return fn(decodeU64(k), v) })
+	return vb.ForEach(func(k, v []byte) error {
+		v, err := t.open(labelVector, owner, k, v)
+		if err != nil {
+			return err
+		}
+		return fn(decodeU64(k), v)
+	})
 }

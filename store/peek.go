@@ -204,6 +204,10 @@ func (t *Tx) PeekAll(owner string, fn func(*Peek) error) error {
 	c := ob.Bucket(bucketMem).Cursor()
 	var p Peek
 	for k, v := c.First(); k != nil; k, v = c.Next() {
+		v, err := t.open(labelMemory, owner, k, v)
+		if err != nil {
+			return fmt.Errorf("reading memory %d: %w", decodeU64(k), err)
+		}
 		if err := p.read(v); err != nil {
 			return fmt.Errorf("decoding memory %d: %w", decodeU64(k), err)
 		}

@@ -27,8 +27,37 @@ type SessionState struct {
 	Through uint64
 }
 
-func sessionKey(owner, session string) []byte {
-	return append(append([]byte(owner), 0), session...)
+// sessionKey is owner, 0, and the session's name (a keyed hash of it in an
+// encrypted store, whose value then carries the name).
+func (t *Tx) sessionKey(owner, session string) []byte {
+	return append(append([]byte(owner), 0), t.name(labelSession, session)...)
+}
+
+func (t *Tx) encodeSession(k []byte, s SessionState) []byte {
+	v := encodeSession(s)
+	if t.c == nil {
+		return v
+	}
+	return t.seal(labelSession, s.Owner, k, append(appendString(nil, s.Session), v...))
+}
+
+func (t *Tx) decodeSession(k, v []byte) (SessionState, bool) {
+	owner, session, ok := bytes.Cut(k, []byte{0})
+	if !ok {
+		return SessionState{}, false
+	}
+	if t.c != nil {
+		plain, err := t.open(labelSession, string(owner), k, v)
+		if err != nil {
+			return SessionState{}, false
+		}
+		d := decoder{b: plain}
+		if session = d.bytes(); d.err {
+			return SessionState{}, false
+		}
+		v = d.b
+	}
+	return decodeSession(owner, session, v)
 }
 
 func encodeSession(s SessionState) []byte {
@@ -40,11 +69,7 @@ func encodeSession(s SessionState) []byte {
 	return append(b, 0)
 }
 
-func decodeSession(k, v []byte) (SessionState, bool) {
-	owner, session, ok := bytes.Cut(k, []byte{0})
-	if !ok {
-		return SessionState{}, false
-	}
+func decodeSession(owner, session, v []byte) (SessionState, bool) {
 	last, n := binary.Varint(v)
 	if n <= 0 {
 		return SessionState{}, false
@@ -71,11 +96,12 @@ func (t *Tx) Session(owner, session string) (SessionState, bool) {
 	if b == nil {
 		return SessionState{}, false
 	}
-	v := b.Get(sessionKey(owner, session))
+	k := t.sessionKey(owner, session)
+	v := b.Get(k)
 	if v == nil {
 		return SessionState{}, false
 	}
-	return decodeSession(sessionKey(owner, session), v)
+	return t.decodeSession(k, v)
 }
 
 // PutSession records a session's state.
@@ -84,7 +110,8 @@ func (t *Tx) PutSession(s SessionState) error {
 	if err != nil {
 		return err
 	}
-	return b.Put(sessionKey(s.Owner, s.Session), encodeSession(s))
+	k := t.sessionKey(s.Owner, s.Session)
+	return b.Put(k, t.encodeSession(k, s))
 }
 
 // DeleteSession drops a session: nothing of it waits any more.
@@ -93,7 +120,7 @@ func (t *Tx) DeleteSession(owner, session string) error {
 	if err != nil || b == nil {
 		return err
 	}
-	return b.Delete(sessionKey(owner, session))
+	return b.Delete(t.sessionKey(owner, session))
 }
 
 // Sessions calls fn with every waiting session of owner, or of every owner
@@ -109,7 +136,7 @@ func (t *Tx) Sessions(owner string, fn func(SessionState) error) error {
 	}
 	c := b.Cursor()
 	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-		if s, ok := decodeSession(k, v); ok {
+		if s, ok := t.decodeSession(k, v); ok {
 			if err := fn(s); err != nil {
 				return err
 			}

@@ -34,6 +34,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
+
+	"github.com/caddy-memory/memory/internal/seal"
 )
 
 var (
@@ -74,13 +76,14 @@ type DB struct {
 	mu      sync.RWMutex
 	bolt    *bolt.DB
 	secret  []byte
+	crypt   *crypt // nil: a plaintext store
 	path    string
 	timeout time.Duration
 	clock   func() time.Time
 }
 
 func (s *DB) newTx(tx *bolt.Tx) *Tx {
-	return &Tx{tx: tx, now: s.now().UTC()}
+	return &Tx{tx: tx, now: s.now().UTC(), c: s.crypt}
 }
 
 // UseClock makes the store's transactions read the time from now (tests
@@ -133,9 +136,27 @@ func openBolt(path string, timeout time.Duration) (*bolt.DB, error) {
 	return b, err
 }
 
-// Open opens (creating if needed) the store file at path. It waits at most
-// lockTimeout for the file lock; a zero timeout means one second.
+// Options configure OpenWith.
+type Options struct {
+	// LockTimeout bounds the wait for the file lock; zero means one second.
+	LockTimeout time.Duration
+	// Keys open an encrypted store, and seal a new one. A plaintext store
+	// opened with keys stays in plaintext until Convert.
+	Keys *seal.Ring
+}
+
+// Open opens (creating if needed) the plaintext store file at path. It
+// waits at most lockTimeout for the file lock; a zero timeout means one
+// second.
 func Open(path string, lockTimeout time.Duration) (*DB, error) {
+	return OpenWith(path, Options{LockTimeout: lockTimeout})
+}
+
+// OpenWith opens (creating if needed) the store file at path. An encrypted
+// store that o.Keys do not open is refused with ErrKeyRequired or
+// ErrWrongKey before anything in the file is written.
+func OpenWith(path string, o Options) (*DB, error) {
+	lockTimeout := o.LockTimeout
 	if lockTimeout <= 0 {
 		lockTimeout = time.Second
 	}
@@ -143,13 +164,6 @@ func Open(path string, lockTimeout time.Duration) (*DB, error) {
 		return nil, fmt.Errorf("creating memory storage directory: %w", err)
 	}
 	b, err := openBolt(path, lockTimeout)
-	if err == nil {
-		// A compaction cut short (a crash, kill -9) leaves its new file
-		// behind; the old file is still whole, and the next compaction
-		// starts from nothing. Removed only once this process holds the
-		// lock, so it is never another process's compaction in progress.
-		_ = os.Remove(compactPath(path))
-	}
 	if errors.Is(err, bolterrors.ErrTimeout) {
 		return nil, fmt.Errorf("%w: %s is held by another process, usually another running Caddy; "+
 			"use 'caddy reload' to change the configuration of the running server, "+
@@ -159,14 +173,32 @@ func Open(path string, lockTimeout time.Duration) (*DB, error) {
 		return nil, fmt.Errorf("opening memory store %s: %w", path, err)
 	}
 	s := &DB{bolt: b, path: path, timeout: lockTimeout}
-	if err := s.init(); err != nil {
+	var secret []byte
+	err = b.View(func(tx *bolt.Tx) error {
+		var err error
+		secret, s.crypt, err = unlock(tx, path, o.Keys)
+		return err
+	})
+	if err != nil {
+		b.Close() // not Close: nothing, not even the freelist, is written
+		return nil, err
+	}
+	// A compaction or conversion cut short (a crash, kill -9) leaves its
+	// new file behind; the old file is still whole, and the next one
+	// starts from nothing. Removed only once this process holds the lock,
+	// so it is never another process's work in progress.
+	_ = os.Remove(compactPath(path))
+	_ = os.Remove(convertPath(path))
+	// A new store (no secret yet) is sealed from the start when keys are
+	// given (init).
+	if err := s.init(secret, o.Keys); err != nil {
 		b.Close()
 		return nil, err
 	}
 	return s, nil
 }
 
-func (s *DB) init() error {
+func (s *DB) init(secret []byte, keys *seal.Ring) error {
 	return s.update(func(tx *bolt.Tx) error {
 		for _, name := range [][]byte{bucketMeta, bucketOwners, bucketIDs, bucketChanges, bucketJobs} {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
@@ -180,13 +212,13 @@ func (s *DB) init() error {
 		if err := meta.Put(keySchema, encodeU64(schemaVersion)); err != nil {
 			return err
 		}
-		secret := meta.Get(keySecret)
 		if secret == nil {
 			secret = make([]byte, 32)
 			if _, err := rand.Read(secret); err != nil {
 				return err
 			}
-			if err := meta.Put(keySecret, secret); err != nil {
+			s.crypt = newCrypt(keys, secret)
+			if err := sealMeta(meta, secret, s.crypt); err != nil {
 				return err
 			}
 		}

@@ -11,6 +11,8 @@ package main
 
 import (
 	"context"
+	crand "crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -27,6 +29,7 @@ import (
 	"github.com/caddy-memory/memory/engine"
 	"github.com/caddy-memory/memory/extract"
 	"github.com/caddy-memory/memory/inject"
+	"github.com/caddy-memory/memory/internal/seal"
 	"github.com/caddy-memory/memory/internal/stats"
 	"github.com/caddy-memory/memory/llm"
 )
@@ -53,6 +56,7 @@ func main() {
 	llmModel := flag.String("llm-model", "", "chat model, with -llm-url")
 	llmKey := flag.String("llm-key", os.Getenv("MEMORY_LLM_KEY"), "API key for -llm-url (default $MEMORY_LLM_KEY)")
 	llmRate := flag.Int("llm-rate", 60, "most calls a minute to -llm-url")
+	encrypt := flag.Bool("encrypt", false, "encrypt the storage (a random key), to measure what encryption at rest costs")
 	gate := flag.Bool("gate", true, "judge each question first, as the memory handler's gate heuristic does (false: gate off)")
 	flag.Parse()
 	log.SetFlags(0)
@@ -72,7 +76,15 @@ func main() {
 		}
 		defer os.RemoveAll(dir)
 	}
-	e, err := engine.Open(engine.Config{Dir: dir, Shards: *shards, LocalSearchMax: *localMax})
+	var keys *seal.Ring
+	if *encrypt {
+		raw := make([]byte, seal.KeySize)
+		crand.Read(raw)
+		if keys, err = seal.NewRing(base64.StdEncoding.EncodeToString(raw), nil); err != nil {
+			log.Fatal(err)
+		}
+	}
+	e, err := engine.Open(engine.Config{Dir: dir, Shards: *shards, LocalSearchMax: *localMax, Keys: keys})
 	if err != nil {
 		log.Fatalf("memeval: %v", err)
 	}

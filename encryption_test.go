@@ -1,0 +1,436 @@
+package memory
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	zap "github.com/blevesearch/zapx/v17"
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddytest"
+
+	"github.com/caddy-memory/memory/engine"
+	"github.com/caddy-memory/memory/internal/seal"
+	"github.com/caddy-memory/memory/store"
+)
+
+// Keys for the tests, given to Caddy through the environment as an
+// operator would ({env.MEMORY_TEST_KEY}).
+var (
+	keyA = base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{0xa1}, 32))
+	keyB = base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{0xb2}, 32))
+)
+
+func keyID(t *testing.T, key string) string {
+	t.Helper()
+	k, err := seal.ParseKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k.ID()
+}
+
+// encryptedConfig is a memory handler with an encryption block (enc, e.g.
+// "key {env.MEMORY_TEST_KEY}"; "" for none) and memory_api in admin mode
+// without one: it takes the memory handler's key.
+func encryptedConfig(storage, upstream, enc string) string {
+	block := ""
+	if enc != "" {
+		block = "encryption {\n\t\t\t" + enc + "\n\t\t}"
+	}
+	return globalOptions + fmt.Sprintf(`http://localhost:9080 {
+	memory {
+		storage %[1]s
+		index_shards 4
+		%[3]s
+	}
+	handle /memory/admin/* {
+		memory_api {
+			storage %[1]s
+			mode admin
+			insecure_no_auth
+		}
+	}
+	reverse_proxy %[2]s
+}
+`, storage, upstream, block)
+}
+
+// loadConfig loads a Caddyfile through the admin endpoint as `caddy
+// reload` does, and returns the status and the answer.
+func loadConfig(t *testing.T, cfg string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, "http://localhost:2999/load", strings.NewReader(cfg))
+	req.Header.Set("Content-Type", "text/caddyfile")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// adminCall calls Caddy's admin endpoint and decodes the JSON answer.
+func adminCall(t *testing.T, method, path string) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(method, "http://localhost:2999"+path, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	b, _ := io.ReadAll(resp.Body)
+	json.Unmarshal(b, &out)
+	return resp.StatusCode, out
+}
+
+// checksums maps every file under dir to the hash of its bytes.
+func checksums(t *testing.T, dir string) map[string][32]byte {
+	t.Helper()
+	sums := map[string][32]byte{}
+	filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sums[p] = sha256.Sum256(b)
+		}
+		return nil
+	})
+	return sums
+}
+
+func sameFiles(a, b map[string][32]byte) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for p, s := range a {
+		if b[p] != s {
+			return false
+		}
+	}
+	return true
+}
+
+// filesWith lists the files under dir that hold any of words, with the words.
+func filesWith(t *testing.T, dir string, words ...string) []string {
+	t.Helper()
+	var found []string
+	filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err != nil || fi.IsDir() {
+			return nil
+		}
+		b, _ := os.ReadFile(p)
+		for _, w := range words {
+			if bytes.Contains(b, []byte(w)) {
+				found = append(found, filepath.Base(p)+": "+w)
+			}
+		}
+		return nil
+	})
+	return found
+}
+
+// segmentsReadable opens every index segment under dir as the index hooks
+// now are, and reports how many opened, how many did not, and whether one
+// holds term in its content dictionary.
+func segmentsReadable(t *testing.T, dir, term string) (opened, refused int, found bool) {
+	t.Helper()
+	filepath.Walk(filepath.Join(dir, "index"), func(p string, fi os.FileInfo, err error) error {
+		if err != nil || fi.IsDir() || !strings.HasSuffix(p, ".zap") {
+			return nil
+		}
+		seg, err := (&zap.ZapPlugin{}).Open(p)
+		if err != nil {
+			refused++
+			return nil
+		}
+		defer seg.Close()
+		opened++
+		if d, err := seg.Dictionary("content"); err == nil {
+			if ok, err := d.Contains([]byte(term)); err == nil && ok {
+				found = true
+			}
+		}
+		return nil
+	})
+	return opened, refused, found
+}
+
+// secretWords are said through the proxy and written through the API; the
+// raw owner keys are credentials. None may reach a file of an encrypted
+// storage.
+var secretWords = []string{"zqcrimsonword", "zqlockerword", "zqapiword", "zqapikeyname", "sk-zqrawowner", "sk-zqotherowner"}
+
+// fillEncrypted teaches the storage the secret words through proxied turns
+// and API writes, and grows the owner past searching its records, so its
+// memories are in the index too.
+func fillEncrypted(t *testing.T, tester *caddytest.Tester, storage string) {
+	t.Helper()
+	post(t, tester, "/v1/chat/completions", "sk-zqrawowner", chatBody(false, msg("user", "Remember that my zqcrimsonword bike is in locker zqlockerword.")))
+	post(t, tester, "/v1/chat/completions", "sk-zqotherowner", chatBody(true, msg("user", "I love zqcrimsonword tea.")))
+	settle(t, storage, 2)
+	a := apiCall{t, tester.Client}
+	if status, out := a.do("POST", "/memory/admin/memories", "", map[string]any{"owner": "sk-zqrawowner", "content": "The zqapiword code is 7.", "key": "zqapikeyname"}); status != 201 && status != 200 {
+		t.Fatalf("API write: %d %v", status, out)
+	}
+	e := engineAt(storage)
+	var puts []engine.OwnedPut
+	for i := range engine.DefaultLocalSearchMax {
+		puts = append(puts, engine.OwnedPut{Owner: e.OwnerID("sk-zqrawowner"), Put: store.Put{Kind: "note", Content: fmt.Sprintf("User noted filler %d", i)}})
+	}
+	if _, err := e.Remember(context.Background(), puts...); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// recalls checks that searches and injection find the secret words.
+func recalls(t *testing.T, tester *caddytest.Tester, up *fakeLLM, storage string) {
+	t.Helper()
+	e := engineAt(storage)
+	if got := searchFor(t, e, "sk-zqrawowner", "where is my zqcrimsonword bike"); !strings.Contains(got, "zqlockerword") {
+		t.Errorf("search: %q", got)
+	}
+	if got := searchFor(t, e, "sk-zqrawowner", "zqapiword code"); !strings.Contains(got, "zqapiword") {
+		t.Errorf("search of the API's memory: %q", got)
+	}
+	if got := searchFor(t, e, "sk-zqotherowner", "zqlockerword"); got != "" {
+		t.Errorf("another owner finds %q", got)
+	}
+	post(t, tester, "/v1/chat/completions", "sk-zqrawowner", chatBody(false, msg("user", "Which locker holds my zqcrimsonword bike?")))
+	if last := up.last("/chat/completions"); !bytes.Contains(last.Body, []byte("zqlockerword")) {
+		t.Errorf("the upstream was not given the memory: %s", last.Body)
+	}
+}
+
+// encryptedStorage starts Caddy on a new storage encrypted with keyA and
+// teaches it the secret words.
+func encryptedStorage(t *testing.T) (string, *fakeLLM, *caddytest.Tester) {
+	t.Helper()
+	storage := t.TempDir()
+	t.Setenv("MEMORY_TEST_KEY", keyA)
+	up := newFakeLLM(t)
+	tester := startCaddy(t, encryptedConfig(storage, up.addr(), "key {env.MEMORY_TEST_KEY}"))
+	fillEncrypted(t, tester, storage)
+	return storage, up, tester
+}
+
+// TestEncryptedStorageThroughCaddy: with a key, nothing said or written
+// through Caddy, nor a raw owner key, is in any file of the storage, index
+// segments included (which do not even open without the key), and recall
+// works. Without the key, or with another, Caddy refuses to load the
+// configuration, saying which and what to do, and the files are unchanged.
+func TestEncryptedStorageThroughCaddy(t *testing.T) {
+	storage, up, tester := encryptedStorage(t)
+	recalls(t, tester, up, storage)
+	if _, out := adminCall(t, "GET", "/memory/stats"); out[storage].(map[string]any)["encryption"].(map[string]any)["key_id"] != keyID(t, keyA) {
+		t.Errorf("stats: %v", out[storage])
+	}
+	unloadCaddy(t) // the engine closes, writing everything out
+
+	if found := filesWith(t, storage, secretWords...); len(found) > 0 {
+		t.Errorf("files of the encrypted storage hold: %v", found)
+	}
+	if opened, refused, _ := segmentsReadable(t, storage, "zqcrimsonword"); opened != 0 || refused == 0 {
+		t.Errorf("without the key, %d index segments opened and %d did not (want none and some)", opened, refused)
+	}
+
+	before := checksums(t, storage)
+	status, body := loadConfig(t, encryptedConfig(storage, up.addr(), ""))
+	if status == 200 || !strings.Contains(body, "is encrypted and no key is configured") || !strings.Contains(body, keyID(t, keyA)) ||
+		!strings.Contains(body, "encryption { key") {
+		t.Errorf("loading without the key: %d %s", status, body)
+	}
+	if !sameFiles(before, checksums(t, storage)) {
+		t.Error("the refused start without a key changed files of the storage")
+	}
+	t.Setenv("MEMORY_TEST_KEY", keyB)
+	status, body = loadConfig(t, encryptedConfig(storage, up.addr(), "key {env.MEMORY_TEST_KEY}"))
+	if status == 200 || !strings.Contains(body, "encrypted with another key") || !strings.Contains(body, keyID(t, keyA)) ||
+		!strings.Contains(body, keyID(t, keyB)) || !strings.Contains(body, "old_keys") {
+		t.Errorf("loading with the wrong key: %d %s", status, body)
+	}
+	if !sameFiles(before, checksums(t, storage)) {
+		t.Error("the refused start with the wrong key changed files of the storage")
+	}
+
+	// With the right key again, everything is there.
+	t.Setenv("MEMORY_TEST_KEY", keyA)
+	tester = startCaddy(t, encryptedConfig(storage, up.addr(), "key {env.MEMORY_TEST_KEY}"))
+	recalls(t, tester, up, storage)
+}
+
+// waitRotated waits until the storage's rotation pass has finished.
+func waitRotated(t *testing.T, storage string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for engineAt(storage).Encryption().Rotating {
+		if time.Now().After(deadline) {
+			t.Fatal("the rotation did not finish")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestKeyRotationThroughCaddy: the new key with the old one in old_keys
+// reads everything and seals it all again in the background; then the old
+// key is no longer needed, and no longer opens the storage.
+func TestKeyRotationThroughCaddy(t *testing.T) {
+	storage, up, _ := encryptedStorage(t)
+	unloadCaddy(t)
+
+	t.Setenv("MEMORY_TEST_KEY", keyB)
+	t.Setenv("MEMORY_TEST_OLD_KEY", keyA)
+	tester := startCaddy(t, encryptedConfig(storage, up.addr(), "key {env.MEMORY_TEST_KEY}\n\t\t\told_keys {env.MEMORY_TEST_OLD_KEY}"))
+	recalls(t, tester, up, storage)
+	waitRotated(t, storage)
+	if enc := engineAt(storage).Encryption(); enc.KeyID != keyID(t, keyB) || enc.Rotating {
+		t.Errorf("after the rotation: %+v", enc)
+	}
+	unloadCaddy(t)
+	if opened, _, found := segmentsReadable(t, storage, "zqcrimsonword"); opened != 0 || found {
+		t.Errorf("index segments opened without keys after the rotation: %d", opened)
+	}
+
+	tester = startCaddy(t, encryptedConfig(storage, up.addr(), "key {env.MEMORY_TEST_KEY}"))
+	recalls(t, tester, up, storage)
+	if n := len(engineAt(storage).Encryption().KeyID); n == 0 {
+		t.Error("not encrypted after the rotation")
+	}
+	unloadCaddy(t)
+	if found := filesWith(t, storage, secretWords...); len(found) > 0 {
+		t.Errorf("files after the rotation hold: %v", found)
+	}
+	t.Setenv("MEMORY_TEST_KEY", keyA)
+	if status, body := loadConfig(t, encryptedConfig(storage, up.addr(), "key {env.MEMORY_TEST_KEY}")); status == 200 || !strings.Contains(body, "encrypted with another key") {
+		t.Errorf("the old key alone after the rotation: %d %s", status, body)
+	}
+}
+
+// TestEncryptAndDecryptOnAdminEndpoint: a plaintext storage is encrypted
+// by POST /memory/encrypt once a reload gave it a key, decrypted by POST
+// /memory/decrypt, and encrypted at start when it opens with a key.
+func TestEncryptAndDecryptOnAdminEndpoint(t *testing.T) {
+	storage := t.TempDir()
+	t.Setenv("MEMORY_TEST_KEY", keyA)
+	up := newFakeLLM(t)
+	tester := startCaddy(t, encryptedConfig(storage, up.addr(), ""))
+	fillEncrypted(t, tester, storage)
+	db := filepath.Join(storage, "memory.db")
+	if len(filesWith(t, db, "zqcrimsonword")) == 0 {
+		t.Fatal("the plaintext store does not hold the words: the scans below prove nothing")
+	}
+	if status, out := adminCall(t, "POST", "/memory/encrypt?storage="+storage); status != http.StatusConflict {
+		t.Errorf("encrypt without a configured key: %d %v", status, out)
+	}
+
+	reload(t, tester, encryptedConfig(storage, up.addr(), "key {env.MEMORY_TEST_KEY}"))
+	status, out := adminCall(t, "POST", "/memory/encrypt")
+	if res, _ := out[storage].(map[string]any); status != 200 || res["encryption"].(map[string]any)["key_id"] != keyID(t, keyA) {
+		t.Fatalf("encrypt: %d %v", status, out)
+	}
+	recalls(t, tester, up, storage)
+	if found := filesWith(t, db, secretWords...); len(found) > 0 {
+		t.Errorf("the store file after POST /memory/encrypt holds: %v", found)
+	}
+	if _, _, found := segmentsReadable(t, storage, "zqcrimsonword"); !found {
+		t.Error("the sealed index does not hold the owner's words with the key")
+	}
+
+	status, out = adminCall(t, "POST", "/memory/decrypt")
+	if res, _ := out[storage].(map[string]any); status != 200 || res["encryption"].(map[string]any)["encrypted"] != false {
+		t.Fatalf("decrypt: %d %v", status, out)
+	}
+	recalls(t, tester, up, storage)
+	reload(t, tester, encryptedConfig(storage, up.addr(), ""))
+	unloadCaddy(t)
+	if len(filesWith(t, db, "zqcrimsonword")) == 0 {
+		t.Error("the decrypted store does not hold the words in the clear")
+	}
+	if opened, refused, found := segmentsReadable(t, storage, "zqcrimsonword"); refused > 0 || !found {
+		t.Errorf("after decrypt, without keys: %d segments opened, %d did not, word found %v (want all, none, true)", opened, refused, found)
+	}
+
+	// Opened with a key, the plaintext storage is encrypted at start.
+	tester = startCaddy(t, encryptedConfig(storage, up.addr(), "key {env.MEMORY_TEST_KEY}"))
+	waitIndexed(t, storage)
+	recalls(t, tester, up, storage)
+	unloadCaddy(t)
+	if found := filesWith(t, storage, secretWords...); len(found) > 0 {
+		t.Errorf("files after encrypting at start hold: %v", found)
+	}
+	if opened, refused, _ := segmentsReadable(t, storage, "zqcrimsonword"); opened > 0 || refused == 0 {
+		t.Errorf("after encrypting at start, without keys: %d segments opened (in the clear), %d did not", opened, refused)
+	}
+}
+
+// waitIndexed waits until the storage's index has caught up (shards
+// rebuilt after a conversion).
+func waitIndexed(t *testing.T, storage string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := engineAt(storage).Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestAPIKeyFromMemoryHandler: memory_api provisioned before the memory
+// handler of its configuration gets the key when that handler brings it;
+// two handlers giving one storage different keys are refused.
+func TestAPIKeyFromMemoryHandler(t *testing.T) {
+	dir := t.TempDir()
+	keys, err := seal.NewRing(keyA, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := engine.Open(engine.Config{Dir: dir, Shards: 2, Keys: keys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Close(context.Background())
+
+	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
+	defer cancel()
+	a := &APIHandler{Storage: dir, Mode: "admin", InsecureNoAuth: true}
+	if err := a.Provision(ctx); err != nil {
+		t.Fatalf("memory_api without a key, before the memory handler: %v", err)
+	}
+	defer a.Cleanup()
+	if a.handler != nil {
+		t.Fatal("memory_api has an engine before any key was given")
+	}
+	h := &Handler{Storage: dir, IndexShards: 2, Encryption: &EncryptionConfig{Key: keyA}}
+	if err := h.Provision(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer h.Cleanup()
+	if a.handler == nil {
+		t.Error("memory_api did not get the memory handler's key")
+	}
+
+	other := &APIHandler{Storage: dir, Mode: "admin", InsecureNoAuth: true, Encryption: &EncryptionConfig{Key: keyB}}
+	err = other.Provision(ctx)
+	if err == nil {
+		other.Cleanup()
+	}
+	if err == nil || !strings.Contains(err.Error(), "two different encryption keys") || !strings.Contains(err.Error(), keyID(t, keyB)) {
+		t.Errorf("a second, different key for the storage: %v", err)
+	}
+}

@@ -1,0 +1,262 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/caddy-memory/memory/index"
+	"github.com/caddy-memory/memory/internal/seal"
+	"github.com/caddy-memory/memory/store"
+)
+
+// Encryption at rest: the store seals its values (store/crypt.go), the
+// index is sealed through Bleve's hooks (index/hooks.go), and search
+// digests are keyed. The engine decides what the storage's keys mean when
+// it opens it:
+//
+//   - an encrypted store opens only with its key (store.ErrKeyRequired,
+//     store.ErrWrongKey), before anything is written;
+//   - a plaintext store opened with a key is converted at start (a whole
+//     new file renamed over the old one), and its index rebuilt sealed;
+//   - keys whose current key is not the one the store is sealed with start
+//     a rotation: every value and index shard is sealed again in the
+//     background (resealer), after which the previous key is not needed.
+
+// resealBatch is how many values one transaction of the rotation pass
+// seals again; it pauses resealPause between them, like the re-digest pass.
+const (
+	resealBatch = 500
+	resealPause = 10 * time.Millisecond
+)
+
+// openStore opens the store with cfg.Keys, converting a plaintext one to
+// them, and points the index hooks and digests at what it is.
+func openStore(cfg Config) (*store.DB, error) {
+	st, err := store.OpenWith(filepath.Join(cfg.Dir, "memory.db"), store.Options{LockTimeout: cfg.LockTimeout, Keys: cfg.Keys})
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Keys != nil && !st.Encrypted() {
+		start := time.Now()
+		cfg.Logger().Info("encrypting the memory storage at start: the store is rewritten sealed, then its index rebuilt sealed",
+			zap.String("storage", cfg.Dir), zap.String("key_id", cfg.Keys.Current().ID()))
+		n, err := convertStore(st, cfg.Keys)
+		if err != nil {
+			st.Close()
+			return nil, fmt.Errorf("encrypting memory storage %s: %w", cfg.Dir, err)
+		}
+		cfg.Logger().Info("memory storage encrypted", zap.String("storage", cfg.Dir), zap.Int("memories", n.Memories),
+			zap.Duration("took", time.Since(start)))
+	}
+	var keys *seal.Ring
+	if st.Encrypted() {
+		keys = cfg.Keys
+	}
+	if err := index.UseKeys(filepath.Join(cfg.Dir, "index"), keys, false); err != nil {
+		st.Close()
+		return nil, err
+	}
+	return st, nil
+}
+
+// convertStore converts st to keys (nil: to plaintext), with the digests
+// of what it becomes.
+func convertStore(st *store.DB, keys *seal.Ring) (store.Converted, error) {
+	g := index.NewDigester(st.DigestKeyFor(keys))
+	return st.Convert(keys, func(m *store.Memory) []byte { return g.Digest(m.Content, m.Context) })
+}
+
+// Encryption describes how the storage is sealed.
+type Encryption struct {
+	Encrypted bool   `json:"encrypted"`
+	KeyID     string `json:"key_id,omitempty"`
+	// Rotating: values or index shards sealed with a previous key remain;
+	// keep it in old_keys until this is false.
+	Rotating bool `json:"rotating,omitempty"`
+}
+
+// Encryption says how the storage is sealed.
+func (e *Engine) Encryption() Encryption {
+	return Encryption{Encrypted: e.store.Encrypted(), KeyID: e.store.KeyID(), Rotating: e.rotating.Load()}
+}
+
+// Encrypt converts the open plaintext storage to keys: the store is
+// rewritten sealed (every other use of it waits meanwhile), then each index
+// shard is rebuilt sealed, while the old one serves searches.
+func (e *Engine) Encrypt(ctx context.Context, keys *seal.Ring) (store.Converted, error) {
+	if keys == nil {
+		return store.Converted{}, errors.New("no key: configure encryption { key ... } for this storage first")
+	}
+	e.convertMu.Lock()
+	defer e.convertMu.Unlock()
+	if e.store.Encrypted() {
+		return store.Converted{}, fmt.Errorf("memory storage %s is already encrypted (key id %s)", e.cfg.Dir, e.store.KeyID())
+	}
+	dir := filepath.Join(e.cfg.Dir, "index")
+	// New index files are sealed from now on; those in the clear still open.
+	if err := index.UseKeys(dir, keys, false); err != nil {
+		return store.Converted{}, err
+	}
+	n, err := convertStore(e.store, keys)
+	if err != nil {
+		_ = index.UseKeys(dir, nil, false)
+		return n, err
+	}
+	e.cfg.Keys = keys
+	e.index.UseDigestKey(e.store.DigestKey())
+	e.log().Info("memory storage encrypted; rebuilding its index sealed", zap.String("storage", e.cfg.Dir),
+		zap.Int("memories", n.Memories), zap.String("key_id", keys.Current().ID()))
+	return n, e.Reindex(ctx)
+}
+
+// Decrypt converts the open encrypted storage to plaintext, the reverse of
+// Encrypt. Its keys are still needed until it returns: the index shards
+// sealed with them are read while they are rebuilt in the clear.
+func (e *Engine) Decrypt(ctx context.Context) (store.Converted, error) {
+	e.convertMu.Lock()
+	defer e.convertMu.Unlock()
+	if !e.store.Encrypted() {
+		return store.Converted{}, fmt.Errorf("memory storage %s is not encrypted", e.cfg.Dir)
+	}
+	if e.rotating.Load() {
+		return store.Converted{}, fmt.Errorf("memory storage %s is being re-encrypted to a new key; decrypt once that has finished", e.cfg.Dir)
+	}
+	dir := filepath.Join(e.cfg.Dir, "index")
+	keys := e.cfg.Keys
+	n, err := convertStore(e.store, nil)
+	if err != nil {
+		return n, err
+	}
+	if err := index.UseKeys(dir, keys, true); err != nil { // read sealed, write in the clear
+		return n, err
+	}
+	e.index.UseDigestKey(nil)
+	e.log().Info("memory storage decrypted; rebuilding its index in the clear", zap.String("storage", e.cfg.Dir),
+		zap.Int("memories", n.Memories))
+	if err := e.Reindex(ctx); err != nil {
+		return n, err
+	}
+	e.cfg.Keys = nil
+	return n, index.UseKeys(dir, nil, false)
+}
+
+// UseKeys applies keys configured anew for the open storage (a reload): an
+// encrypted store takes them if they open it, and a rotation starts when
+// the current key changed. A plaintext store only remembers them for
+// Encrypt (and is converted at the next start).
+func (e *Engine) UseKeys(keys *seal.Ring) error {
+	e.convertMu.Lock()
+	defer e.convertMu.Unlock()
+	if !e.store.Encrypted() {
+		e.cfg.Keys = keys
+		return nil
+	}
+	if keys == nil {
+		return fmt.Errorf("%w: %s is open, sealed with key id %s; keep its encryption block (to leave encryption, POST /memory/decrypt on the admin endpoint first)",
+			store.ErrKeyRequired, e.cfg.Dir, e.store.KeyID())
+	}
+	if err := e.store.UseKeys(keys); err != nil {
+		return err
+	}
+	e.cfg.Keys = keys
+	if err := index.UseKeys(filepath.Join(e.cfg.Dir, "index"), keys, false); err != nil {
+		return err
+	}
+	e.startResealer()
+	return nil
+}
+
+// Keys are the keys the engine was configured with (nil: none).
+func (e *Engine) Keys() *seal.Ring {
+	e.convertMu.Lock()
+	defer e.convertMu.Unlock()
+	return e.cfg.Keys
+}
+
+// startResealer starts the rotation pass if values or shards sealed with a
+// previous key remain and it is not running.
+func (e *Engine) startResealer() {
+	if !e.store.Encrypted() || (!e.store.Resealing() && len(e.index.SealedWithOldKeys()) == 0) {
+		return
+	}
+	if !e.rotating.CompareAndSwap(false, true) {
+		return
+	}
+	e.resealWG.Add(1)
+	go e.resealer()
+}
+
+// resealer seals everything sealed with a previous key again with the
+// current one: the store's values, owner by owner and a batch at a time,
+// then the index shards that hold files sealed with a previous key
+// (rebuilt). Only then is the store's check value sealed with the current
+// key, so an interrupted pass runs again at the next start, which still
+// needs the previous key.
+func (e *Engine) resealer() {
+	defer e.resealWG.Done()
+	defer e.rotating.Store(false)
+	start := time.Now()
+	id := e.store.KeyID()
+	e.log().Info("re-encrypting the memory storage with its current key; keep the previous key in old_keys until this finishes",
+		zap.String("storage", e.cfg.Dir), zap.String("key_id", id))
+	fail := func(err error) {
+		e.log().Error("re-encrypting the memory storage stopped; it resumes at the next start (keep old_keys until it finishes)",
+			zap.String("storage", e.cfg.Dir), zap.Error(err))
+	}
+	if err := e.store.BeginReseal(); err != nil {
+		fail(err)
+		return
+	}
+	var owners []string
+	if err := e.store.View(func(tx *store.Tx) error {
+		return tx.Owners(func(o string) error { owners = append(owners, o); return nil })
+	}); err != nil {
+		fail(err)
+		return
+	}
+	values := 0
+	step := func(fn func() (int, error)) error {
+		for {
+			if e.draining() {
+				return errors.New("the engine is closing")
+			}
+			n, err := fn()
+			values += n
+			if err != nil || n < resealBatch {
+				return err
+			}
+			e.pace(time.Now(), resealPause)
+		}
+	}
+	for _, owner := range owners {
+		if err := step(func() (int, error) { return e.store.ResealOwner(owner, resealBatch) }); err != nil {
+			fail(err)
+			return
+		}
+	}
+	if err := step(func() (int, error) { return e.store.ResealShared(resealBatch) }); err != nil {
+		fail(err)
+		return
+	}
+	for _, i := range e.index.SealedWithOldKeys() {
+		if e.draining() {
+			return
+		}
+		if err := e.rebuildShard(i); err != nil {
+			fail(fmt.Errorf("rebuilding index shard %d: %w", i, err))
+			return
+		}
+	}
+	if err := e.store.FinishReseal(); err != nil {
+		fail(err)
+		return
+	}
+	e.log().Info("memory storage re-encrypted with its current key: the previous key is no longer needed, remove it from old_keys",
+		zap.String("storage", e.cfg.Dir), zap.String("key_id", id), zap.Int("values", values),
+		zap.Duration("took", time.Since(start)))
+}
