@@ -544,3 +544,39 @@ func TestClientsOwnToolWins(t *testing.T) {
 		t.Errorf("the proxy ran the client's save_memory: %v", listContents(got))
 	}
 }
+
+// TestMemoryToolAfterText: a model that says something before it calls
+// recall_memory (as Claude often does). A stream has passed the words on
+// by the time the call comes: the client's stream carries on with the next
+// round, as one answer its SDK assembles; a JSON answer is simply the
+// final round's.
+func TestMemoryToolAfterText(t *testing.T) {
+	storage := t.TempDir()
+	up := newFakeLLM(t)
+	up.answer = func(body []byte) string {
+		if strings.Contains(toolOutputs(body), "Biscuit") {
+			return "Your dog is called Biscuit."
+		}
+		return "Let me check. " + toolPrefix + `recall_memory {"query":"dog"}`
+	}
+	tester := startCaddy(t, toolsConfig(storage, up.addr()))
+	seed(t, apiCall{t, tester.Client}, "key-dog-talk", "The user's dog is called Biscuit.")
+	for _, w := range wires {
+		for _, stream := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/stream=%v", w.name, stream), func(t *testing.T) {
+				c := toolClient{t: t, tester: tester, up: up, key: "key-dog-talk", stream: stream}
+				r := c.ask(w, "What is my dog called?")
+				want := "Your dog is called Biscuit."
+				if stream {
+					want = "Let me check. " + want
+				}
+				if r.text != want || len(r.calls) != 0 || r.done != finished[w.name] {
+					t.Errorf("client got %+v, want one answer %q", r, want)
+				}
+				if r.input != 20 || r.output != 6 {
+					t.Errorf("usage %d in / %d out, want the two rounds' sum 20 / 6", r.input, r.output)
+				}
+			})
+		}
+	}
+}

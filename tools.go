@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.uber.org/zap"
 
 	"github.com/caddy-memory/memory/engine"
 	"github.com/caddy-memory/memory/extract"
@@ -89,14 +90,28 @@ func (h *Handler) serveWithTools(t *tee, r *http.Request, next caddyhttp.Handler
 	isMemory := func(name string) bool { return mine[name] }
 	var prior extract.Usage
 	var recalled []string
+	// prev is the round whose stream the client has when a stream that
+	// talked before calling the proxy's tools carries on; its end is held,
+	// to close the client's stream should no round finish it.
+	var prev *extract.Editor
+	unfinished := func(err error) ([]string, error) {
+		if prev != nil {
+			_, _ = t.Write(prev.Tail())
+		}
+		return recalled, err
+	}
 	for round := 0; ; round++ {
 		setBody(r, body)
-		rw := &roundWriter{client: t, dialect: dialect, isMemory: isMemory, prior: prior, header: http.Header{}}
+		rw := &roundWriter{client: t, dialect: dialect, isMemory: isMemory, prior: prior, header: http.Header{}, prev: prev}
 		err := next.ServeHTTP(rw, r)
-		if err != nil && !rw.wrote {
+		if prev == nil && err != nil && !rw.wrote {
 			return recalled, err
 		}
 		if err != nil || rw.editor == nil {
+			if prev != nil {
+				h.logger.Warn("the upstream failed to answer after the memory tools ran; the client's stream ends with what it had", zap.Error(err))
+				return unfinished(nil)
+			}
 			return recalled, err
 		}
 		last := round == h.MaxToolRounds
@@ -104,8 +119,8 @@ func (h *Handler) serveWithTools(t *tee, r *http.Request, next caddyhttp.Handler
 		if !again {
 			if !last || !rw.editor.ToolRound() {
 				// The client has an answer without the proxy's calls (beside
-				// its own, or after text already streamed): what the model
-				// asked to save is saved; a recall would reach no one.
+				// its own): what the model asked to save is saved; a recall
+				// would reach no one.
 				for _, c := range rw.editor.Calls() {
 					if c.Name == toolSave {
 						h.runTool(r.Context(), owner, c)
@@ -113,6 +128,9 @@ func (h *Handler) serveWithTools(t *tee, r *http.Request, next caddyhttp.Handler
 				}
 			}
 			return recalled, nil
+		}
+		if prev != nil || rw.editor.Continues() {
+			prev = rw.editor
 		}
 		// A tool round: run the calls, and ask again.
 		calls := rw.editor.Calls()
@@ -124,7 +142,7 @@ func (h *Handler) serveWithTools(t *tee, r *http.Request, next caddyhttp.Handler
 		}
 		prior.Add(rw.editor.Usage())
 		if body, err = inject.AppendRound(dialect, body, rw.editor.Text(), calls, results); err != nil {
-			return recalled, fmt.Errorf("continuing after the memory tools: %w", err)
+			return unfinished(fmt.Errorf("continuing after the memory tools: %w", err))
 		}
 	}
 }
@@ -189,6 +207,11 @@ type roundWriter struct {
 	dialect  string
 	isMemory func(string) bool
 	prior    extract.Usage
+	// prev, when set, is the round whose stream the client has: this
+	// round carries it on (no headers of its own) or, failing, gives
+	// nothing (discard).
+	prev    *extract.Editor
+	discard bool
 
 	header  http.Header
 	status  int
@@ -210,6 +233,16 @@ func (w *roundWriter) WriteHeader(code int) {
 	w.status, w.wrote = code, true
 	if code < 300 && w.header.Get("Content-Encoding") == "" {
 		w.editor = extract.NewEditor(w.dialect, w.header.Get("Content-Type"), w.isMemory, w.prior)
+	}
+	if w.prev != nil {
+		// The client's status and headers went with the first round.
+		w.started = true
+		if w.editor == nil {
+			w.discard = true
+		} else {
+			w.editor.Resume(w.prev)
+		}
+		return
 	}
 	if w.editor == nil {
 		w.start()
@@ -245,6 +278,9 @@ func (w *roundWriter) Write(p []byte) (int, error) {
 	if w.status == 0 {
 		w.WriteHeader(http.StatusOK)
 	}
+	if w.discard {
+		return len(p), nil
+	}
 	if w.editor == nil {
 		return w.client.Write(p)
 	}
@@ -272,18 +308,31 @@ func (w *roundWriter) Flush() { _ = w.FlushError() }
 func (w *roundWriter) ReadFrom(r io.Reader) (int64, error) { return io.Copy(writerOnly{w}, r) }
 
 // end finishes the round once the upstream's answer is whole, and reports
-// whether it was a tool round to run. On the last round, an answer that
-// calls only the proxy's tools goes to the client as it is.
+// whether it was a tool round to run (the client's stream, if it has one,
+// to be carried on). On the last round, an answer that calls only the
+// proxy's tools goes to the client as it is, or ends its stream.
 func (w *roundWriter) end(last bool) bool {
 	if w.editor == nil {
 		return false
 	}
 	out := w.editor.End()
-	if w.editor.ToolRound() {
+	switch {
+	case w.editor.ToolRound():
 		if !last {
 			return true
 		}
 		out = w.editor.Held()
+		if w.prev != nil {
+			// Not a second answer in the client's stream: its end.
+			out = w.prev.Tail()
+		}
+	case w.editor.Continues():
+		if !last {
+			_, _ = w.client.Write(out)
+			_ = w.client.FlushError()
+			return true
+		}
+		out = append(out, w.editor.Tail()...)
 	}
 	if !w.started {
 		// Held to its end: its length is known.

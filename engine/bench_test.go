@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -134,15 +136,95 @@ func BenchmarkSearchLargeOwner(b *testing.B) {
 		return strings.Join(ws, " ")
 	}
 	owner := e.OwnerID("bench")
-	for start := 0; start < 2*n; start += 5000 {
-		_, err = e.write(func(tx *store.Tx) error {
-			for i := start; i < start+5000; i++ {
+	halfOwner(b, e, owner, 2*n, func(int) string { return "User: " + text(15) + "\nAssistant: " + text(25) }, func(int) string { return text(30) })
+	questions := make([]string, 200)
+	for i := range questions {
+		questions[i] = "Can you remind me about the " + text(2) + " and " + text(3) + "?"
+	}
+	searchLatencies(b, e, owner, questions)
+}
+
+// searchLatencies searches owner's memories for the questions in turn and
+// reports the p50 and p99 besides the mean.
+func searchLatencies(b *testing.B, e *Engine, owner string, questions []string) {
+	var took []float64
+	i := 0
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		t0 := time.Now()
+		if _, err := e.Search(b.Context(), SearchRequest{Owner: owner, Query: questions[i%len(questions)], Limit: 5, MinScore: DefaultMinScore}); err != nil {
+			b.Fatal(err)
+		}
+		took = append(took, float64(time.Since(t0).Microseconds()))
+		i++
+	}
+	b.ReportMetric(stats.Percentile(took, 50), "p50-µs")
+	b.ReportMetric(stats.Percentile(took, 99), "p99-µs")
+}
+
+// BenchmarkSearchLargeOwnerText is BenchmarkSearchLargeOwner with the
+// words of real conversation: LoCoMo's dev turns (../shared/evals, beside
+// the repository), paired into transcript turns and repeated to 50,000 for
+// the owner and 50,000 for others in the same shard, asked LoCoMo's dev
+// questions. Zipf-drawn words put the commonest words in nearly every
+// memory; conversation does not.
+func BenchmarkSearchLargeOwnerText(b *testing.B) {
+	const n = 50_000
+	f, err := os.Open("../../shared/evals/locomo/dev_turns.jsonl")
+	if err != nil {
+		b.Skipf("the LoCoMo dev turns are not beside the repository: %v", err)
+	}
+	var said []string
+	dec := json.NewDecoder(f)
+	for {
+		var t struct{ Speaker, Text string }
+		if dec.Decode(&t) != nil {
+			break
+		}
+		said = append(said, t.Speaker+": "+t.Text)
+	}
+	f.Close()
+	q, err := os.Open("../../shared/evals/locomo/dev_questions.jsonl")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var questions []string
+	dec = json.NewDecoder(q)
+	for {
+		var t struct{ Question string }
+		if dec.Decode(&t) != nil {
+			break
+		}
+		questions = append(questions, t.Question)
+	}
+	q.Close()
+	e, err := Open(Config{Dir: b.TempDir(), Shards: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close(b.Context())
+	owner := e.OwnerID("bench")
+	halfOwner(b, e, owner, 2*n, func(i int) string {
+		j := (i / 2 * 2) % (len(said) - 1)
+		return "User: " + said[j] + "\nAssistant: " + said[j+1]
+	}, func(int) string { return "" })
+	searchLatencies(b, e, owner, questions)
+}
+
+// halfOwner stores n turn memories, every other one owner's and the rest
+// ten other owners', with content and context made by the functions, and
+// waits until they are indexed.
+func halfOwner(b *testing.B, e *Engine, owner string, n int, content, context func(i int) string) {
+	for start := 0; start < n; start += 5000 {
+		_, err := e.write(func(tx *store.Tx) error {
+			for i := start; i < min(start+5000, n); i++ {
 				o := owner
 				if i%2 == 1 {
 					o = e.OwnerID(fmt.Sprint("other-", i%10))
 				}
 				_, _, err := tx.Upsert(o, withDigest(store.Put{Kind: "turn", Key: fmt.Sprint("turn:", i),
-					Content: "User: " + text(15) + "\nAssistant: " + text(25), Context: text(30)}))
+					Content: content(i), Context: context(i)}))
 				if err != nil {
 					return err
 				}
@@ -156,21 +238,4 @@ func BenchmarkSearchLargeOwner(b *testing.B) {
 	if err := e.Sync(b.Context()); err != nil {
 		b.Fatal(err)
 	}
-	questions := make([]string, 200)
-	for i := range questions {
-		questions[i] = "Can you remind me about the " + text(2) + " and " + text(3) + "?"
-	}
-	var took []float64
-	i := 0
-	b.ReportAllocs()
-	for b.Loop() {
-		t0 := time.Now()
-		if _, err := e.Search(b.Context(), SearchRequest{Owner: owner, Query: questions[i%len(questions)], Limit: 5, MinScore: DefaultMinScore}); err != nil {
-			b.Fatal(err)
-		}
-		took = append(took, float64(time.Since(t0).Microseconds()))
-		i++
-	}
-	b.ReportMetric(stats.Percentile(took, 50), "p50-µs")
-	b.ReportMetric(stats.Percentile(took, 99), "p99-µs")
 }

@@ -18,7 +18,10 @@ import (
 // usage of the rounds before added to its own. A stream is held back only
 // until it shows which it is: from its first text it is passed on as it
 // comes, edited event by event; one that starts with a call is held to its
-// end, then sent (edited) or kept, as it turns out.
+// end, then sent (edited) or kept, as it turns out. A stream that talks and
+// then calls only the proxy's tools continues: its end (stop reason, usage,
+// [DONE]) is held back, and the next round's answer, resumed from it,
+// carries on the same stream for the client (see Continues and Resume).
 
 // Usage is what an answer cost, in its format's tokens.
 type Usage struct {
@@ -47,6 +50,10 @@ type Editor struct {
 	partial   []byte
 	held      [][]byte
 	ended     bool
+	// tail is the end of a stream passed on, held until End (tailing: one
+	// has begun).
+	tail    [][]byte
+	tailing bool
 }
 
 // dialectEditor is the part of an Editor that knows a format.
@@ -58,6 +65,13 @@ type dialectEditor interface {
 	observe(ev []byte) State
 	// edit rewrites an event for the client (nil drops it).
 	edit(ev []byte) []byte
+	// terminal reports whether an event ends the answer for the client
+	// (a stop reason, the usage, a last "done"): in a stream passed on, it
+	// and what follows wait for End.
+	terminal(ev []byte) bool
+	// resume carries on from the editor of the round before, whose
+	// stream the client has: its numbering and its ids.
+	resume(prev dialectEditor)
 	answer() *answer
 }
 
@@ -217,6 +231,14 @@ func (e *Editor) event(ev []byte, out []byte) []byte {
 		}
 	}
 	if e.state == Final {
+		if !e.tailing {
+			data := e.data(ev)
+			e.tailing = data != nil && e.d.terminal(data)
+		}
+		if e.tailing {
+			e.tail = append(e.tail, bytes.Clone(ev))
+			return out
+		}
 		return e.emit(ev, out)
 	}
 	e.held = append(e.held, bytes.Clone(ev))
@@ -312,7 +334,10 @@ func (e *Editor) End() []byte {
 		e.partial = nil
 	}
 	if e.state == Final {
-		return out
+		if e.Continues() {
+			return out // the end waits: the next round carries on
+		}
+		return append(out, e.Tail()...)
 	}
 	if e.ToolRound() {
 		return nil
@@ -323,6 +348,32 @@ func (e *Editor) End() []byte {
 	}
 	e.held = nil
 	return out
+}
+
+// Continues reports whether a stream the client has been given, whole
+// now, called only the proxy's tools after what it said: the client's
+// stream is to carry on with the next round (Resume), or end with Tail.
+func (e *Editor) Continues() bool {
+	a := e.d.answer()
+	return e.stream && e.state == Final && len(a.calls) > 0 && a.clientCalls() == 0
+}
+
+// Tail returns the held end of a stream passed on, edited for the client.
+func (e *Editor) Tail() []byte {
+	var out []byte
+	for _, ev := range e.tail {
+		out = e.emit(ev, out)
+	}
+	e.tail = nil
+	return out
+}
+
+// Resume makes e carry on the client's stream of prev, a round that
+// Continues: e's answer is edited to follow it (no second start, its
+// blocks, items and events numbered on from prev's, prev's ids), and is
+// passed on from its first text.
+func (e *Editor) Resume(prev *Editor) {
+	e.d.resume(prev.d)
 }
 
 // ToolRound reports whether the answer, whole, calls only the proxy's

@@ -10,7 +10,27 @@ import (
 // anthropicEditor edits Anthropic messages: a JSON message whose content
 // holds text and tool_use blocks, or the SSE events of one, whose blocks
 // are numbered by index.
-type anthropicEditor struct{ a *answer }
+type anthropicEditor struct {
+	a *answer
+	// blocks counts the content blocks the client has been given, over
+	// the rounds of one stream; offset is where this round's begin.
+	blocks, offset int
+	resumed        bool
+}
+
+func (c *anthropicEditor) terminal(ev []byte) bool {
+	switch gjson.GetBytes(ev, "type").String() {
+	case "message_delta", "message_stop":
+		return true
+	}
+	return false
+}
+
+func (c *anthropicEditor) resume(prev dialectEditor) {
+	if p, ok := prev.(*anthropicEditor); ok {
+		c.blocks, c.offset, c.resumed = p.blocks, p.blocks, true
+	}
+}
 
 func (c *anthropicEditor) answer() *answer { return c.a }
 
@@ -91,16 +111,26 @@ func (c *anthropicEditor) edit(ev []byte) []byte {
 			c.fixStop(v)
 			addUsage(obj(v["usage"]), "input_tokens", "output_tokens", prior)
 		case "message_start":
+			if c.resumed {
+				return false // the client's message has started
+			}
 			addUsage(obj(obj(v["message"])["usage"]), "input_tokens", "output_tokens", Usage{Input: prior.Input})
 		case "content_block_start", "content_block_delta", "content_block_stop":
 			index := num(v["index"])
 			if c.a.memory(index) {
 				return false
 			}
-			v["index"] = json.Number(strconv.Itoa(index - c.shift(index)))
+			if str(v["type"]) == "content_block_start" {
+				c.blocks++
+			}
+			v["index"] = json.Number(strconv.Itoa(c.offset + index - c.shift(index)))
 		case "message_delta":
 			c.fixStop(obj(v["delta"]))
 			addUsage(obj(v["usage"]), "input_tokens", "output_tokens", Usage{Output: prior.Output})
+			if u := obj(v["usage"]); c.resumed && u != nil {
+				// This round's message_start, which said it, was dropped.
+				u["input_tokens"] = json.Number(strconv.Itoa(prior.Input + c.a.usage.Input))
+			}
 		}
 		return true
 	})

@@ -9,7 +9,27 @@ import (
 
 // chatEditor edits OpenAI chat completions: a JSON completion, or SSE
 // chunks whose choices[0].delta carry text and tool calls by index.
-type chatEditor struct{ a *answer }
+type chatEditor struct {
+	a *answer
+	// id is the completion's id as the client knows it: a stream carried
+	// on keeps the first round's (SDKs refuse chunks of another).
+	id      string
+	resumed bool
+}
+
+func (c *chatEditor) terminal(ev []byte) bool {
+	r := gjson.ParseBytes(ev)
+	if f := r.Get("choices.0.finish_reason"); f.Exists() && f.Type != gjson.Null {
+		return true
+	}
+	return len(r.Get("choices").Array()) == 0 && r.Get("usage").IsObject()
+}
+
+func (c *chatEditor) resume(prev dialectEditor) {
+	if p, ok := prev.(*chatEditor); ok {
+		c.id, c.resumed = p.id, true
+	}
+}
 
 func (c *chatEditor) answer() *answer { return c.a }
 
@@ -56,6 +76,11 @@ func (c *chatEditor) observe(ev []byte) State {
 
 func (c *chatEditor) edit(ev []byte) []byte {
 	return editJSON(ev, func(v map[string]any) bool {
+		if c.id == "" {
+			c.id = str(v["id"])
+		} else if c.resumed {
+			v["id"] = c.id
+		}
 		addUsage(obj(v["usage"]), "prompt_tokens", "completion_tokens", c.a.prior)
 		keep := true
 		for _, ch := range list(v["choices"]) {
@@ -127,6 +152,11 @@ type ollamaEditor struct {
 }
 
 func (o *ollamaEditor) answer() *answer { return o.a }
+
+func (o *ollamaEditor) terminal(ev []byte) bool { return gjson.GetBytes(ev, "done").Bool() }
+
+// resume has nothing to carry: Ollama's lines are not numbered.
+func (o *ollamaEditor) resume(dialectEditor) {}
 
 func (o *ollamaEditor) observe(ev []byte) State {
 	r := gjson.ParseBytes(ev)

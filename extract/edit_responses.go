@@ -10,7 +10,32 @@ import (
 // responsesEditor edits OpenAI responses: a JSON response whose output
 // items are messages and function calls, or the SSE events of one, which
 // name their item by output_index.
-type responsesEditor struct{ a *answer }
+type responsesEditor struct {
+	a *answer
+	// Over the rounds of one stream: the response id the client knows,
+	// the output items it has been given (a carried-on stream's last
+	// response lists them all), the next sequence number, and where this
+	// round's items begin.
+	id      string
+	items   []any
+	seq     int
+	offset  int
+	resumed bool
+}
+
+func (c *responsesEditor) terminal(ev []byte) bool {
+	switch gjson.GetBytes(ev, "type").String() {
+	case "response.completed", "response.incomplete", "response.failed":
+		return true
+	}
+	return false
+}
+
+func (c *responsesEditor) resume(prev dialectEditor) {
+	if p, ok := prev.(*responsesEditor); ok {
+		c.id, c.items, c.seq, c.offset, c.resumed = p.id, p.items, p.seq, len(p.items), true
+	}
+}
 
 func (c *responsesEditor) answer() *answer { return c.a }
 
@@ -83,6 +108,9 @@ func (c *responsesEditor) shift(index int) int {
 func (c *responsesEditor) edit(ev []byte) []byte {
 	return editJSON(ev, func(v map[string]any) bool {
 		response := func(resp map[string]any) {
+			if resp == nil {
+				return
+			}
 			var kept []any
 			for i, it := range list(resp["output"]) {
 				if str(obj(it)["type"]) == "function_call" && c.a.memory(i) {
@@ -90,7 +118,11 @@ func (c *responsesEditor) edit(ev []byte) []byte {
 				}
 				kept = append(kept, it)
 			}
-			if resp["output"] != nil {
+			if c.resumed {
+				kept = append(append([]any{}, c.items[:c.offset]...), kept...)
+				resp["id"] = c.id
+			}
+			if resp["output"] != nil || c.resumed {
 				resp["output"] = kept
 			}
 			addUsage(obj(resp["usage"]), "input_tokens", "output_tokens", c.a.prior)
@@ -99,15 +131,32 @@ func (c *responsesEditor) edit(ev []byte) []byte {
 			response(v)
 			return true
 		}
+		switch str(v["type"]) {
+		case "response.created", "response.in_progress":
+			if c.resumed {
+				return false // the client's response has started
+			}
+			if c.id == "" {
+				c.id = str(obj(v["response"])["id"])
+			}
+		}
 		if x, ok := v["output_index"]; ok {
 			index := num(x)
 			if c.a.memory(index) {
 				return false
 			}
-			v["output_index"] = json.Number(strconv.Itoa(index - c.shift(index)))
+			v["output_index"] = json.Number(strconv.Itoa(c.offset + index - c.shift(index)))
+			if str(v["type"]) == "response.output_item.done" {
+				c.items = append(c.items, v["item"])
+			}
+		}
+		if _, ok := v["sequence_number"]; ok {
+			// Numbered on over the rounds, gaps closed.
+			v["sequence_number"] = json.Number(strconv.Itoa(c.seq))
+			c.seq++
 		}
 		switch str(v["type"]) {
-		case "response.completed", "response.incomplete":
+		case "response.completed", "response.incomplete", "response.failed":
 			response(obj(v["response"]))
 		}
 		return true
