@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"slices"
 	"testing"
 
 	"golang.org/x/crypto/bcrypt"
@@ -425,5 +426,29 @@ func TestAPIAdminNeedsCaddyAuth(t *testing.T) {
 	a.client = tester.Client
 	if status, out := a.do("GET", "/memory/admin/memories?owner=sk-victim", "", nil); status != http.StatusOK || !strings.Contains(fmt.Sprint(out), "Zqlima") {
 		t.Errorf("admin API with insecure_no_auth: %d %v, want 200 with the memory", status, out)
+	}
+}
+
+// TestAPITakesTheProxysStorage: a memory_api without a storage of its own
+// serves the memory handler's, not an empty database elsewhere.
+func TestAPITakesTheProxysStorage(t *testing.T) {
+	storage := t.TempDir()
+	up := newFakeLLM(t)
+	tester := startCaddy(t, globalOptions+fmt.Sprintf(`http://localhost:9080 {
+	memory {
+		storage %s
+		index_shards 4
+	}
+	handle /memory/* {
+		memory_api
+	}
+	reverse_proxy %s
+}
+`, storage, up.addr()))
+	api := apiCall{t, tester.Client}
+	post(t, tester, "/v1/chat/completions", "sk-own-storage", chatBody(false, msg("user", "I live in Lisbon.")))
+	settle(t, storage, 1)
+	if _, out := api.do("GET", "/memory/memories?kind=identity", "sk-own-storage", nil); !slices.Contains(listContents(out), "User lives in Lisbon.") {
+		t.Errorf("the API without a storage lists %v, want what the proxy learned", listContents(out))
 	}
 }

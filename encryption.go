@@ -97,6 +97,8 @@ type keyClaim struct {
 	// waiting are memory_api handlers without keys of their own, provisioned
 	// before any handler that has the storage's keys.
 	waiting []func(*seal.Ring) error
+	// proxied: a memory handler of the configuration uses the storage.
+	proxied bool
 }
 
 // claimKeys records that directive who gives dir the keys (nil: none) in
@@ -122,6 +124,7 @@ func claimKeys(ctx caddy.Context, dir, who string, keys *seal.Ring) (*seal.Ring,
 		c = &keyClaim{}
 		claims[dir] = c
 	}
+	c.proxied = c.proxied || who == "memory"
 	switch {
 	case keys == nil:
 		return c.keys, nil, nil
@@ -157,4 +160,18 @@ func attachWaiting(dir string, keys *seal.Ring, waiting []func(*seal.Ring) error
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// proxiedStorages are the storages of the memory handlers provisioned so
+// far in ctx's configuration.
+func proxiedStorages(ctx caddy.Context) []string {
+	configKeys.Lock()
+	defer configKeys.Unlock()
+	var dirs []string
+	for dir, c := range configKeys.byConfig[ctx.Done()] {
+		if c.proxied {
+			dirs = append(dirs, dir)
+		}
+	}
+	return dirs
 }

@@ -29,8 +29,9 @@ func init() {
 // auth; it shares the database of the memory handlers with the same
 // storage.
 type APIHandler struct {
-	// Storage is the memory database to manage; the same default as the
-	// memory handler's.
+	// Storage is the memory database to manage. Default: that of the
+	// memory handler of the same configuration, when there is one (else
+	// the memory handler's default).
 	Storage string `json:"storage,omitempty"`
 	// Mode is "self" (default: callers manage only their own memories, the
 	// owner resolved as the proxy resolves it) or "admin" (every owner).
@@ -84,6 +85,18 @@ func (a *APIHandler) Provision(ctx caddy.Context) error {
 	dir, err := storageDir(a.Storage)
 	if err != nil {
 		return err
+	}
+	if a.Storage == "" {
+		// The API is for the proxy's memories: without a storage of its
+		// own, it takes the memory handler's (provisioned before it, as
+		// the Caddyfile orders memory before handle and route).
+		switch dirs := proxiedStorages(ctx); {
+		case len(dirs) == 1:
+			dir = dirs[0]
+		case len(dirs) > 1:
+			ctx.Logger().Warn("memory_api has no storage and this configuration's memory handlers use several; it serves the default one: give it a storage",
+				zap.Strings("memory_storages", dirs), zap.String("storage", dir))
+		}
 	}
 	keys, err := a.Encryption.ring()
 	if err != nil {
