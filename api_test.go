@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"slices"
+	"strings"
 	"testing"
 
 	"golang.org/x/crypto/bcrypt"

@@ -580,3 +580,64 @@ func TestMemoryToolAfterText(t *testing.T) {
 		}
 	}
 }
+
+// TestMemoryCallOwedToStoredResponse: OpenAI stores a responses answer
+// whole, with the proxy's call the client never saw. The client's next
+// request, continuing it by previous_response_id with its own call's
+// output, must also bring an output for the proxy's call, or OpenAI refuses
+// it: the proxy adds it, for that owner only, once.
+func TestMemoryCallOwedToStoredResponse(t *testing.T) {
+	storage := t.TempDir()
+	up := newFakeLLM(t)
+	up.answer = func(body []byte) string {
+		if strings.Contains(toolOutputs(body), "sunny") {
+			return "It is sunny in Oslo."
+		}
+		return toolPrefix + `recall_memory {"query":"hike"}|get_weather {"city":"Oslo"}`
+	}
+	tester := startCaddy(t, toolsConfig(storage, up.addr()))
+	ask := func(key string, p responses.ResponseNewParams) *responses.Response {
+		t.Helper()
+		client := openai.NewClient(ooption.WithBaseURL(caddyAddr+"/v1/"), ooption.WithAPIKey(key),
+			ooption.WithHTTPClient(tester.Client), ooption.WithMaxRetries(0))
+		p.Model = "gpt-4.1-mini"
+		p.Tools = []responses.ToolUnionParam{responses.ToolParamOfFunction("get_weather", map[string]any{"type": "object"}, false)}
+		res, err := client.Responses.New(t.Context(), p)
+		if err != nil {
+			t.Fatalf("response through Caddy: %v", err)
+		}
+		return res
+	}
+	first := ask("key-stored", responses.ResponseNewParams{Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("I plan to hike near Oslo. How is the weather?")}})
+	var call string
+	for _, it := range first.Output {
+		if it.Type == "function_call" {
+			if it.Name != "get_weather" || call != "" {
+				t.Fatalf("the client got calls %+v, want its get_weather alone", first.Output)
+			}
+			call = it.CallID
+		}
+	}
+	next := func(key string) []byte {
+		out := responses.ResponseInputItemParamOfFunctionCallOutput(weatherResult)
+		out.OfFunctionCallOutput.CallID = openai.String(call)
+		ask(key, responses.ResponseNewParams{PreviousResponseID: openai.String(first.ID),
+			Input: responses.ResponseNewParamsInputUnion{OfInputItemList: responses.ResponseInputParam{out}}})
+		return up.last("/responses").Body
+	}
+	// Another owner naming the same response gets nothing of this one's.
+	if got := gjson.GetBytes(next("key-other"), `input.#(type=="function_call_output")#.call_id`).String(); got != `["`+call+`"]` {
+		t.Errorf("another owner's request carries outputs for %s", got)
+	}
+	sent := next("key-stored")
+	if got := gjson.GetBytes(sent, `input.#(type=="function_call_output")#.call_id`).String(); got != `["call_1","`+call+`"]` {
+		t.Errorf("the continuing request carries outputs for %s, want the proxy's call_1 and the client's %s:\n%s", got, call, sent)
+	}
+	if !strings.Contains(toolOutputs(sent), `"memories"`) {
+		t.Errorf("the proxy's call has no recall result: %s", toolOutputs(sent))
+	}
+	// Once.
+	if got := gjson.GetBytes(next("key-stored"), `input.#(type=="function_call_output")#.call_id`).String(); got != `["`+call+`"]` {
+		t.Errorf("a second continuation carries outputs for %s again", got)
+	}
+}

@@ -161,8 +161,9 @@ type Handler struct {
 
 	logger      *zap.Logger
 	engine      *engine.Engine
-	learner     learner // where turns go once answered: the engine
-	storagePath string  // the pool key, set only once acquired
+	owed        *owedOutputs // outputs of the proxy's calls owed to stored responses
+	learner     learner      // where turns go once answered: the engine
+	storagePath string       // the pool key, set only once acquired
 	placement   inject.Placement
 	minScore    float64
 	format      inject.Dialect
@@ -255,6 +256,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if h.Gate == "" {
 		h.Gate = "heuristic"
 	}
+	h.owed = new(owedOutputs)
 	if h.MaxToolRounds == 0 {
 		h.MaxToolRounds = defaultMaxToolRounds
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/tidwall/gjson"
 	"go.uber.org/zap"
 
 	"github.com/caddy-memory/memory/contentenc"
@@ -82,6 +83,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	}
 	t := newTee(w, h.MaxCapture)
 	if tools := h.memoryTools(req.Dialect, body); tools != nil {
+		if owe := h.owed.take(owner, gjson.GetBytes(body, "previous_response_id").String()); owe != nil && req.Dialect == inject.NameOpenAIResponses {
+			if b, err := inject.PrependInput(body, owe); err == nil {
+				body = b
+			}
+		}
 		withTools, err := inject.AddTools(req.Dialect, body, tools)
 		if err != nil {
 			h.logger.Warn("memory tools not offered; request passed on without them", zap.Error(err))

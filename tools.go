@@ -118,14 +118,7 @@ func (h *Handler) serveWithTools(t *tee, r *http.Request, next caddyhttp.Handler
 		again := rw.end(last)
 		if !again {
 			if !last || !rw.editor.ToolRound() {
-				// The client has an answer without the proxy's calls (beside
-				// its own): what the model asked to save is saved; a recall
-				// would reach no one.
-				for _, c := range rw.editor.Calls() {
-					if c.Name == toolSave {
-						h.runTool(r.Context(), owner, c)
-					}
-				}
+				h.besideClientCalls(r.Context(), owner, dialect, rw.editor)
 			}
 			return recalled, nil
 		}
@@ -144,6 +137,26 @@ func (h *Handler) serveWithTools(t *tee, r *http.Request, next caddyhttp.Handler
 		if body, err = inject.AppendRound(dialect, body, rw.editor.Text(), calls, results); err != nil {
 			return unfinished(fmt.Errorf("continuing after the memory tools: %w", err))
 		}
+	}
+}
+
+// besideClientCalls runs the proxy's calls of an answer the client has
+// with its own calls alone: what the model asked to save is saved. A
+// recall's result would reach no one, except in an OpenAI responses
+// answer, which OpenAI stores whole: the next request continuing it owes
+// an output for each call, kept until then (see owedOutputs).
+func (h *Handler) besideClientCalls(ctx context.Context, owner, dialect string, ed *extract.Editor) {
+	var owe []string
+	for _, c := range ed.Calls() {
+		if c.Name != toolSave && dialect != inject.NameOpenAIResponses {
+			continue
+		}
+		result, _ := h.runTool(ctx, owner, c)
+		b, _ := json.Marshal(map[string]string{"type": "function_call_output", "call_id": c.ID, "output": result})
+		owe = append(owe, string(b))
+	}
+	if dialect == inject.NameOpenAIResponses {
+		h.owed.put(owner, ed.ResponseID(), owe)
 	}
 }
 

@@ -119,10 +119,10 @@ type abConfig struct {
 
 // upstream is the fake LLM API: answers after delay, streaming when asked.
 type upstream struct {
-	delay      atomic.Int64 // nanoseconds: the capacity rounds set it to 0
-	chunkDelay time.Duration
-	chunks     int
-	seen, injected    atomic.Int64 // requests from the memory server, and those carrying memories
+	delay          atomic.Int64 // nanoseconds: the capacity rounds set it to 0
+	chunkDelay     time.Duration
+	chunks         int
+	seen, injected atomic.Int64 // requests from the memory server, and those carrying memories
 }
 
 func (u *upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {

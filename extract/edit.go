@@ -395,6 +395,15 @@ func (e *Editor) Calls() []inject.ToolCall {
 	return out
 }
 
+// ResponseID is the id of an OpenAI responses answer, as the client knows
+// it ("" for other formats).
+func (e *Editor) ResponseID() string {
+	if r, ok := e.d.(*responsesEditor); ok {
+		return r.id
+	}
+	return ""
+}
+
 // Text is what the answer said, besides its calls.
 func (e *Editor) Text() string { return e.d.answer().text.String() }
 

@@ -54,6 +54,9 @@ func (c *responsesEditor) observe(ev []byte) State {
 		state = Held
 	}
 	whole := func(resp gjson.Result) {
+		if c.id == "" {
+			c.id = resp.Get("id").String()
+		}
 		text := false
 		resp.Get("output").ForEach(func(i, it gjson.Result) bool {
 			item(int(i.Int()), it)
@@ -78,6 +81,10 @@ func (c *responsesEditor) observe(ev []byte) State {
 	switch t := r.Get("type").String(); {
 	case t == "" && r.Get("object").String() == "response":
 		whole(r)
+	case t == "response.created":
+		if c.id == "" {
+			c.id = r.Get("response.id").String()
+		}
 	case t == "response.output_item.added":
 		item(int(r.Get("output_index").Int()), r.Get("item"))
 	case t == "response.function_call_arguments.delta":

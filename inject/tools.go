@@ -178,3 +178,31 @@ func object(arguments string) string {
 	}
 	return "{}"
 }
+
+// PrependInput returns a responses API body with items (JSON objects)
+// before its input: for outputs the conversation owes to calls of the
+// response it continues (previous_response_id). A string input becomes the
+// equivalent user item after them.
+func PrependInput(body []byte, items []string) ([]byte, error) {
+	if len(items) == 0 {
+		return body, nil
+	}
+	if !ValidJSON(body) {
+		return nil, ErrNotJSON
+	}
+	joined := []byte(strings.Join(items, ","))
+	in := gjson.GetBytes(body, "input")
+	switch {
+	case !in.Exists():
+		return addField(body, "input", append(append([]byte{'['}, joined...), ']'))
+	case in.Type == gjson.String && spanOK(body, in):
+		user := `{"role":"user","content":` + in.Raw + `}`
+		return replace(body, in.Index, in.Index+len(in.Raw), []byte("["+string(joined)+","+user+"]")), nil
+	case in.IsArray() && spanOK(body, in):
+		if len(in.Array()) == 0 {
+			return splice(body, in.Index+1, joined), nil
+		}
+		return splice(body, in.Index+1, joined, []byte(",")), nil
+	}
+	return nil, fmt.Errorf("input is neither a string nor an array")
+}
