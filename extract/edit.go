@@ -2,7 +2,6 @@ package extract
 
 import (
 	"bytes"
-	"encoding/json"
 	"mime"
 	"strings"
 
@@ -409,51 +408,3 @@ func (e *Editor) Text() string { return e.d.answer().text.String() }
 
 // Usage is the answer's own usage.
 func (e *Editor) Usage() Usage { return e.d.answer().usage }
-
-// editJSON decodes an event's JSON object, lets fn change it, and encodes
-// it again (numbers kept as written, no HTML escaping); nil when it is not
-// an object, or fn returns false (drop it).
-func editJSON(raw []byte, fn func(map[string]any) bool) []byte {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v map[string]any
-	if err := dec.Decode(&v); err != nil {
-		return raw
-	}
-	if !fn(v) {
-		return nil
-	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return raw
-	}
-	return bytes.TrimRight(b.Bytes(), "\n")
-}
-
-// num reads a JSON number of a decoded object (0 when absent).
-func num(v any) int {
-	if n, ok := v.(json.Number); ok {
-		i, _ := n.Int64()
-		return int(i)
-	}
-	return 0
-}
-
-// obj is v as an object, or nil.
-func obj(v any) map[string]any {
-	m, _ := v.(map[string]any)
-	return m
-}
-
-// list is v as an array, or nil.
-func list(v any) []any {
-	l, _ := v.([]any)
-	return l
-}
-
-func str(v any) string {
-	s, _ := v.(string)
-	return s
-}
