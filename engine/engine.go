@@ -62,6 +62,10 @@ type Config struct {
 	// searchLocal), and so to be kept out of the index (see enrolment): 0
 	// means DefaultLocalSearchMax, a negative value never.
 	LocalSearchMax int
+	// PostingsBudget is the memory the in-memory postings of owners
+	// searched through the index may take (see postings.go): 0 means
+	// DefaultPostingsBudget, a negative value none (Bleve alone).
+	PostingsBudget int
 	// Logger returns the logger to use; it is called at each use because the
 	// engine outlives the configuration that opened it.
 	Logger   func() *zap.Logger
@@ -83,9 +87,10 @@ type Config struct {
 
 // Engine is an open memory database. It is safe for concurrent use.
 type Engine struct {
-	cfg   Config
-	store *store.DB
-	index *index.Index
+	cfg      Config
+	store    *store.DB
+	index    *index.Index
+	postings *postingsCache // nil: off
 
 	// Enqueue holds closeMu for reading while it sends, so Close can be sure
 	// that no job arrives after the writer's final drain.
@@ -190,6 +195,7 @@ func Open(cfg Config) (*Engine, error) {
 
 	stopCtx, cancelStop := context.WithCancel(context.Background())
 	e := &Engine{
+		postings:      newPostingsCacheFor(cfg.PostingsBudget),
 		cfg:           cfg,
 		store:         st,
 		index:         idx,
@@ -319,6 +325,9 @@ func (e *Engine) Close(ctx context.Context) error {
 		<-done
 	}
 	e.resealWG.Wait()
+	if e.postings != nil {
+		e.postings.wg.Wait() // builds read the store
+	}
 	if e.life.started.Load() {
 		<-e.life.done
 	}

@@ -239,8 +239,9 @@ func ids(rs []Result) string {
 }
 
 // TestLocalSearchOnlyForSmallOwners: an owner past LocalSearchMax is
-// searched through the index. The index is made to forget both owners'
-// memories, so only a search of the records can find them.
+// searched through the index, or its postings. The index is made to forget
+// both owners' memories, so only a search of the records (or postings
+// made from them) can find them.
 func TestLocalSearchOnlyForSmallOwners(t *testing.T) {
 	e := open(t, t.TempDir(), 1)
 	defer closeEngine(t, e)
@@ -269,8 +270,16 @@ func TestLocalSearchOnlyForSmallOwners(t *testing.T) {
 	if got := search(t, e, small, "bees"); len(got) != 3 {
 		t.Errorf("small owner: %d memories found, want its 3 from its records", len(got))
 	}
+	postings := e.postings
+	e.postings = nil
 	if got := search(t, e, large, "bees"); len(got) != 0 {
-		t.Errorf("large owner: %d memories found, want none: the index has none", len(got))
+		t.Errorf("large owner, postings off: %d memories found, want none: the index has none", len(got))
+	}
+	// The postings of a large owner are made from its records.
+	e.postings = postings
+	waitPostings(t, e, large, "bees")
+	if got := search(t, e, large, "bees"); len(got) != 4 {
+		t.Errorf("large owner: %d memories found in its postings, want its 4", len(got))
 	}
 }
 
@@ -477,4 +486,80 @@ func TestStaleDigestsAreRenewed(t *testing.T) {
 			t.Errorf("%q with renewed digests: %s, want %s", q, got, before[q])
 		}
 	}
+}
+
+// TestPostingsFollowChanges: a large owner's postings, once built, see
+// what is learned, edited, deleted and forgotten after, at the next search;
+// and never another owner's memories.
+func TestPostingsFollowChanges(t *testing.T) {
+	e := open(t, t.TempDir(), 1)
+	defer closeEngine(t, e)
+	e.cfg.LocalSearchMax = 3
+	owner, other := e.OwnerID("large"), e.OwnerID("other")
+	put := func(owner, content string) uint64 {
+		t.Helper()
+		res, err := e.Remember(t.Context(), OwnedPut{Owner: owner, Put: store.Put{Kind: "note", Content: content}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res[0].Memory.ID
+	}
+	for i := range 5 {
+		put(owner, fmt.Sprintf("User keeps bees, hive %d", i))
+		put(other, fmt.Sprintf("User keeps bees and goats, pen %d", i))
+	}
+	settle(t, e)
+	waitPostings(t, e, owner, "bees")
+	if got := search(t, e, owner, "bees"); len(got) != 5 {
+		t.Fatalf("%d found, want 5", len(got))
+	}
+	id := put(owner, "User's sister collects stamps")
+	if got := search(t, e, owner, "stamps"); len(got) != 1 || got[0].Memory.Content != "User's sister collects stamps" {
+		t.Errorf("a memory learned after the postings were built: found %v", got)
+	}
+	if _, err := e.Edit(t.Context(), owner, id, func(m *store.Memory) error { m.Content = "User's sister collects coins"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if got := search(t, e, owner, "stamps"); len(got) != 0 {
+		t.Errorf("an edited memory is still found by its old words: %v", got)
+	}
+	if got := search(t, e, owner, "coins"); len(got) != 1 {
+		t.Errorf("an edited memory is not found by its new words: %v", got)
+	}
+	if err := e.Delete(t.Context(), owner, id, false); err != nil {
+		t.Fatal(err)
+	}
+	if got := search(t, e, owner, "coins"); len(got) != 0 {
+		t.Errorf("a deleted memory is found: %v", got)
+	}
+	for _, r := range search(t, e, owner, "bees goats pen") {
+		if strings.Contains(r.Memory.Content, "goats") {
+			t.Errorf("another owner's memory found: %q", r.Memory.Content)
+		}
+	}
+	if _, err := e.Forget(t.Context(), owner); err != nil {
+		t.Fatal(err)
+	}
+	if got := search(t, e, owner, "bees"); len(got) != 0 {
+		t.Errorf("a forgotten owner's memories are found: %v", got)
+	}
+}
+
+// waitPostings searches owner for query until its postings are built (a
+// search starts the build).
+func waitPostings(t testing.TB, e *Engine, owner, query string) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if _, err := e.Search(t.Context(), SearchRequest{Owner: owner, Query: query, Limit: 5}); err != nil {
+			t.Fatal(err)
+		}
+		o := e.postings.entry(owner)
+		o.mu.Lock()
+		built := o.p != nil
+		o.mu.Unlock()
+		if built {
+			return
+		}
+	}
+	t.Fatal("the owner's postings were not built within 30s")
 }

@@ -41,24 +41,30 @@ func (s *DB) LastSeq() uint64 {
 // Changes returns up to limit changes with a sequence number above after, and
 // the oldest sequence number still in the log (0 when the log is empty).
 func (s *DB) Changes(after uint64, limit int) (changes []Change, oldest uint64, err error) {
-	err = s.view(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bucketChanges).Cursor()
-		if k, _ := c.First(); k != nil {
-			oldest = decodeU64(k)
-		}
-		for k, v := c.Seek(encodeU64(after + 1)); k != nil && len(changes) < limit; k, v = c.Next() {
-			if len(v) < 8 {
-				continue
-			}
-			changes = append(changes, Change{
-				Seq:   decodeU64(k),
-				Owner: string(v[:len(v)-8]),
-				ID:    decodeU64(v[len(v)-8:]),
-			})
-		}
+	err = s.View(func(t *Tx) error {
+		changes, oldest = t.Changes(after, limit)
 		return nil
 	})
 	return changes, oldest, err
+}
+
+// Changes is DB.Changes in this snapshot.
+func (t *Tx) Changes(after uint64, limit int) (changes []Change, oldest uint64) {
+	c := t.tx.Bucket(bucketChanges).Cursor()
+	if k, _ := c.First(); k != nil {
+		oldest = decodeU64(k)
+	}
+	for k, v := c.Seek(encodeU64(after + 1)); k != nil && len(changes) < limit; k, v = c.Next() {
+		if len(v) < 8 {
+			continue
+		}
+		changes = append(changes, Change{
+			Seq:   decodeU64(k),
+			Owner: string(v[:len(v)-8]),
+			ID:    decodeU64(v[len(v)-8:]),
+		})
+	}
+	return changes, oldest
 }
 
 // TrimChanges drops log entries up to and including seq. Call it only once

@@ -36,6 +36,12 @@ func (p *Peek) Active(now time.Time) bool {
 // InSession reports whether the memory belongs to session.
 func (p *Peek) InSession(session string) bool { return string(p.session) == session }
 
+// Session is the memory's session.
+func (p *Peek) Session() string { return string(p.session) }
+
+// Expires is when the memory expires, or nil.
+func (p *Peek) Expires() *time.Time { return p.expiresAt() }
+
 // Terms is the memory's search digest, as the store's digest function made
 // it when the memory was last written; nil for records written without one.
 func (p *Peek) Terms() []byte {

@@ -1,0 +1,255 @@
+package engine
+
+import (
+	"container/list"
+	"errors"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/caddy-memory/memory/index"
+	"github.com/caddy-memory/memory/store"
+)
+
+// Owners the index holds (more than LocalSearchMax memories) are searched
+// from an inverted index of their own in memory (index.Postings), built
+// from their records' digests in the background after their first search
+// (until then, and while one is rebuilt, Bleve answers), and brought up to
+// date from the change log at each search after: a Bleve search of a large
+// owner costs what the question's words hold in its whole shard, this one
+// what they hold in the owner's memories. The postings of the owners
+// searched most recently are kept, within the budget; an owner evicted, or
+// one whose changes the log no longer has, is built again.
+
+// DefaultPostingsBudget is the memory the postings of large owners may take
+// by default: about 450 bytes a memory, so some 300,000 memories.
+const DefaultPostingsBudget = 128 << 20
+
+// postingsCatchUp is the most changes (of all owners) read to bring an
+// owner's postings up to date; further behind, they are built again.
+const postingsCatchUp = 20_000
+
+// postingsCache holds owners' postings, least recently searched first.
+type postingsCache struct {
+	mu     sync.Mutex
+	owners map[string]*list.Element // of *ownerPostings
+	lru    list.List
+	bytes  int
+	budget int
+	// builds admits one build at a time: a build reads all of an owner's
+	// records, and several at once would take the cores from requests.
+	builds chan struct{}
+	wg     sync.WaitGroup // builds running
+}
+
+// ownerPostings is one owner's postings and the change log position they
+// are consistent with.
+type ownerPostings struct {
+	owner    string
+	mu       sync.Mutex // held while searched or brought up to date
+	p        *index.Postings
+	seq      uint64
+	bytes    int  // as last accounted in the cache
+	building bool // a build of it is running
+}
+
+// newPostingsCacheFor makes the cache for a configured budget (see
+// Config.PostingsBudget): nil for none.
+func newPostingsCacheFor(budget int) *postingsCache {
+	switch {
+	case budget < 0:
+		return nil
+	case budget == 0:
+		budget = DefaultPostingsBudget
+	}
+	return &postingsCache{owners: map[string]*list.Element{}, budget: budget, builds: make(chan struct{}, 1)}
+}
+
+// entry returns owner's entry, made if needed, as the most recent.
+func (c *postingsCache) entry(owner string) *ownerPostings {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.owners[owner]; ok {
+		c.lru.MoveToBack(el)
+		return el.Value.(*ownerPostings)
+	}
+	o := &ownerPostings{owner: owner}
+	c.owners[owner] = c.lru.PushBack(o)
+	return o
+}
+
+// account records o's new size and evicts the least recently searched
+// owners (never o) while the cache is over its budget.
+func (c *postingsCache) account(o *ownerPostings, bytes int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.owners[o.owner]; !ok || el.Value != o {
+		return // evicted meanwhile
+	}
+	c.bytes += bytes - o.bytes
+	o.bytes = bytes
+	for el := c.lru.Front(); el != nil && c.bytes > c.budget; {
+		next := el.Next()
+		if v := el.Value.(*ownerPostings); v != o {
+			c.bytes -= v.bytes
+			delete(c.owners, v.owner)
+			c.lru.Remove(el)
+			// A search holding it finishes with it; the next one builds anew.
+		}
+		el = next
+	}
+}
+
+// forget drops owner's postings (its memories are gone).
+func (c *postingsCache) forget(owner string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.owners[owner]; ok {
+		c.bytes -= el.Value.(*ownerPostings).bytes
+		delete(c.owners, owner)
+		c.lru.Remove(el)
+	}
+}
+
+// searchPostings ranks a large owner's memories from its postings, in the
+// search's snapshot tx. ok is false when there are none (yet): search the
+// index.
+func (e *Engine) searchPostings(tx *store.Tx, r SearchRequest, terms []string, size int, now time.Time) (hits []index.Hit, ok bool, err error) {
+	if e.postings == nil {
+		return nil, false, nil
+	}
+	o := e.postings.entry(r.Owner)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.p != nil && o.p.Version() != e.index.Digester().Version() {
+		o.p = nil // made with the digests of before an encryption or decryption
+	}
+	last := tx.LastSeq()
+	if o.p != nil && o.seq > last {
+		o.p = nil // a store rewritten since (its log starts over)
+	}
+	if o.p != nil && o.seq < last {
+		caught, err := e.catchUp(tx, o, last, now)
+		if err != nil {
+			return nil, false, err
+		}
+		if !caught {
+			o.p = nil
+		}
+	}
+	if o.p == nil || o.p.Dead() > o.p.Live() {
+		e.buildPostings(o)
+	}
+	if o.p == nil {
+		return nil, false, nil
+	}
+	e.postings.account(o, o.p.Bytes())
+	f := index.Filter{Session: r.Session, OnlySession: r.OnlySession, Kinds: r.Kinds, Except: r.ExcludeKinds}
+	return o.p.Search(e.index.NewScorer(r.Owner, terms), f, now, size), true, nil
+}
+
+// catchUp applies to o's postings the owner's changes up to last, the end
+// of the snapshot tx's log; false when the log no longer has them all, or
+// they are too many to read: build them anew.
+func (e *Engine) catchUp(tx *store.Tx, o *ownerPostings, last uint64, now time.Time) (bool, error) {
+	changes, oldest := tx.Changes(o.seq, postingsCatchUp)
+	if oldest > o.seq+1 || (len(changes) == postingsCatchUp && changes[len(changes)-1].Seq < last) {
+		return false, nil
+	}
+	for _, c := range changes {
+		if c.Seq > last {
+			break
+		}
+		if c.Owner != o.owner {
+			continue
+		}
+		if err := e.repost(tx, o.owner, o.p, c.ID, now); err != nil {
+			return false, err
+		}
+	}
+	o.seq = last
+	return true, nil
+}
+
+// buildPostings builds o's postings in the background, unless a build is
+// running. Call with o.mu held.
+func (e *Engine) buildPostings(o *ownerPostings) {
+	if o.building {
+		return
+	}
+	select {
+	case e.postings.builds <- struct{}{}:
+	default:
+		return // another owner's: the next search asks again
+	}
+	o.building = true
+	e.postings.wg.Add(1)
+	go func() {
+		defer e.postings.wg.Done()
+		p, seq, err := e.readPostings(o.owner)
+		<-e.postings.builds
+		o.mu.Lock()
+		o.building = false
+		if err == nil && (o.p == nil || seq >= o.seq) {
+			o.p, o.seq = p, seq
+		}
+		o.mu.Unlock()
+		if err != nil {
+			e.log().Warn("building a large owner's postings failed; its searches use the index", zap.Error(err))
+			return
+		}
+		e.postings.account(o, p.Bytes())
+	}()
+}
+
+// readPostings makes owner's postings from its records, and the change log
+// position they are consistent with.
+func (e *Engine) readPostings(owner string) (*index.Postings, uint64, error) {
+	p := e.index.NewPostings()
+	g := e.index.Digester()
+	var seq uint64
+	err := e.store.View(func(tx *store.Tx) error {
+		seq = tx.LastSeq()
+		now := e.now()
+		return tx.PeekAll(owner, func(pk *store.Peek) error {
+			if !pk.Active(now) {
+				return nil
+			}
+			b, err := pk.Brief()
+			if err != nil {
+				return err
+			}
+			if p.Put(pk.ID, pk.Terms(), b.Kind, pk.Session(), pk.Expires()) {
+				return nil
+			}
+			m, err := pk.Memory() // a record without a current digest
+			if err != nil {
+				return err
+			}
+			p.Put(pk.ID, g.Digest(m.Content, m.Context), b.Kind, pk.Session(), pk.Expires())
+			return nil
+		})
+	})
+	return p, seq, err
+}
+
+// repost puts memory id of owner in p as the snapshot tx has it, or takes
+// it out.
+func (e *Engine) repost(tx *store.Tx, owner string, p *index.Postings, id uint64, now time.Time) error {
+	m, err := tx.Get(owner, id)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		p.Delete(id)
+		return nil
+	case err != nil:
+		return err
+	case !m.Active(now):
+		p.Delete(id)
+		return nil
+	}
+	if !p.Put(id, m.Digest, m.Kind, m.Session, m.ExpiresAt) {
+		p.Put(id, e.index.Digester().Digest(m.Content, m.Context), m.Kind, m.Session, m.ExpiresAt)
+	}
+	return nil
+}
