@@ -55,6 +55,7 @@ func parseAPICaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, err
 //	    min_score     <float>
 //	    max_body      <size>
 //	    max_capture   <size>
+//	    search_cache  <size>|off
 //	    timeout       <duration>
 //	    fail          open|closed
 //	    diagnostics
@@ -203,6 +204,12 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			h.MaxBody, err = size(arg)
 		case "max_capture":
 			h.MaxCapture, err = size(arg)
+		case "search_cache":
+			if arg == "off" {
+				h.SearchCache = -1
+			} else {
+				h.SearchCache, err = size(arg)
+			}
 		case "timeout":
 			h.Timeout, err = duration(arg)
 		case "fail":

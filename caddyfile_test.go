@@ -30,6 +30,7 @@ func TestCaddyfileEverySubdirective(t *testing.T) {
 		min_score 0.5
 		max_body 1MiB
 		max_capture 512KiB
+		search_cache 64MiB
 		timeout 250ms
 		fail closed
 		index_shards 16
@@ -60,7 +61,7 @@ func TestCaddyfileEverySubdirective(t *testing.T) {
 	want := `{"storage":"/var/lib/caddy/memory","owner":["{http.request.header.X-User}","{http.request.remote.host}"],` +
 		`"session":"{http.request.header.X-Session}","scope":"session","placement":"user",` +
 		`"no_system_role":["o1-mini","my-strict-model"],"format":"anthropic",` +
-		`"max_tokens":600,"max_items":5,"min_score":0.5,"max_body":1048576,"max_capture":524288,` +
+		`"max_tokens":600,"max_items":5,"min_score":0.5,"max_body":1048576,"max_capture":524288,"search_cache":67108864,` +
 		`"timeout":250000000,"fail_closed":true,` +
 		`"llm":{"url":"http://127.0.0.1:11434/v1/chat/completions","model":"qwen2.5:7b-instruct","api_key":"{env.MEMORY_LLM_KEY}",` +
 		`"debounce":30000000000,"timeout":120000000000,"calls_per_minute":12},` +

@@ -99,6 +99,10 @@ type Handler struct {
 	// MaxCapture bounds the copy of a response kept for extraction (the
 	// client always gets all of it). Default: 2 MiB.
 	MaxCapture int64 `json:"max_capture,omitempty"`
+	// SearchCache is the memory the search postings of large owners (more
+	// memories than are searched from their records) may take; -1: none,
+	// those owners are searched through the index alone. Default: 256 MiB.
+	SearchCache int64 `json:"search_cache,omitempty"`
 	// Timeout bounds retrieval on the request path. Default: 500ms.
 	Timeout caddy.Duration `json:"timeout,omitempty"`
 	// FailClosed answers 503 when memory retrieval fails, instead of passing
@@ -322,6 +326,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 			MinSimilarity: cfg.MinSimilarity, Batch: cfg.BatchSize}))
 	}
 	h.engine.UseLifecycle(h.lifecycle())
+	h.engine.UseSearchCache(int(h.SearchCache))
 	if c := h.LLM; c != nil {
 		client := &llm.Client{URL: c.URL, Model: c.Model, APIKey: caddy.NewReplacer().ReplaceKnown(c.APIKey, "")}
 		logFixed(h.logger, dir, h.engine.UseLLM(engine.LLMConfig{Client: client, Debounce: time.Duration(c.Debounce),

@@ -64,7 +64,8 @@ type Config struct {
 	LocalSearchMax int
 	// PostingsBudget is the memory the in-memory postings of owners
 	// searched through the index may take (see postings.go): 0 means
-	// DefaultPostingsBudget, a negative value none (Bleve alone).
+	// DefaultPostingsBudget, a negative value none (Bleve alone). It can
+	// change while open (UseSearchCache).
 	PostingsBudget int
 	// Logger returns the logger to use; it is called at each use because the
 	// engine outlives the configuration that opened it.
@@ -90,7 +91,7 @@ type Engine struct {
 	cfg      Config
 	store    *store.DB
 	index    *index.Index
-	postings *postingsCache // nil: off
+	postings *postingsCache
 
 	// Enqueue holds closeMu for reading while it sends, so Close can be sure
 	// that no job arrives after the writer's final drain.
@@ -325,9 +326,7 @@ func (e *Engine) Close(ctx context.Context) error {
 		<-done
 	}
 	e.resealWG.Wait()
-	if e.postings != nil {
-		e.postings.wg.Wait() // builds read the store
-	}
+	e.postings.wg.Wait() // builds read the store
 	if e.life.started.Load() {
 		<-e.life.done
 	}

@@ -270,13 +270,12 @@ func TestLocalSearchOnlyForSmallOwners(t *testing.T) {
 	if got := search(t, e, small, "bees"); len(got) != 3 {
 		t.Errorf("small owner: %d memories found, want its 3 from its records", len(got))
 	}
-	postings := e.postings
-	e.postings = nil
+	e.UseSearchCache(-1)
 	if got := search(t, e, large, "bees"); len(got) != 0 {
 		t.Errorf("large owner, postings off: %d memories found, want none: the index has none", len(got))
 	}
 	// The postings of a large owner are made from its records.
-	e.postings = postings
+	e.UseSearchCache(0)
 	waitPostings(t, e, large, "bees")
 	if got := search(t, e, large, "bees"); len(got) != 4 {
 		t.Errorf("large owner: %d memories found in its postings, want its 4", len(got))

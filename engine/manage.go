@@ -38,9 +38,7 @@ func (e *Engine) Forget(ctx context.Context, owner string) (Forgotten, error) {
 	if err != nil {
 		return f, err
 	}
-	if e.postings != nil {
-		e.postings.forget(owner)
-	}
+	e.postings.forget(owner)
 	if err := e.WaitIndexed(ctx, seq); err != nil {
 		return f, err
 	}
