@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -167,6 +168,10 @@ func searchLatencies(b *testing.B, e *Engine, owner string, questions []string) 
 	if e.postings.bytes > 0 {
 		b.ReportMetric(float64(e.postings.bytes)/(1<<20), "postings-MiB")
 	}
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	b.ReportMetric(float64(ms.HeapAlloc)/(1<<20), "heap-MiB")
 }
 
 // BenchmarkSearchLargeOwnerText is BenchmarkSearchLargeOwner with the

@@ -268,6 +268,7 @@ func (e *Engine) readPostings(owner string) (*index.Postings, uint64, error) {
 			return nil
 		})
 	})
+	p.Trim()
 	return p, seq, err
 }
 

@@ -27,6 +27,9 @@ type Postings struct {
 	expiring []int32
 	version  byte // the digests' first byte
 	bytes    int
+	// strs interns kinds and sessions: a few of each, repeated by every
+	// memory.
+	strs map[string]string
 }
 
 type pdoc struct {
@@ -52,7 +55,7 @@ const (
 // NewPostings makes an empty index of one owner's memories, for digests
 // made by this index's digester.
 func (x *Index) NewPostings() *Postings {
-	return &Postings{byID: map[uint64]int32{}, lists: map[uint64]*plist{}, version: x.Digester().Version()}
+	return &Postings{byID: map[uint64]int32{}, lists: map[uint64]*plist{}, strs: map[string]string{}, version: x.Digester().Version()}
 }
 
 // Put adds memory id (replacing what it had) with its digest, kind,
@@ -68,7 +71,7 @@ func (p *Postings) Put(id uint64, digest []byte, kind, session string, expires *
 	}
 	p.Delete(id)
 	d := int32(len(p.docs))
-	doc := pdoc{id: id, kind: kind, session: session, live: true}
+	doc := pdoc{id: id, kind: p.intern(kind), session: p.intern(session), live: true}
 	if expires != nil {
 		doc.expires = expires.UnixNano()
 		p.expiring = append(p.expiring, d)
@@ -92,6 +95,27 @@ func (p *Postings) Put(id uint64, digest []byte, kind, session string, expires *
 		}
 	}
 	return true
+}
+
+func (p *Postings) intern(s string) string {
+	if v, ok := p.strs[s]; ok {
+		return v
+	}
+	p.strs[s] = s
+	p.bytes += len(s) + 32
+	return s
+}
+
+// Trim gives the postings lists the room they use and no more: built by
+// appending, they would hold up to twice that.
+func (p *Postings) Trim() {
+	for _, l := range p.lists {
+		if cap(l.docs) > len(l.docs) {
+			l.docs = slices.Clip(slices.Clone(l.docs))
+			l.cnt = slices.Clip(slices.Clone(l.cnt))
+		}
+	}
+	p.docs = slices.Clip(p.docs)
 }
 
 // Delete removes memory id, if it is there.
