@@ -562,3 +562,32 @@ func waitPostings(t testing.TB, e *Engine, owner, query string) {
 	}
 	t.Fatal("the owner's postings were not built within 30s")
 }
+
+// TestPostingsWithinBudget: an owner whose postings would not fit in the
+// room left is searched through the index, and not built.
+func TestPostingsWithinBudget(t *testing.T) {
+	e := open(t, t.TempDir(), 1)
+	defer closeEngine(t, e)
+	e.cfg.LocalSearchMax = 3
+	owner := e.OwnerID("large")
+	for i := range 20 {
+		if _, err := e.Remember(t.Context(), OwnedPut{Owner: owner, Put: store.Put{Kind: "note", Content: fmt.Sprintf("User keeps bees, hive %d", i)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	settle(t, e)
+	e.UseSearchCache(20 * minPostingBytes / 2)
+	for range 3 {
+		if got := search(t, e, owner, "bees"); len(got) == 0 {
+			t.Fatal("nothing found through the index")
+		}
+	}
+	e.postings.wg.Wait()
+	o := e.postings.entry(owner)
+	o.mu.Lock()
+	built, refused := o.p != nil, !o.refusedUntil.IsZero()
+	o.mu.Unlock()
+	if built || !refused {
+		t.Errorf("postings built %v, refused %v; want refused for want of room", built, refused)
+	}
+}

@@ -1,9 +1,11 @@
 package engine
 
 import (
+	"cmp"
 	"container/list"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -54,13 +56,18 @@ type postingsCache struct {
 // ownerPostings is one owner's postings and the change log position they
 // are consistent with.
 type ownerPostings struct {
-	owner    string
-	mu       sync.Mutex // held while searched or brought up to date
+	owner string
+	// mu is held for reading while searched, for writing while brought
+	// up to date.
+	mu       sync.RWMutex
 	p        *index.Postings
 	seq      uint64
 	bytes    int  // as last accounted in the cache
 	building bool // a build of it is running
-	used     time.Time
+	used     atomic.Int64
+	// refusedUntil: a build found the owner too large for the room left,
+	// and is not tried again before then.
+	refusedUntil time.Time
 }
 
 // newPostingsCacheFor makes the cache for a configured budget (see
@@ -120,7 +127,7 @@ func (c *postingsCache) account(o *ownerPostings, bytes int, now time.Time) {
 	o.bytes = bytes
 	for el := c.lru.Front(); el != nil && c.bytes > c.budget; {
 		next := el.Next()
-		if v := el.Value.(*ownerPostings); v != o && now.Sub(v.used) > postingsIdle {
+		if v := el.Value.(*ownerPostings); v != o && now.UnixNano()-v.used.Load() > int64(postingsIdle) {
 			c.bytes -= v.bytes
 			delete(c.owners, v.owner)
 			c.lru.Remove(el)
@@ -131,10 +138,13 @@ func (c *postingsCache) account(o *ownerPostings, bytes int, now time.Time) {
 }
 
 // admits reports whether the cache has room for another owner's postings.
-func (c *postingsCache) admits() bool {
+func (c *postingsCache) admits() bool { return c.room() > 0 }
+
+// room is the bytes left in the budget.
+func (c *postingsCache) room() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.bytes < c.budget
+	return c.budget - c.bytes
 }
 
 // forget drops owner's postings (its memories are gone).
@@ -153,14 +163,25 @@ func (c *postingsCache) forget(owner string) {
 // index.
 func (e *Engine) searchPostings(tx *store.Tx, r SearchRequest, terms []string, size int, now time.Time) (hits []index.Hit, ok bool, err error) {
 	o := e.postings.entry(r.Owner)
+	o.used.Store(now.UnixNano())
+	f := index.Filter{Session: r.Session, OnlySession: r.OnlySession, Kinds: r.Kinds, Except: r.ExcludeKinds}
+	version, last := e.index.Digester().Version(), tx.LastSeq()
+	// Most searches find them up to date: searches of one owner run
+	// side by side. (A snapshot older than the postings finds them newer
+	// than itself, which is no harm: a memory it does not have is passed
+	// over when the hits are loaded.)
+	o.mu.RLock()
+	if o.p != nil && o.p.Version() == version && o.seq >= last {
+		hits = o.p.Search(e.index.NewScorer(r.Owner, terms), f, now, size)
+		o.mu.RUnlock()
+		return hits, true, nil
+	}
+	o.mu.RUnlock()
+
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.p != nil && o.p.Version() != e.index.Digester().Version() {
+	if o.p != nil && o.p.Version() != version {
 		o.p = nil // made with the digests of before an encryption or decryption
-	}
-	last := tx.LastSeq()
-	if o.p != nil && o.seq > last {
-		o.p = nil // a store rewritten since (its log starts over)
 	}
 	if o.p != nil && o.seq < last {
 		caught, err := e.catchUp(tx, o, last, now)
@@ -171,9 +192,8 @@ func (e *Engine) searchPostings(tx *store.Tx, r SearchRequest, terms []string, s
 			o.p = nil
 		}
 	}
-	o.used = now
 	switch {
-	case o.p == nil && e.postings.admits():
+	case o.p == nil && e.postings.admits() && now.After(o.refusedUntil):
 		e.buildPostings(o)
 	case o.p != nil && o.p.Dead() > o.p.Live():
 		e.buildPostings(o) // meanwhile, these serve
@@ -182,7 +202,6 @@ func (e *Engine) searchPostings(tx *store.Tx, r SearchRequest, terms []string, s
 		return nil, false, nil
 	}
 	e.postings.account(o, o.p.Bytes(), now)
-	f := index.Filter{Session: r.Session, OnlySession: r.OnlySession, Kinds: r.Kinds, Except: r.ExcludeKinds}
 	return o.p.Search(e.index.NewScorer(r.Owner, terms), f, now, size), true, nil
 }
 
@@ -224,29 +243,45 @@ func (e *Engine) buildPostings(o *ownerPostings) {
 	e.postings.wg.Add(1)
 	go func() {
 		defer e.postings.wg.Done()
-		p, seq, err := e.readPostings(o.owner)
+		p, seq, err := e.readPostings(o.owner, e.postings.room())
 		<-e.postings.builds
 		o.mu.Lock()
 		o.building = false
-		if err == nil && (o.p == nil || seq >= o.seq) {
+		switch {
+		case errors.Is(err, errNoRoom):
+			o.refusedUntil = e.now().Add(postingsIdle)
+		case err == nil && (o.p == nil || seq >= o.seq):
 			o.p, o.seq = p, seq
 		}
 		o.mu.Unlock()
-		if err != nil {
+		switch {
+		case errors.Is(err, errNoRoom):
+		case err != nil:
 			e.log().Warn("building a large owner's postings failed; its searches use the index", zap.Error(err))
-			return
+		default:
+			e.postings.account(o, p.Bytes(), e.now())
 		}
-		e.postings.account(o, p.Bytes(), e.now())
 	}()
 }
 
+// errNoRoom: an owner's postings would not fit in the room left.
+var errNoRoom = errors.New("no room for the owner's postings")
+
+// minPostingBytes is the least a memory's postings take.
+const minPostingBytes = 200
+
 // readPostings makes owner's postings from its records, and the change log
-// position they are consistent with.
-func (e *Engine) readPostings(owner string) (*index.Postings, uint64, error) {
+// position they are consistent with; errNoRoom when the owner holds more
+// memories than room bytes can take.
+func (e *Engine) readPostings(owner string, room int) (*index.Postings, uint64, error) {
 	p := e.index.NewPostings()
 	g := e.index.Digester()
 	var seq uint64
 	err := e.store.View(func(tx *store.Tx) error {
+		fit := room / minPostingBytes
+		if n, err := tx.CountAtMost(owner, fit); err != nil || n > fit {
+			return cmp.Or(err, errNoRoom)
+		}
 		seq = tx.LastSeq()
 		now := e.now()
 		return tx.PeekAll(owner, func(pk *store.Peek) error {
