@@ -18,9 +18,14 @@ import (
 //
 // A Postings is not safe for concurrent use.
 type Postings struct {
-	docs  []pdoc
-	byID  map[uint64]int32
-	lists map[uint64]*plist // by term hash << 1 | field
+	docs []pdoc
+	byID map[uint64]int32
+	// lists holds each term's postings; index finds them by term hash << 1
+	// | field. Neither the index (a map of numbers) nor the postings
+	// (numbers) holds pointers: the collector, which scans what does, has
+	// one slice per term to look at, however large the owner.
+	index map[uint64]int32
+	lists []plist
 	live  int
 	// expiring are the documents with an expiry, whose activity depends on
 	// the time of the search.
@@ -40,30 +45,39 @@ type pdoc struct {
 	live    bool
 }
 
+// plist is one term's postings in one field: a document number (below
+// 1<<24) and the count of the term in it (below 256, as the digest has it)
+// each, in one number.
 type plist struct {
-	docs []int32
-	cnt  []uint8 // as the digest counts them
+	posts []uint32
 }
+
+// maxDocs is how many memories (live or removed) postings can number.
+const maxDocs = 1 << 24
 
 // Approximate sizes, for Bytes.
 const (
 	pdocBytes  = 64
 	plistBytes = 64
-	postBytes  = 5
+	postBytes  = 4
 )
 
 // NewPostings makes an empty index of one owner's memories, for digests
 // made by this index's digester.
 func (x *Index) NewPostings() *Postings {
-	return &Postings{byID: map[uint64]int32{}, lists: map[uint64]*plist{}, strs: map[string]string{}, version: x.Digester().Version()}
+	return &Postings{byID: map[uint64]int32{}, index: map[uint64]int32{}, strs: map[string]string{}, version: x.Digester().Version()}
 }
 
 // Put adds memory id (replacing what it had) with its digest, kind,
 // session and expiry. It reports false, adding nothing, for a digest of
-// another digester or analyzer: make it again from the text.
+// another digester or analyzer: make it again from the text. (Past maxDocs
+// it adds nothing either: no budget holds as many.)
 func (p *Postings) Put(id uint64, digest []byte, kind, session string, expires *time.Time) bool {
 	if len(digest) == 0 || digest[0] != p.version {
 		return false
+	}
+	if len(p.docs) >= maxDocs {
+		return true
 	}
 	fields, ok := digestFields(digest[1:])
 	if !ok {
@@ -83,14 +97,15 @@ func (p *Postings) Put(id uint64, digest []byte, kind, session string, expires *
 	for f, fl := range fields {
 		for i := range fl.n {
 			key := uint64(binary.LittleEndian.Uint32(fl.hashes[4*i:]))<<1 | uint64(f)
-			l := p.lists[key]
-			if l == nil {
-				l = &plist{}
-				p.lists[key] = l
+			li, ok := p.index[key]
+			if !ok {
+				li = int32(len(p.lists))
+				p.lists = append(p.lists, plist{})
+				p.index[key] = li
 				p.bytes += plistBytes
 			}
-			l.docs = append(l.docs, d)
-			l.cnt = append(l.cnt, fl.counts[i])
+			l := &p.lists[li]
+			l.posts = append(l.posts, uint32(d)<<8|uint32(fl.counts[i]))
 			p.bytes += postBytes
 		}
 	}
@@ -109,12 +124,12 @@ func (p *Postings) intern(s string) string {
 // Trim gives the postings lists the room they use and no more: built by
 // appending, they would hold up to twice that.
 func (p *Postings) Trim() {
-	for _, l := range p.lists {
-		if cap(l.docs) > len(l.docs) {
-			l.docs = slices.Clip(slices.Clone(l.docs))
-			l.cnt = slices.Clip(slices.Clone(l.cnt))
+	for i := range p.lists {
+		if l := &p.lists[i]; cap(l.posts) > len(l.posts) {
+			l.posts = slices.Clip(slices.Clone(l.posts))
 		}
 	}
+	p.lists = slices.Clip(p.lists)
 	p.docs = slices.Clip(p.docs)
 }
 
@@ -216,13 +231,14 @@ func (p *Postings) Search(s *Scorer, f Filter, now time.Time, size int) []Hit {
 	for _, h := range s.hashes {
 		i := bits.TrailingZeros32(h.bit)
 		for fld := range 2 {
-			l := p.lists[uint64(h.hash)<<1|uint64(fld)]
-			if l == nil {
+			li, ok := p.index[uint64(h.hash)<<1|uint64(fld)]
+			if !ok {
 				continue
 			}
+			l := &p.lists[li]
 			lists[fld][i] = l
-			for _, d := range l.docs {
-				if active(d) {
+			for _, post := range l.posts {
+				if active(int32(post >> 8)) {
 					counts.DF[fld][i]++
 				}
 			}
@@ -243,14 +259,15 @@ func (p *Postings) Search(s *Scorer, f Filter, now time.Time, size int) []Hit {
 				continue
 			}
 			w := s.clause[fld][i]
-			for j, d := range l.docs {
+			for _, post := range l.posts {
+				d := int32(post >> 8)
 				if !active(d) {
 					continue
 				}
 				if sp.matched[d] == 0 {
 					sp.touched = append(sp.touched, d)
 				}
-				sp.score[d] += w * tfPart(uint16(l.cnt[j]))
+				sp.score[d] += w * tfPart(uint16(post&0xff))
 				sp.matched[d]++
 			}
 		}
