@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -297,8 +298,10 @@ func TestDashboardAdmin(t *testing.T) {
 	// Export: the download holds alice's memories, history included.
 	tb.do("export", chromedp.Click(chromedp.ID("export")))
 	tb.until("exported", `document.querySelector('#notice').innerText.includes('Exported 3 memories')`)
+	// Chromium writes the download in its own time: read it until it is
+	// whole (three lines), or the time is up.
 	var exported []byte
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && len(exported) == 0; time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline) && bytes.Count(exported, []byte("\n")) < 3; time.Sleep(50 * time.Millisecond) {
 		files, _ := filepath.Glob(filepath.Join(downloads, "memories-*.jsonl"))
 		if len(files) == 1 {
 			exported, _ = os.ReadFile(files[0])
