@@ -70,6 +70,7 @@ func main() {
 	scaleOneN := flag.Int("scale-one", 0, "internal: one scale run")
 	scaleServe := flag.String("scale-serve", "", "the restarted server of a scale run, on this storage (kept with BENCH_KEEP=1); -memories and -owners as it was made with")
 	shards := flag.Int("shards", engine.DefaultShards, "index shards of the storages created (index_shards)")
+	searchCache := flag.String("search-cache", "", "A/B mode: the memory server's search_cache (a size, or off; default: the handler's)")
 	encrypt := flag.Bool("encrypt", false, "A/B mode: the memory server's storage is encrypted (a random key; see docs/encryption.md)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the measured traffic (A/B mode; after the preload) to this file")
 	traceFile := flag.String("trace", "", "write an execution trace of the one-client rounds (A/B mode) to this file, for go tool trace")
@@ -99,7 +100,7 @@ func main() {
 	default:
 		_, err = ab(abConfig{memories: *memories, owners: *owners, mix: mix(*mixFlag), rounds: *rounds, duration: *duration,
 			concurrency: *concurrency, capConcurrency: *capClients, latencyRounds: *latencyRounds, settle: *settleMax, delay: *delay, chunks: *chunks, chunkDelay: *chunkDelay, dir: *dir, keep: *keep, shards: *shards,
-			cpuprofile: *cpuprofile, trace: *traceFile, memprofile: *memprofile, encrypt: *encrypt})
+			cpuprofile: *cpuprofile, trace: *traceFile, memprofile: *memprofile, encrypt: *encrypt, searchCache: *searchCache})
 	}
 	if err != nil {
 		log.Fatalf("bench: %v", err)
@@ -113,7 +114,7 @@ type abConfig struct {
 	latencyRounds                                         int
 	settle                                                time.Duration
 	duration, delay, chunkDelay                           time.Duration
-	dir, keep, cpuprofile, trace, memprofile              string
+	dir, keep, cpuprofile, trace, memprofile, searchCache string
 	encrypt                                               bool
 }
 
@@ -193,7 +194,10 @@ func ab(c abConfig) (abResult, error) {
 	}
 
 	start := time.Now()
-	keys, encryption, err := benchKeys(c.encrypt)
+	keys, extra, err := benchKeys(c.encrypt)
+	if c.searchCache != "" {
+		extra += "\n\t\tsearch_cache " + c.searchCache
+	}
 	if err != nil {
 		return abResult{}, err
 	}
@@ -263,7 +267,7 @@ http://127.0.0.1:%d {
 		header_up X-Bench memory
 	}
 }
-`, bare, strings.TrimPrefix(upSrv.URL, "http://"), mem, storage, encryption, strings.TrimPrefix(upSrv.URL, "http://"))), nil)
+`, bare, strings.TrimPrefix(upSrv.URL, "http://"), mem, storage, extra, strings.TrimPrefix(upSrv.URL, "http://"))), nil)
 	if err != nil {
 		return abResult{}, err
 	}
