@@ -30,7 +30,7 @@ func TestPostingsRankAsRecords(t *testing.T) {
 	}
 	type mem struct {
 		content, context, session string
-		expires                  *time.Time
+		expires                   *time.Time
 	}
 	now := time.Now()
 	past := now.Add(-time.Hour)
