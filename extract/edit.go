@@ -114,10 +114,18 @@ func (a *answer) memory(index int) bool {
 
 // kept is the new index of the client's call at index: the proxy's calls
 // before it are closed up.
-func (a *answer) kept(index int) int {
+func (a *answer) kept(index int) int { return a.before(index, false) }
+
+// shift is how many of the proxy's calls come before index: what the
+// client's items after them (blocks, output items) close up by.
+func (a *answer) shift(index int) int { return a.before(index, true) }
+
+// before counts the calls before index that are the proxy's (memory) or
+// the client's.
+func (a *answer) before(index int, memory bool) int {
 	n := 0
 	for _, c := range a.calls {
-		if c.index < index && !a.isMemory(c.name) {
+		if c.index < index && a.isMemory(c.name) == memory {
 			n++
 		}
 	}

@@ -84,17 +84,6 @@ func (c *anthropicEditor) observe(ev []byte) State {
 	return state
 }
 
-// shift is how many of the proxy's tool_use blocks come before index.
-func (c *anthropicEditor) shift(index int) int {
-	n := 0
-	for _, cl := range c.a.calls {
-		if cl.index < index && c.a.isMemory(cl.name) {
-			n++
-		}
-	}
-	return n
-}
-
 func (c *anthropicEditor) edit(ev []byte) []byte {
 	return editJSON(ev, func(v map[string]any) bool {
 		prior := c.a.prior
@@ -123,7 +112,7 @@ func (c *anthropicEditor) edit(ev []byte) []byte {
 			if str(v["type"]) == "content_block_start" {
 				c.blocks++
 			}
-			v["index"] = json.Number(strconv.Itoa(c.offset + index - c.shift(index)))
+			v["index"] = json.Number(strconv.Itoa(c.offset + index - c.a.shift(index)))
 		case "message_delta":
 			c.fixStop(obj(v["delta"]))
 			addUsage(obj(v["usage"]), "input_tokens", "output_tokens", Usage{Output: prior.Output})

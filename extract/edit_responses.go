@@ -101,17 +101,6 @@ func (c *responsesEditor) observe(ev []byte) State {
 	return state
 }
 
-// shift is how many of the proxy's calls come before output index.
-func (c *responsesEditor) shift(index int) int {
-	n := 0
-	for _, cl := range c.a.calls {
-		if cl.index < index && c.a.isMemory(cl.name) {
-			n++
-		}
-	}
-	return n
-}
-
 func (c *responsesEditor) edit(ev []byte) []byte {
 	return editJSON(ev, func(v map[string]any) bool {
 		response := func(resp map[string]any) {
@@ -152,7 +141,7 @@ func (c *responsesEditor) edit(ev []byte) []byte {
 			if c.a.memory(index) {
 				return false
 			}
-			v["output_index"] = json.Number(strconv.Itoa(c.offset + index - c.shift(index)))
+			v["output_index"] = json.Number(strconv.Itoa(c.offset + index - c.a.shift(index)))
 			if str(v["type"]) == "response.output_item.done" {
 				c.items = append(c.items, v["item"])
 			}
