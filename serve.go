@@ -12,7 +12,6 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
-	"github.com/tidwall/gjson"
 	"go.uber.org/zap"
 
 	"github.com/caddy-memory/memory/contentenc"
@@ -82,28 +81,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		ref, _ = repl.GetString("http.request.uuid")
 	}
 	t := newTee(w, h.MaxCapture)
-	if tools := h.memoryTools(req.Dialect, body); tools != nil {
-		if owe := h.owed.take(owner, gjson.GetBytes(body, "previous_response_id").String()); owe != nil && req.Dialect == inject.NameOpenAIResponses {
-			if b, err := inject.PrependInput(body, owe); err == nil {
-				body = b
-			}
-		}
-		withTools, err := inject.AddTools(req.Dialect, body, tools)
-		if err != nil {
-			h.logger.Warn("memory tools not offered; request passed on without them", zap.Error(err))
-			withTools = nil
-		}
-		if withTools != nil {
-			r.Header.Del("Content-Encoding") // the body goes on decoded
-			recalled, err := h.serveWithTools(t, r, next, req.Dialect, owner, withTools, tools)
-			injected = append(injected, recalled...)
-			if err != nil {
-				return err
-			}
-		} else if err := next.ServeHTTP(t, r); err != nil {
-			return err
-		}
-	} else if err := next.ServeHTTP(t, r); err != nil {
+	recalled, err := h.forward(t, r, next, req.Dialect, owner, body)
+	injected = append(injected, recalled...)
+	if err != nil {
 		return err
 	}
 	if !t.capture {

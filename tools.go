@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/tidwall/gjson"
 	"go.uber.org/zap"
 
 	"github.com/caddy-memory/memory/engine"
@@ -73,6 +74,30 @@ func (h *Handler) memoryTools(dialect string, body []byte) []inject.Tool {
 		}
 	}
 	return out
+}
+
+// forward sends the request on, through t: with the proxy's tools when it
+// gains any (see serveWithTools), else as it is. It returns the texts the
+// tools recalled.
+func (h *Handler) forward(t *tee, r *http.Request, next caddyhttp.Handler, dialect, owner string, body []byte) ([]string, error) {
+	tools := h.memoryTools(dialect, body)
+	if tools == nil {
+		return nil, next.ServeHTTP(t, r)
+	}
+	if dialect == inject.NameOpenAIResponses {
+		if owe := h.owed.take(owner, gjson.GetBytes(body, "previous_response_id").String()); owe != nil {
+			if b, err := inject.PrependInput(body, owe); err == nil {
+				body = b
+			}
+		}
+	}
+	withTools, err := inject.AddTools(dialect, body, tools)
+	if err != nil {
+		h.logger.Warn("memory tools not offered; request passed on without them", zap.Error(err))
+		return nil, next.ServeHTTP(t, r)
+	}
+	r.Header.Del("Content-Encoding") // the body goes on decoded
+	return h.serveWithTools(t, r, next, dialect, owner, withTools, tools)
 }
 
 // serveWithTools proxies a request that carries the proxy's tools: each
@@ -150,8 +175,7 @@ func (h *Handler) besideClientCalls(ctx context.Context, owner, dialect string, 
 			continue
 		}
 		result, _ := h.runTool(ctx, owner, c)
-		b, _ := json.Marshal(map[string]string{"type": "function_call_output", "call_id": c.ID, "output": result})
-		owe = append(owe, string(b))
+		owe = append(owe, inject.CallOutput(c.ID, result))
 	}
 	if dialect == inject.NameOpenAIResponses {
 		h.owed.put(owner, ed.ResponseID(), owe)

@@ -144,8 +144,7 @@ func AppendRound(dialect string, body []byte, text string, calls []ToolCall, res
 		}
 		for i, c := range calls {
 			items = append(items, `{"type":"function_call","call_id":`+string(jsonString(c.ID))+`,"name":`+string(jsonString(c.Name))+
-				`,"arguments":`+string(jsonString(c.Arguments))+`}`, `{"type":"function_call_output","call_id":`+string(jsonString(c.ID))+
-				`,"output":`+string(jsonString(results[i]))+`}`)
+				`,"arguments":`+string(jsonString(c.Arguments))+`}`, CallOutput(c.ID, results[i]))
 		}
 	default:
 		return nil, ErrNoTools
@@ -169,6 +168,11 @@ func AppendRound(dialect string, body []byte, text string, calls []ToolCall, res
 		return splice(body, end, []byte(","), joined), nil
 	}
 	return nil, fmt.Errorf("%s is not an array", field)
+}
+
+// CallOutput is the responses API's input item carrying a call's result.
+func CallOutput(callID, output string) string {
+	return `{"type":"function_call_output","call_id":` + string(jsonString(callID)) + `,"output":` + string(jsonString(output)) + `}`
 }
 
 // object is arguments as a JSON object: itself when it is one, else {}.
