@@ -321,8 +321,8 @@ func (e *Engine) repost(tx *store.Tx, owner string, p *index.Postings, id uint64
 		p.Delete(id)
 		return nil
 	}
-	if !p.Put(id, m.Digest, m.Kind, m.Session, m.ExpiresAt) {
-		p.Put(id, e.index.Digester().Digest(m.Content, m.Context), m.Kind, m.Session, m.ExpiresAt)
-	}
+	// Get leaves the record's digest out (see store.Memory.Digest): made
+	// again from the text.
+	p.Put(id, e.index.Digester().Digest(m.Content, m.Context), m.Kind, m.Session, m.ExpiresAt)
 	return nil
 }
