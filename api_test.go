@@ -110,11 +110,16 @@ func idOf(m map[string]any) int {
 	return int(f)
 }
 
-func listContents(out map[string]any) []string {
+func listContents(out map[string]any) []string { return fieldContents(out, "memories") }
+
+// fieldContents are the contents of the memories in out's fields.
+func fieldContents(out map[string]any, fields ...string) []string {
 	var s []string
-	ms, _ := out["memories"].([]any)
-	for _, m := range ms {
-		s = append(s, m.(map[string]any)["content"].(string))
+	for _, field := range fields {
+		ms, _ := out[field].([]any)
+		for _, m := range ms {
+			s = append(s, m.(map[string]any)["content"].(string))
+		}
 	}
 	return s
 }

@@ -124,16 +124,7 @@ func (c mcpClient) fails(name string, args map[string]any) string {
 }
 
 // contents are the contents of a search's results or a list's memories.
-func contents(out map[string]any) []string {
-	var s []string
-	for _, field := range []string{"results", "memories"} {
-		items, _ := out[field].([]any)
-		for _, it := range items {
-			s = append(s, it.(map[string]any)["content"].(string))
-		}
-	}
-	return s
-}
+func contents(out map[string]any) []string { return fieldContents(out, "results", "memories") }
 
 func TestMCPSelfModeThroughCaddy(t *testing.T) {
 	storage := t.TempDir()
