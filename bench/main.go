@@ -291,11 +291,7 @@ http://127.0.0.1:%d {
 		run(client, t, bodies, c.concurrency, time.Second, false)
 	}
 	for round := range c.rounds {
-		order := targets
-		if round%2 == 1 {
-			order = []target{targets[1], targets[0]}
-		}
-		for _, t := range order {
+		for _, t := range alternate(targets, round) {
 			results[t.name+"/json"] = append(results[t.name+"/json"], run(client, t, bodies, c.concurrency, c.duration, false))
 			results[t.name+"/sse"] = append(results[t.name+"/sse"], run(client, t, bodies, c.concurrency, c.duration, true))
 		}
@@ -327,11 +323,7 @@ http://127.0.0.1:%d {
 	runtime.ReadMemStats(&gcBefore)
 	singleStart := time.Now()
 	for round := range c.latencyRounds {
-		order := targets
-		if round%2 == 1 {
-			order = []target{targets[1], targets[0]}
-		}
-		for _, t := range order {
+		for _, t := range alternate(targets, round) {
 			results[t.name+"/single"] = append(results[t.name+"/single"], run(client, t, bodies, 1, c.duration, false))
 		}
 	}
@@ -348,11 +340,7 @@ http://127.0.0.1:%d {
 		up.delay.Store(0)
 		settle(c.settle)
 		for round := range c.rounds {
-			order := targets
-			if round%2 == 1 {
-				order = []target{targets[1], targets[0]}
-			}
-			for _, t := range order {
+			for _, t := range alternate(targets, round) {
 				results[t.name+"/capacity"] = append(results[t.name+"/capacity"], run(client, t, bodies, c.capConcurrency, c.duration, false))
 			}
 		}
@@ -397,4 +385,13 @@ func benchKeys(encrypt bool) (*seal.Ring, string, error) {
 	key := base64.StdEncoding.EncodeToString(raw)
 	keys, err := seal.NewRing(key, nil)
 	return keys, "encryption {\n\t\t\tkey " + key + "\n\t\t}", err
+}
+
+// alternate is the order the servers run in a round: turn about, so
+// neither always runs first (after the other's background work).
+func alternate(targets []target, round int) []target {
+	if round%2 == 1 {
+		return []target{targets[1], targets[0]}
+	}
+	return targets
 }
