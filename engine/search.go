@@ -137,19 +137,20 @@ func (e *Engine) searchIn(ctx context.Context, tx *store.Tx, r SearchRequest, te
 	}
 	defer local.release()
 	hits := local.hits
-	posted := false
 	if local.records == nil && len(terms) > 0 {
+		// A large owner: from its postings, else through the index.
+		posted := false
 		if hits, posted, err = e.searchPostings(tx, r, terms, size, now); err != nil {
 			return nil, err
 		}
-	}
-	if local.records == nil && len(terms) > 0 && !posted {
-		hits, err = e.index.Search(ctx, index.Query{
-			Owner: r.Owner, Session: r.Session, OnlySession: r.OnlySession,
-			Text: r.Query, Terms: terms, Size: size, Kinds: r.Kinds, ExcludeKinds: r.ExcludeKinds,
-		})
-		if err != nil {
-			return nil, err
+		if !posted {
+			hits, err = e.index.Search(ctx, index.Query{
+				Owner: r.Owner, Session: r.Session, OnlySession: r.OnlySession,
+				Text: r.Query, Terms: terms, Size: size, Kinds: r.Kinds, ExcludeKinds: r.ExcludeKinds,
+			})
+			if err != nil {
+				return nil, err
+			}
 		}
 	}
 	var similar map[uint64]float32
