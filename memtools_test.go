@@ -13,6 +13,7 @@ import (
 
 	"github.com/anthropics/anthropic-sdk-go"
 	aoption "github.com/anthropics/anthropic-sdk-go/option"
+	"github.com/caddy-memory/memory/inject"
 	"github.com/caddyserver/caddy/v2/caddytest"
 	"github.com/openai/openai-go/v3"
 	ooption "github.com/openai/openai-go/v3/option"
@@ -365,7 +366,7 @@ func TestMemoryToolRecall(t *testing.T) {
 				if len(sent) != 2 {
 					t.Fatalf("the upstream was asked %d times, want 2 (the call, then the answer)", len(sent))
 				}
-				if names := toolNames(w.name, sent[0].Body); !strings.Contains(names, "recall_memory") || !strings.Contains(names, "save_memory") {
+				if names := strings.Join(inject.ToolNames(w.name, sent[0].Body), ","); !strings.Contains(names, "recall_memory") || !strings.Contains(names, "save_memory") {
 					t.Errorf("the request offered tools %q, want both memory tools", names)
 				}
 				out := toolOutputs(sent[1].Body)
@@ -386,20 +387,6 @@ func TestMemoryToolRecall(t *testing.T) {
 	if r := c.ask(wires[0], "What is my dog called?"); r.text != "Your dog is called Rex." {
 		t.Errorf("owner B got %+v", r)
 	}
-}
-
-// toolNames lists the tools a request body offers.
-func toolNames(dialect string, body []byte) string {
-	var names []string
-	gjson.GetBytes(body, "tools").ForEach(func(_, t gjson.Result) bool {
-		n := t.Get("name").String()
-		if n == "" {
-			n = t.Get("function.name").String()
-		}
-		names = append(names, n)
-		return true
-	})
-	return strings.Join(names, ",")
 }
 
 // colourSaid finds the colours the user named.
@@ -537,7 +524,7 @@ func TestClientsOwnToolWins(t *testing.T) {
 	if len(sent) != 1 {
 		t.Fatalf("the upstream was asked %d times, want once", len(sent))
 	}
-	if names := toolNames("openai_chat", sent[0].Body); names != "save_memory,recall_memory" {
+	if names := strings.Join(inject.ToolNames("openai_chat", sent[0].Body), ","); names != "save_memory,recall_memory" {
 		t.Errorf("the upstream was offered %q, want the client's save_memory and the proxy's recall_memory", names)
 	}
 	if _, got := (apiCall{t, tester.Client}).do("GET", "/memory/memories?source=tool", "key-own-tool", nil); len(listContents(got)) != 0 {
