@@ -106,7 +106,13 @@ func (e *Engine) consolidator() {
 		select {
 		case <-t.C:
 			if e.life.config().Every > 0 {
-				if _, err := e.Consolidate(e.stopCtx, "", false); err != nil && !errors.Is(err, context.Canceled) {
+				// On a shared database one instance runs the pass; the
+				// others see it done in its cursor.
+				_, err := e.store.Once(e.stopCtx, "consolidate", func() error {
+					_, err := e.Consolidate(e.stopCtx, "", false)
+					return err
+				})
+				if err != nil && !errors.Is(err, context.Canceled) {
 					e.log().Error("consolidating memories; the pass resumes later", zap.Error(err))
 				}
 			}

@@ -175,9 +175,21 @@ func (e *Engine) distillLoop(d *distiller) {
 	}
 }
 
-// distillDue distils the sessions that are due, oldest first, as far as
-// the rate cap allows: all of them when stopping.
+// distillDue distils the sessions that are due; on a shared database, on
+// one instance at a time, so no session is distilled twice.
 func (e *Engine) distillDue(d *distiller, stopping bool) {
+	_, err := e.store.Once(e.stopCtx, "distill", func() error {
+		e.distillDueHere(d, stopping)
+		return nil
+	})
+	if err != nil && !errors.Is(err, context.Canceled) {
+		e.log().Warn("distilling sessions: the shared database did not answer; trying again later", zap.Error(err))
+	}
+}
+
+// distillDueHere distils the sessions that are due, oldest first, as far
+// as the rate cap allows: all of them when stopping.
+func (e *Engine) distillDueHere(d *distiller, stopping bool) {
 	cfg := d.config()
 	now := time.Now()
 	var due []store.SessionState

@@ -36,9 +36,9 @@ func waitEmbedded(t *testing.T, e *Engine) {
 	t.Helper()
 	settle(t, e)
 	deadline := time.Now().Add(10 * time.Second)
-	for e.store.Cursor(embedCursor) < e.store.LastSeq() {
+	for e.store.LocalCursor(embedCursor) < e.store.LastSeq() {
 		if time.Now().After(deadline) {
-			t.Fatalf("memories not embedded: cursor %d, last change %d", e.store.Cursor(embedCursor), e.store.LastSeq())
+			t.Fatalf("memories not embedded: cursor %d, last change %d", e.store.LocalCursor(embedCursor), e.store.LastSeq())
 		}
 		e.embedding().wake <- struct{}{}
 		time.Sleep(5 * time.Millisecond)
@@ -115,7 +115,7 @@ func TestEmbeddingFailureFallsBackToWords(t *testing.T) {
 	// Memories written while it is down are embedded once it is back.
 	put(t, e, owner, "User's cat is called Miso.")
 	settle(t, e)
-	if e.store.Cursor(embedCursor) >= e.store.LastSeq() {
+	if e.store.LocalCursor(embedCursor) >= e.store.LastSeq() {
 		t.Fatal("the embedder moved past memories it could not embed")
 	}
 	srv.Fail.Store(false)

@@ -126,7 +126,7 @@ func (e *Engine) embedLoop(em *embedder) {
 // embedPass embeds up to one batch of changed memories; more reports that
 // the log holds more.
 func (e *Engine) embedPass(em *embedder) (more bool, err error) {
-	pos := e.store.Cursor(embedCursor)
+	pos := e.store.LocalCursor(embedCursor)
 	upTo := e.store.LastSeq()
 	changes, oldest, err := e.store.Changes(pos, em.config().Batch*4)
 	if err != nil {
@@ -175,7 +175,7 @@ func (e *Engine) embedPass(em *embedder) (more bool, err error) {
 		}
 	}
 	// Vectors first, then the position: a crash between re-embeds a batch.
-	return len(changes) > 0, e.store.Update(func(tx *store.Tx) error { return tx.SetCursor(embedCursor, upTo) })
+	return len(changes) > 0, e.store.SetLocalCursor(embedCursor, upTo)
 }
 
 // needsVector reports whether an active memory lacks a vector of its text.
@@ -304,7 +304,7 @@ func (e *Engine) WaitEmbedded(ctx context.Context) error {
 	if e.embedding() == nil {
 		return nil
 	}
-	for e.store.Cursor(embedCursor) < e.store.LastSeq() {
+	for e.store.LocalCursor(embedCursor) < e.store.LastSeq() {
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("memories are not all embedded: %w", ctx.Err())

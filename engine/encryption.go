@@ -12,6 +12,7 @@ import (
 	"github.com/caddy-memory/memory/index"
 	"github.com/caddy-memory/memory/internal/seal"
 	"github.com/caddy-memory/memory/store"
+	"github.com/caddy-memory/memory/store/postgres"
 )
 
 // Encryption at rest: the store seals its values (store/crypt.go), the
@@ -37,7 +38,23 @@ const (
 // openStore opens the store with cfg.Keys, converting a plaintext one to
 // them, and points the index hooks and digests at what it is.
 func openStore(cfg Config) (*store.DB, error) {
-	st, err := store.OpenWith(filepath.Join(cfg.Dir, "memory.db"), store.Options{LockTimeout: cfg.LockTimeout, Keys: cfg.Keys})
+	o := store.Options{LockTimeout: cfg.LockTimeout, Keys: cfg.Keys}
+	if cfg.Database != "" {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		sh, err := postgres.Open(ctx, cfg.Database, func(msg string, err error) {
+			cfg.Logger().Warn(msg, zap.String("database", postgres.Redact(cfg.Database)), zap.Error(err))
+		})
+		cancel()
+		if err != nil {
+			return nil, err
+		}
+		o.Shared = sh
+		o.SharedError = func(err error) {
+			cfg.Logger().Warn("following the shared memory database; this instance's replica lags until it answers",
+				zap.String("database", postgres.Redact(cfg.Database)), zap.Error(err))
+		}
+	}
+	st, err := store.OpenWith(filepath.Join(cfg.Dir, "memory.db"), o)
 	if err != nil {
 		return nil, err
 	}
@@ -188,7 +205,19 @@ func (e *Engine) startResealer() {
 		return
 	}
 	e.resealWG.Add(1)
-	go e.resealer()
+	go func() {
+		// On a shared database one instance re-encrypts it; another's
+		// index shards are rebuilt at its next start.
+		ran, err := e.store.Once(e.stopCtx, "reseal", func() error { e.resealer(); return nil })
+		if err == nil && !ran {
+			e.log().Info("another instance is re-encrypting the shared memory database", zap.String("storage", e.cfg.Dir))
+		}
+		if err != nil {
+			e.log().Error("re-encrypting the memory storage: the shared database did not answer; it resumes at the next start", zap.Error(err))
+		}
+		e.rotating.Store(false)
+		e.resealWG.Done()
+	}()
 }
 
 // resealer seals everything sealed with a previous key again with the
@@ -198,8 +227,6 @@ func (e *Engine) startResealer() {
 // key, so an interrupted pass runs again at the next start, which still
 // needs the previous key.
 func (e *Engine) resealer() {
-	defer e.resealWG.Done()
-	defer e.rotating.Store(false)
 	start := time.Now()
 	id := e.store.KeyID()
 	e.log().Info("re-encrypting the memory storage with its current key; keep the previous key in old_keys until this finishes",

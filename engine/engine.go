@@ -49,6 +49,10 @@ type Observer interface {
 type Config struct {
 	// Dir holds the store file and the index directory.
 	Dir string
+	// Database, when set, is the URL of a PostgreSQL database that several
+	// instances share as the source of truth; the store file in Dir is
+	// then this instance's replica of it (see store.Shared).
+	Database string
 	// Shards is the number of index shards for a new database; an existing
 	// one keeps the number it was created with.
 	Shards int
@@ -98,6 +102,7 @@ type Engine struct {
 	closeMu sync.RWMutex
 	closing bool
 	queue   chan *Job
+	held    []*Job // turns the shared database refused; the writer's alone
 	pending atomic.Int64 // turns accepted but not yet learned or saved
 
 	wakeProcessor chan struct{}
@@ -230,6 +235,15 @@ func Open(cfg Config) (*Engine, error) {
 		cfg.Logger().Info("rebuilding memory index shards from the store",
 			zap.Ints("shards", rebuild), zap.String("storage", cfg.Dir))
 	}
+	// What other instances commit arrives in the store's change log: the
+	// index (and the queue of turns, and sessions due) follow it.
+	st.OnReplicated(func() {
+		e.wake(e.wakeIndexer)
+		e.wake(e.wakeProcessor)
+		if d := e.distilling(); d != nil {
+			e.wake(d.wake)
+		}
+	})
 	go e.writer()
 	go e.processor()
 	go e.indexer()

@@ -329,7 +329,7 @@ func (e *Engine) oldestThrough() uint64 {
 func (e *Engine) trim() {
 	upTo := e.oldestThrough()
 	if e.embedding() != nil {
-		upTo = min(upTo, e.store.Cursor(embedCursor)) // the embedder follows the log too
+		upTo = min(upTo, e.store.LocalCursor(embedCursor)) // the embedder follows the log too
 	}
 	if upTo == 0 {
 		return

@@ -56,14 +56,32 @@ func (e *Engine) Enqueue(j *Job) bool {
 func (e *Engine) writer() {
 	defer close(e.writerDone)
 	var last time.Time
+	backoff := time.Duration(0)
 	for {
 		var first *Job
+		var retry <-chan time.Time
+		if len(e.held) > 0 {
+			backoff = min(max(2*backoff, 100*time.Millisecond), 10*time.Second)
+			retry = time.After(backoff)
+		}
 		select {
 		case first = <-e.queue:
+		case <-retry:
+			held := e.held
+			e.held = nil
+			e.learn(held)
+			if len(e.held) == 0 {
+				backoff = 0
+			}
+			continue
 		case <-e.drain:
 			// Close holds off new turns; save what is queued, then stop.
 			for len(e.queue) > 0 && !e.stopping() {
 				e.save(e.gather(<-e.queue))
+			}
+			if held := e.held; len(held) > 0 {
+				e.held = nil
+				e.save(held) // a last try: refused now, they are dropped and counted
 			}
 			return
 		}
@@ -145,6 +163,12 @@ func (e *Engine) save(batch []*Job) {
 		jobs = append(jobs, store.Job{Owner: j.Owner, Data: data})
 	}
 	err := e.store.PutJobs(jobs)
+	if err != nil && e.store.Shared() && !e.draining() {
+		// The shared database does not answer: the turns wait here, and
+		// the writer tries again with backoff.
+		e.hold(batch)
+		return
+	}
 	e.pending.Add(-int64(len(batch)))
 	if err != nil {
 		for range jobs {
@@ -155,6 +179,22 @@ func (e *Engine) save(batch []*Job) {
 		return
 	}
 	e.wake(e.wakeProcessor)
+}
+
+// hold keeps turns the shared database refused, for the writer to retry;
+// past QueueSize the oldest are dropped, and counted.
+func (e *Engine) hold(batch []*Job) {
+	if len(e.held) == 0 {
+		e.log().Warn("the shared memory database does not answer; turns wait in memory to be learned", zap.Int("turns", len(batch)))
+	}
+	e.held = append(e.held, batch...)
+	if over := len(e.held) - e.cfg.QueueSize; over > 0 {
+		e.held = e.held[over:]
+		e.pending.Add(-int64(over))
+		for range over {
+			e.cfg.Observer.JobDropped()
+		}
+	}
 }
 
 // processor learns the turns of the durable job queue: those the writer
@@ -258,11 +298,15 @@ func (e *Engine) process(items []queued) bool {
 		}
 	}
 	stored := make([]int, len(ws))
+	done := make([]bool, len(ws)) // by another instance sharing the database
 	wakeDistiller := false
 	err := e.store.Update(func(tx *store.Tx) error {
 		wakeDistiller = false
 		for i, w := range ws {
 			stored[i] = 0
+			if done[i] = w.seq != 0 && !tx.HasJob(w.seq); done[i] {
+				continue
+			}
 			for _, p := range w.puts {
 				_, _, err := tx.Upsert(w.owner, p)
 				if errors.Is(err, store.ErrInvalid) {
@@ -301,6 +345,9 @@ func (e *Engine) process(items []queued) bool {
 		e.wake(e.distilling().wake)
 	}
 	for i, w := range ws {
+		if done[i] {
+			continue
+		}
 		if w.ok {
 			e.cfg.Observer.JobDone(stored[i])
 		} else {

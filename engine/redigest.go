@@ -29,7 +29,7 @@ const (
 func (e *Engine) redigester() {
 	defer close(e.redigestDone)
 	g := e.index.Digester()
-	if e.store.Cursor(digestCursor) == uint64(g.Version()) {
+	if e.store.LocalCursor(digestCursor) == uint64(g.Version()) {
 		return
 	}
 	start := time.Now()
@@ -58,7 +58,7 @@ func (e *Engine) redigester() {
 			e.pace(time.Now(), redigestPause)
 		}
 	}
-	if err := e.store.Update(func(tx *store.Tx) error { return tx.SetCursor(digestCursor, uint64(g.Version())) }); err != nil {
+	if err := e.store.SetLocalCursor(digestCursor, uint64(g.Version())); err != nil {
 		e.log().Error("recording the search digest version", zap.Error(err))
 		return
 	}

@@ -16,7 +16,26 @@ type Change struct {
 }
 
 func (t *Tx) logChange(owner string, id uint64) (uint64, error) {
-	b := t.tx.Bucket(bucketChanges)
+	if t.tx.j != nil {
+		// Each instance numbers its own log: the change travels as one.
+		t.tx.j.change(owner, id)
+	}
+	return appendChangeSeq(t.tx.tx, owner, id)
+}
+
+func appendChange(tx *bolt.Tx, owner string, id uint64) error {
+	_, err := appendChangeSeq(tx, owner, id)
+	return err
+}
+
+func appendChangeSeq(tx *bolt.Tx, owner string, id uint64) (uint64, error) {
+	b := tx.Bucket(bucketChanges)
+	if b == nil {
+		var err error
+		if b, err = tx.CreateBucket(bucketChanges); err != nil {
+			return 0, err
+		}
+	}
 	b.FillPercent = appendFill
 	seq, err := b.NextSequence()
 	if err != nil {
@@ -71,7 +90,7 @@ func (t *Tx) Changes(after uint64, limit int) (changes []Change, oldest uint64) 
 // every index shard has durably applied them.
 func (s *DB) TrimChanges(seq uint64) (int, error) {
 	n := 0
-	err := s.update(func(tx *bolt.Tx) error {
+	err := s.updateLocal(func(tx *kvTx) error {
 		c := tx.Bucket(bucketChanges).Cursor()
 		end := encodeU64(seq)
 		for k, _ := c.First(); k != nil && bytes.Compare(k, end) <= 0; k, _ = c.First() {

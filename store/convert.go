@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -30,9 +31,13 @@ type Converted struct {
 // (keyed digests come and go with encryption). Every other use of the store
 // waits while it runs.
 func (s *DB) Convert(keys *seal.Ring, digest func(*Memory) []byte) (Converted, error) {
+	var n Converted
+	if s.shared != nil {
+		return n, errors.New("encrypting or decrypting a shared memory database in place is not supported: " +
+			"export its memories (GET /export of memory_api), and import them into a new database configured with the encryption wanted")
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var n Converted
 	tmp := convertPath(s.path)
 	_ = os.Remove(tmp)
 	dst, err := bolt.Open(tmp, 0o600, boltOptions(s.timeout))
@@ -41,7 +46,7 @@ func (s *DB) Convert(keys *seal.Ring, digest func(*Memory) []byte) (Converted, e
 	}
 	to := newCrypt(keys, s.secret)
 	err = s.bolt.View(func(src *bolt.Tx) error {
-		from := &Tx{tx: src, now: s.now().UTC(), c: s.crypt}
+		from := &Tx{tx: &kvTx{tx: src}, now: s.now().UTC(), c: s.crypt}
 		return (&converter{from: from, to: to, secret: s.secret, digest: digest, n: &n}).run(dst)
 	})
 	if err == nil {
@@ -85,7 +90,7 @@ type converter struct {
 }
 
 func (c *converter) run(dst *bolt.DB) error {
-	src := c.from.tx
+	src := c.from.tx.tx
 	// Buckets other than owners are copied in one transaction each; an
 	// owner's partition in one.
 	return src.ForEach(func(name []byte, b *bolt.Bucket) error {

@@ -219,7 +219,10 @@ func unlock(tx *bolt.Tx, path string, ring *seal.Ring) (secret []byte, c *crypt,
 
 // sealMeta writes the secret and the check value sealed with c's current
 // key (or the secret in the clear, for a plaintext store).
-func sealMeta(meta *bolt.Bucket, secret []byte, c *crypt) error {
+func sealMeta(meta interface {
+	Put(k, v []byte) error
+	Delete(k []byte) error
+}, secret []byte, c *crypt) error {
 	if c == nil {
 		for _, k := range [][]byte{keySealed, keyRotating} {
 			if err := meta.Delete(k); err != nil {

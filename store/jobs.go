@@ -2,8 +2,6 @@ package store
 
 import (
 	"bytes"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // Job is a unit of background work made durable before it is done: a turn
@@ -41,7 +39,7 @@ func (t *Tx) decodeJob(seq uint64, v []byte) Job {
 func (s *DB) PutJobs(jobs []Job) error {
 	return s.Update(func(t *Tx) error {
 		b := t.tx.Bucket(bucketJobs)
-		b.FillPercent = appendFill
+		b.setFill(appendFill)
 		for _, j := range jobs {
 			seq, err := b.NextSequence()
 			if err != nil {
@@ -71,7 +69,7 @@ func (s *DB) Jobs(limit int) ([]Job, error) {
 // PendingJobs counts the jobs not yet done.
 func (s *DB) PendingJobs() int {
 	n := 0
-	_ = s.view(func(tx *bolt.Tx) error { n = tx.Bucket(bucketJobs).Stats().KeyN; return nil })
+	_ = s.view(func(tx *kvTx) error { n = tx.Bucket(bucketJobs).Stats().KeyN; return nil })
 	return n
 }
 
@@ -99,4 +97,10 @@ func (t *Tx) deleteJobsOf(owner string) (int, error) {
 		}
 	}
 	return len(doomed), nil
+}
+
+// HasJob reports whether a job is still pending: on a shared database
+// another instance may have done it since it was read.
+func (t *Tx) HasJob(seq uint64) bool {
+	return t.tx.Bucket(bucketJobs).Get(encodeU64(seq)) != nil
 }

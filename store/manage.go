@@ -5,8 +5,6 @@ import (
 	"os"
 	"strings"
 	"time"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // Forgotten counts what ForgetOwner removed.
@@ -237,8 +235,8 @@ type Stats struct {
 // walking the file: it costs about a second per million memories.
 func (s *DB) Stats() (Stats, error) {
 	var st Stats
-	err := s.view(func(tx *bolt.Tx) error {
-		st.FileBytes = tx.Size()
+	err := s.view(func(tx *kvTx) error {
+		st.FileBytes = tx.tx.Size()
 		if fi, err := os.Stat(s.path); err == nil {
 			st.FileBytes = fi.Size() // with the room bbolt has grown it by
 		}

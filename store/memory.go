@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/caddy-memory/memory/internal/norm"
 )
 
@@ -132,7 +130,7 @@ const (
 
 // Tx is a transaction on the store. Write methods fail on a read-only Tx.
 type Tx struct {
-	tx  *bolt.Tx
+	tx  *kvTx
 	now time.Time
 	c   *crypt // nil: a plaintext store
 	// arena holds the values opened in this transaction (see open).
@@ -142,12 +140,12 @@ type Tx struct {
 // Update runs fn in one read-write transaction: all of its changes, and their
 // change-log entries, commit (and fsync) together or not at all.
 func (s *DB) Update(fn func(*Tx) error) error {
-	return s.update(func(tx *bolt.Tx) error { return fn(s.newTx(tx)) })
+	return s.update(func(tx *kvTx) error { return fn(s.newTx(tx)) })
 }
 
 // View runs fn in a read-only snapshot.
 func (s *DB) View(fn func(*Tx) error) error {
-	return s.view(func(tx *bolt.Tx) error { return fn(s.newTx(tx)) })
+	return s.view(func(tx *kvTx) error { return fn(s.newTx(tx)) })
 }
 
 // DeriveKey is the key used for a Put without one: the kind and the
@@ -200,7 +198,7 @@ func (t *Tx) Upsert(owner string, p Put) (*Memory, Op, error) {
 		}
 		m = &Memory{ID: id, Owner: owner, Key: p.Key, CreatedAt: at, Mentions: 1}
 		ids := t.tx.Bucket(bucketIDs)
-		ids.FillPercent = appendFill
+		ids.setFill(appendFill)
 		if err := ids.Put(encodeU64(id), []byte(owner)); err != nil {
 			return nil, "", err
 		}
@@ -264,7 +262,7 @@ func (t *Tx) Upsert(owner string, p Put) (*Memory, Op, error) {
 }
 
 // nextID allocates a memory id.
-func nextID(ids *bolt.Bucket) (uint64, error) {
+func nextID(ids *kvBucket) (uint64, error) {
 	if ids.Sequence() >= MaxID {
 		return 0, fmt.Errorf("memory ids are exhausted (the largest is %d); export, and import into a new storage", uint64(MaxID))
 	}
@@ -386,7 +384,7 @@ func (t *Tx) Owners(fn func(owner string) error) error {
 	return t.tx.Bucket(bucketOwners).ForEachBucket(func(k []byte) error { return fn(string(k)) })
 }
 
-func (t *Tx) ownerBucket(owner string, create bool) (*bolt.Bucket, error) {
+func (t *Tx) ownerBucket(owner string, create bool) (*kvBucket, error) {
 	owners := t.tx.Bucket(bucketOwners)
 	if ob := owners.Bucket([]byte(owner)); ob != nil {
 		return ob, nil
@@ -417,18 +415,18 @@ func (t *Tx) ownerBucket(owner string, create bool) (*bolt.Bucket, error) {
 const appendFill = 0.9
 
 // put writes m with a fresh change sequence number.
-func (t *Tx) put(mem *bolt.Bucket, m *Memory) error {
+func (t *Tx) put(mem *kvBucket, m *Memory) error {
 	seq, err := t.logChange(m.Owner, m.ID)
 	if err != nil {
 		return err
 	}
 	m.Seq = seq
-	mem.FillPercent = appendFill
+	mem.setFill(appendFill)
 	return mem.Put(encodeU64(m.ID), t.seal(labelMemory, m.Owner, encodeU64(m.ID), encodeMemory(m)))
 }
 
 // digestOf copies the digest of record id.
-func (t *Tx) digestOf(owner string, ob *bolt.Bucket, id uint64) ([]byte, error) {
+func (t *Tx) digestOf(owner string, ob *kvBucket, id uint64) ([]byte, error) {
 	raw, err := t.record(owner, ob, id)
 	if err != nil {
 		return nil, err
@@ -441,7 +439,7 @@ func (t *Tx) digestOf(owner string, ob *bolt.Bucket, id uint64) ([]byte, error) 
 }
 
 // record reads the record of memory id of owner, opened.
-func (t *Tx) record(owner string, ob *bolt.Bucket, id uint64) ([]byte, error) {
+func (t *Tx) record(owner string, ob *kvBucket, id uint64) ([]byte, error) {
 	raw := ob.Bucket(bucketMem).Get(encodeU64(id))
 	if raw == nil {
 		return nil, ErrNotFound
@@ -453,7 +451,7 @@ func (t *Tx) record(owner string, ob *bolt.Bucket, id uint64) ([]byte, error) {
 	return raw, nil
 }
 
-func (t *Tx) getMemory(owner string, ob *bolt.Bucket, id uint64) (*Memory, error) {
+func (t *Tx) getMemory(owner string, ob *kvBucket, id uint64) (*Memory, error) {
 	raw, err := t.record(owner, ob, id)
 	if err != nil {
 		return nil, err

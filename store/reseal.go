@@ -154,7 +154,7 @@ func (t *Tx) sealedStale(v []byte) bool { return !seal.SealedWith(v, t.c.ring.Cu
 
 // reseal rewrites, with fn, up to limit values of b that are stale (fn may
 // return nil to leave one as it is).
-func (t *Tx) reseal(b *bolt.Bucket, limit int, stale func(v []byte) bool, fn func(k, v []byte) ([]byte, error)) (int, error) {
+func (t *Tx) reseal(b *kvBucket, limit int, stale func(v []byte) bool, fn func(k, v []byte) ([]byte, error)) (int, error) {
 	type kv struct{ k, v []byte }
 	var todo []kv
 	c := b.Cursor()

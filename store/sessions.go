@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"time"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // bucketSessions holds the sessions waiting to be distilled by a model:
@@ -83,7 +81,7 @@ func decodeSession(owner, session, v []byte) (SessionState, bool) {
 }
 
 // sessions is the bucket, made on first use (stores from before it).
-func (t *Tx) sessions() (*bolt.Bucket, error) {
+func (t *Tx) sessions() (*kvBucket, error) {
 	if b := t.tx.Bucket(bucketSessions); b != nil || !t.tx.Writable() {
 		return b, nil
 	}

@@ -80,9 +80,17 @@ type DB struct {
 	path    string
 	timeout time.Duration
 	clock   func() time.Time
+
+	// shared, when set, is the database this file replicates (replica.go).
+	shared       Shared
+	hookMu       sync.Mutex
+	onReplicated func()
+	followErr    func(error)
+	stopFollow   chan struct{}
+	followDone   chan struct{}
 }
 
-func (s *DB) newTx(tx *bolt.Tx) *Tx {
+func (s *DB) newTx(tx *kvTx) *Tx {
 	return &Tx{tx: tx, now: s.now().UTC(), c: s.crypt}
 }
 
@@ -97,16 +105,31 @@ func (s *DB) now() time.Time {
 	return time.Now()
 }
 
-func (s *DB) view(fn func(*bolt.Tx) error) error {
+func (s *DB) view(fn func(*kvTx) error) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.bolt.View(fn)
+	return s.bolt.View(func(tx *bolt.Tx) error { return fn(&kvTx{tx: tx}) })
 }
 
-func (s *DB) update(fn func(*bolt.Tx) error) error {
+// update runs fn in a write transaction. On a store that replicates a
+// shared database, the transaction first takes in what other instances
+// committed, and commits to the shared database before the file
+// (replica.go).
+func (s *DB) update(fn func(*kvTx) error) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.bolt.Update(fn)
+	if s.shared != nil {
+		return s.sharedUpdate(fn)
+	}
+	return s.bolt.Update(func(tx *bolt.Tx) error { return fn(&kvTx{tx: tx}) })
+}
+
+// updateLocal runs fn in a write transaction of this instance's file
+// alone: for rows no other instance reads (the change log, local marks).
+func (s *DB) updateLocal(fn func(*kvTx) error) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.bolt.Update(func(tx *bolt.Tx) error { return fn(&kvTx{tx: tx}) })
 }
 
 // boltOptions are the options every open of the file uses.
@@ -143,6 +166,12 @@ type Options struct {
 	// Keys open an encrypted store, and seal a new one. A plaintext store
 	// opened with keys stays in plaintext until Convert.
 	Keys *seal.Ring
+	// Shared, when set, makes the file this instance's replica of a
+	// database other instances share (see Shared). The store closes it.
+	Shared Shared
+	// SharedError hears the errors of following the shared database in
+	// the background (for the log).
+	SharedError func(error)
 }
 
 // Open opens (creating if needed) the plaintext store file at path. It
@@ -156,6 +185,14 @@ func Open(path string, lockTimeout time.Duration) (*DB, error) {
 // store that o.Keys do not open is refused with ErrKeyRequired or
 // ErrWrongKey before anything in the file is written.
 func OpenWith(path string, o Options) (*DB, error) {
+	s, err := openWith(path, o)
+	if err != nil && o.Shared != nil {
+		o.Shared.Close()
+	}
+	return s, err
+}
+
+func openWith(path string, o Options) (*DB, error) {
 	lockTimeout := o.LockTimeout
 	if lockTimeout <= 0 {
 		lockTimeout = time.Second
@@ -172,7 +209,13 @@ func OpenWith(path string, o Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening memory store %s: %w", path, err)
 	}
-	s := &DB{bolt: b, path: path, timeout: lockTimeout}
+	s := &DB{bolt: b, path: path, timeout: lockTimeout, shared: o.Shared, followErr: o.SharedError}
+	if s.shared != nil {
+		if err := s.sync(); err != nil {
+			b.Close()
+			return nil, err
+		}
+	}
 	var secret []byte
 	err = b.View(func(tx *bolt.Tx) error {
 		var err error
@@ -195,17 +238,28 @@ func OpenWith(path string, o Options) (*DB, error) {
 		b.Close()
 		return nil, err
 	}
+	if s.shared != nil {
+		s.stopFollow, s.followDone = make(chan struct{}), make(chan struct{})
+		go s.follow()
+	}
 	return s, nil
 }
 
 func (s *DB) init(secret []byte, keys *seal.Ring) error {
-	return s.update(func(tx *bolt.Tx) error {
+	return s.update(func(tx *kvTx) error {
 		for _, name := range [][]byte{bucketMeta, bucketOwners, bucketIDs, bucketChanges, bucketJobs} {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return err
 			}
 		}
 		meta := tx.Bucket(bucketMeta)
+		if secret == nil && meta.Get(keySecret) != nil {
+			// Another instance sharing the database made it meanwhile.
+			var err error
+			if secret, s.crypt, err = unlock(tx.tx, s.path, keys); err != nil {
+				return err
+			}
+		}
 		if v := meta.Get(keySchema); v != nil && decodeU64(v) > schemaVersion {
 			return fmt.Errorf("memory store %s was written by a newer version (schema %d); upgrade the module or use another storage path", s.path, decodeU64(v))
 		}
@@ -229,10 +283,18 @@ func (s *DB) init(secret []byte, keys *seal.Ring) error {
 
 // Close closes the file.
 func (s *DB) Close() error {
+	if s.stopFollow != nil {
+		close(s.stopFollow)
+		<-s.followDone
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	err := writeFreelist(s.bolt)
-	return errors.Join(err, s.bolt.Close())
+	err = errors.Join(err, s.bolt.Close())
+	if s.shared != nil {
+		err = errors.Join(err, s.shared.Close())
+	}
+	return err
 }
 
 // Compact rewrites the file with only its live data and replaces it. Freed
@@ -304,7 +366,7 @@ func (s *DB) OwnerID(raw string) string {
 // if none is recorded yet.
 func (s *DB) Shards(want int) (int, error) {
 	var k int
-	err := s.update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *kvTx) error {
 		meta := tx.Bucket(bucketMeta)
 		if v := meta.Get(keyShards); v != nil {
 			k = int(decodeU64(v))
@@ -333,7 +395,7 @@ func decodeU64(b []byte) uint64 {
 // keeps in the store.
 func (s *DB) Cursor(name string) uint64 {
 	var v uint64
-	_ = s.view(func(tx *bolt.Tx) error {
+	_ = s.view(func(tx *kvTx) error {
 		v = decodeU64(tx.Bucket(bucketMeta).Get([]byte("cursor:" + name)))
 		return nil
 	})
@@ -344,7 +406,7 @@ func (s *DB) Cursor(name string) uint64 {
 // none).
 func (s *DB) Mark(name string) string {
 	var v string
-	_ = s.view(func(tx *bolt.Tx) error {
+	_ = s.view(func(tx *kvTx) error {
 		v = string(tx.Bucket(bucketMeta).Get([]byte("mark:" + name)))
 		return nil
 	})
@@ -359,4 +421,32 @@ func (t *Tx) SetMark(name, value string) error {
 // SetCursor records a named position.
 func (t *Tx) SetCursor(name string, seq uint64) error {
 	return t.tx.Bucket(bucketMeta).Put([]byte("cursor:"+name), encodeU64(seq))
+}
+
+// LocalCursor reads a named position this instance keeps for itself (how
+// far its own index or embedder followed the change log): never shared
+// with other instances, as each numbers its own log.
+func (s *DB) LocalCursor(name string) uint64 {
+	var v uint64
+	_ = s.view(func(tx *kvTx) error {
+		meta := tx.Bucket(bucketMeta)
+		b := meta.Get(localCursorKey(name))
+		if b == nil {
+			b = meta.Get([]byte("cursor:" + name)) // kept there before replicas
+		}
+		v = decodeU64(b)
+		return nil
+	})
+	return v
+}
+
+// SetLocalCursor records a position LocalCursor reads.
+func (s *DB) SetLocalCursor(name string, seq uint64) error {
+	return s.updateLocal(func(tx *kvTx) error {
+		return tx.Bucket(bucketMeta).Put(localCursorKey(name), encodeU64(seq))
+	})
+}
+
+func localCursorKey(name string) []byte {
+	return append(append([]byte(nil), localPrefix...), "cursor:"+name...)
 }

@@ -3,8 +3,6 @@ package store
 import (
 	"encoding/binary"
 	"time"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // bucketUsage, in an owner's partition, holds how each memory has been
@@ -65,7 +63,7 @@ func (t *Tx) Usage(owner string, id uint64) Usage {
 }
 
 // usageBucket returns the owner's usage bucket, made on first use.
-func (t *Tx) usageBucket(owner string) (*bolt.Bucket, error) {
+func (t *Tx) usageBucket(owner string) (*kvBucket, error) {
 	ob, err := t.ownerBucket(owner, false)
 	if err != nil {
 		return nil, err
@@ -80,7 +78,7 @@ func (t *Tx) Used(owner string, uses map[uint64]int, at time.Time) error {
 	if err != nil {
 		return nil // the owner is gone
 	}
-	mem := ub.Tx().Bucket(bucketOwners).Bucket([]byte(owner)).Bucket(bucketMem)
+	mem := t.tx.Bucket(bucketOwners).Bucket([]byte(owner)).Bucket(bucketMem)
 	for id, n := range uses {
 		if mem.Get(encodeU64(id)) == nil {
 			continue

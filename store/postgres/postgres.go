@@ -1,0 +1,504 @@
+// Package postgres owns the PostgreSQL schema that several instances share
+// as their memory store's source of truth (store.Shared): the rows of every
+// bucket of the store with the owner id first in each key, the log of
+// committed write transactions that instances replay into their replicas,
+// the migrations that make the schema, and the locks that make background
+// work run once. It knows what a row belongs to, never what it means.
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/caddy-memory/memory/store"
+)
+
+// IsURL reports whether a storage setting names a PostgreSQL database
+// rather than a directory.
+func IsURL(s string) bool {
+	return strings.HasPrefix(s, "postgres://") || strings.HasPrefix(s, "postgresql://")
+}
+
+// Redact returns the URL without its password, for logs and for naming
+// the instance's replica.
+func Redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "postgres://(unparsable)"
+	}
+	return u.Redacted()
+}
+
+// lockClass is the first key of the advisory locks this package takes,
+// so they do not collide with an application's own.
+const lockClass = 0x6d656d6f // "memo"
+
+// Advisory lock keys under lockClass.
+const (
+	lockMigrate = 1
+	lockWriter  = 2
+	// Locks of Once are the hash of their name, never these.
+)
+
+// notifyChannel is the channel commits are announced on.
+const notifyChannel = "memory_changes"
+
+// Retention is how long the log keeps a committed batch: a replica that
+// falls further behind (an instance down for longer) is made anew from a
+// snapshot.
+const Retention = time.Hour
+
+// DB is a PostgreSQL database shared by the memory stores of several
+// instances. It implements store.Shared.
+type DB struct {
+	pool     *pgxpool.Pool
+	id       string // the database's, from memory_state
+	instance string // this process's, to skip its own announcements
+	changed  chan struct{}
+	stop     chan struct{}
+	done     sync.WaitGroup
+	vacuum   chan struct{}
+	log      func(msg string, err error)
+}
+
+var _ store.Shared = (*DB)(nil)
+
+// Open connects to the database at rawURL and applies the schema's
+// migrations. logf hears errors of the background work (listening,
+// trimming the log, vacuuming).
+func Open(ctx context.Context, rawURL string, logf func(msg string, err error)) (*DB, error) {
+	cfg, err := pgxpool.ParseConfig(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("memory storage %s is not a usable PostgreSQL URL: %w", Redact(rawURL), err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to memory database %s: %w", Redact(rawURL), err)
+	}
+	if logf == nil {
+		logf = func(string, error) {}
+	}
+	d := &DB{pool: pool, changed: make(chan struct{}, 1), stop: make(chan struct{}), vacuum: make(chan struct{}, 1), log: logf}
+	if d.id, err = migrate(ctx, pool); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("preparing memory database %s: %w", Redact(rawURL), err)
+	}
+	d.instance = strconv.FormatInt(time.Now().UnixNano(), 36)
+	d.done.Add(3)
+	go d.listen()
+	go d.trimmer()
+	go d.vacuumer()
+	return d, nil
+}
+
+// ID implements store.Shared.
+func (d *DB) ID() string { return d.id }
+
+// Changed implements store.Shared.
+func (d *DB) Changed() <-chan struct{} { return d.changed }
+
+// Close implements store.Shared.
+func (d *DB) Close() error {
+	close(d.stop)
+	d.done.Wait()
+	d.pool.Close()
+	return nil
+}
+
+// Write implements store.Shared. The writer lock orders every commit, so
+// the sequence numbers are given and become visible in the same order, and
+// a replica that has read up to n has seen everything up to n.
+func (d *DB) Write(ctx context.Context, after uint64, apply func(store.Batch) error, muts func() ([]store.Mutation, error)) (uint64, error) {
+	tx, err := d.pool.BeginTx(ctx, pgx.TxOptions{})
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback(context.Background())
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, $2)`, lockClass, lockWriter); err != nil {
+		return 0, err
+	}
+	last := after
+	for {
+		batches, err := readBatches(ctx, tx, last, 256)
+		if err != nil {
+			return 0, err
+		}
+		for _, b := range batches {
+			if err := apply(b); err != nil {
+				return 0, err
+			}
+			last = b.Seq
+		}
+		if len(batches) < 256 {
+			break
+		}
+	}
+	ms, err := muts()
+	if err != nil {
+		return 0, err
+	}
+	if len(ms) == 0 {
+		return last, tx.Commit(ctx)
+	}
+	var seq uint64
+	if err := tx.QueryRow(ctx, `SELECT nextval('memory_log_seq')`).Scan(&seq); err != nil {
+		return 0, err
+	}
+	batch := &pgx.Batch{}
+	forgot := queueMutations(batch, seq, ms)
+	batch.Queue(`UPDATE memory_state SET value = $1 WHERE name = 'last_seq'`, strconv.FormatUint(seq, 10))
+	batch.Queue(`SELECT pg_notify($1, $2)`, notifyChannel, d.instance)
+	if err := tx.SendBatch(ctx, batch).Close(); err != nil {
+		return 0, err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return 0, err
+	}
+	if forgot {
+		select {
+		case d.vacuum <- struct{}{}:
+		default:
+		}
+	}
+	return seq, nil
+}
+
+// queueMutations queues the statements that make ms the database's state,
+// and the log entries that carry them to the other replicas (one per owner,
+// so forgetting an owner can delete theirs). It reports whether an owner's
+// partition was dropped.
+func queueMutations(b *pgx.Batch, seq uint64, ms []store.Mutation) (forgot bool) {
+	var owners []string
+	byOwner := map[string][]store.Mutation{}
+	for _, m := range ms {
+		if _, ok := byOwner[m.Owner]; !ok {
+			owners = append(owners, m.Owner)
+		}
+		byOwner[m.Owner] = append(byOwner[m.Owner], m)
+		switch m.Kind {
+		case store.MutPut:
+			b.Queue(`INSERT INTO memory_rows (owner, bucket, key, value) VALUES ($1, $2, $3, $4)
+				ON CONFLICT (owner, bucket, key) DO UPDATE SET value = excluded.value`, m.Owner, m.Bucket, m.Key, nonNil(m.Value))
+		case store.MutDelete:
+			b.Queue(`DELETE FROM memory_rows WHERE owner = $1 AND bucket = $2 AND key = $3`, m.Owner, m.Bucket, m.Key)
+		case store.MutCreate:
+			b.Queue(`INSERT INTO memory_buckets (owner, path) VALUES ($1, $2) ON CONFLICT DO NOTHING`, m.Owner, m.Bucket)
+		case store.MutSequence:
+			b.Queue(`INSERT INTO memory_buckets (owner, path, seq) VALUES ($1, $2, $3)
+				ON CONFLICT (owner, path) DO UPDATE SET seq = excluded.seq`, m.Owner, m.Bucket, int64(m.N))
+		case store.MutDrop:
+			queueDrop(b, m)
+			if m.Owner != "" && store.IsOwnerPartition(m.Bucket, m.Owner) {
+				// What the log still holds of this owner goes with them.
+				b.Queue(`DELETE FROM memory_log WHERE owner = $1 AND seq < $2`, m.Owner, int64(seq))
+				forgot = true
+			}
+		}
+	}
+	for _, o := range owners {
+		b.Queue(`INSERT INTO memory_log (owner, seq, mutations) VALUES ($1, $2, $3)`, o, int64(seq), store.EncodeMutations(byOwner[o]))
+	}
+	return forgot
+}
+
+// queueDrop deletes a bucket and everything below it: rows whose bucket
+// path starts with its path. A bucket of one owner is dropped within their
+// rows; a store-wide one, across owners.
+func queueDrop(b *pgx.Batch, m store.Mutation) {
+	lo, hi := m.Bucket, prefixEnd(m.Bucket)
+	if m.Owner != "" {
+		b.Queue(`DELETE FROM memory_buckets WHERE owner = $1 AND path >= $2 AND ($3::bytea IS NULL OR path < $3)`, m.Owner, lo, hi)
+		b.Queue(`DELETE FROM memory_rows WHERE owner = $1 AND bucket >= $2 AND ($3::bytea IS NULL OR bucket < $3)`, m.Owner, lo, hi)
+		return
+	}
+	b.Queue(`DELETE FROM memory_buckets WHERE path >= $1 AND ($2::bytea IS NULL OR path < $2)`, lo, hi)
+	b.Queue(`DELETE FROM memory_rows WHERE bucket >= $1 AND ($2::bytea IS NULL OR bucket < $2)`, lo, hi)
+}
+
+// prefixEnd is the least byte string above every string starting with p
+// (nil: none).
+func prefixEnd(p []byte) []byte {
+	end := append([]byte(nil), p...)
+	for i := len(end) - 1; i >= 0; i-- {
+		if end[i] < 0xff {
+			end[i]++
+			return end[:i+1]
+		}
+	}
+	return nil
+}
+
+func nonNil(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}
+
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// readBatches reads up to limit batches after `after`, or ErrTrimmed when
+// some of them are no longer kept.
+func readBatches(ctx context.Context, q querier, after uint64, limit int) ([]store.Batch, error) {
+	var trimmed string
+	if err := q.QueryRow(ctx, `SELECT value FROM memory_state WHERE name = 'trimmed_through'`).Scan(&trimmed); err != nil {
+		return nil, err
+	}
+	if t, _ := strconv.ParseUint(trimmed, 10, 64); after < t {
+		return nil, store.ErrTrimmed
+	}
+	rows, err := q.Query(ctx, `SELECT seq, mutations FROM memory_log
+		WHERE seq IN (SELECT DISTINCT seq FROM memory_log WHERE seq > $1 ORDER BY seq LIMIT $2)
+		ORDER BY seq, owner`, int64(after), limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []store.Batch
+	for rows.Next() {
+		var seq int64
+		var data []byte
+		if err := rows.Scan(&seq, &data); err != nil {
+			return nil, err
+		}
+		ms, err := store.DecodeMutations(data)
+		if err != nil {
+			return nil, fmt.Errorf("log entry %d: %w", seq, err)
+		}
+		if n := len(out); n > 0 && out[n-1].Seq == uint64(seq) {
+			out[n-1].Mutations = append(out[n-1].Mutations, ms...)
+			continue
+		}
+		out = append(out, store.Batch{Seq: uint64(seq), Mutations: ms})
+	}
+	return out, rows.Err()
+}
+
+// Read implements store.Shared. One snapshot answers, so the trimmed mark
+// and the log agree.
+func (d *DB) Read(ctx context.Context, after uint64, limit int) ([]store.Batch, error) {
+	tx, err := d.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback(context.Background())
+	return readBatches(ctx, tx, after, limit)
+}
+
+// Snapshot implements store.Shared.
+func (d *DB) Snapshot(ctx context.Context, fn func(store.Mutation) error) (uint64, error) {
+	tx, err := d.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback(context.Background())
+	var last string
+	if err := tx.QueryRow(ctx, `SELECT value FROM memory_state WHERE name = 'last_seq'`).Scan(&last); err != nil {
+		return 0, err
+	}
+	seq, _ := strconv.ParseUint(last, 10, 64)
+	// Parents first: a bucket's path is a prefix of its children's.
+	rows, err := tx.Query(ctx, `SELECT owner, path, seq FROM memory_buckets ORDER BY path, owner`)
+	if err != nil {
+		return 0, err
+	}
+	var ms []store.Mutation
+	for rows.Next() {
+		var m store.Mutation
+		var n int64
+		if err := rows.Scan(&m.Owner, &m.Bucket, &n); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		m.Kind, m.N = store.MutCreate, uint64(n)
+		ms = append(ms, m)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	for _, m := range ms {
+		if err := fn(m); err != nil {
+			return 0, err
+		}
+		if m.N != 0 {
+			m.Kind = store.MutSequence
+			if err := fn(m); err != nil {
+				return 0, err
+			}
+		}
+	}
+	rows, err = tx.Query(ctx, `SELECT owner, bucket, key, value FROM memory_rows ORDER BY owner, bucket, key`)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		m := store.Mutation{Kind: store.MutPut}
+		if err := rows.Scan(&m.Owner, &m.Bucket, &m.Key, &m.Value); err != nil {
+			return 0, err
+		}
+		if err := fn(m); err != nil {
+			return 0, err
+		}
+	}
+	return seq, rows.Err()
+}
+
+// Once implements store.Shared with a session-level advisory lock held on
+// one connection while fn runs: if the instance dies, PostgreSQL releases
+// it with the connection.
+func (d *DB) Once(ctx context.Context, name string, fn func() error) (bool, error) {
+	conn, err := d.pool.Acquire(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer conn.Release()
+	var got bool
+	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1, hashtext($2))`, lockClass, "once:"+name).Scan(&got); err != nil {
+		return false, err
+	}
+	if !got {
+		return false, nil
+	}
+	defer func() {
+		if _, err := conn.Exec(context.Background(), `SELECT pg_advisory_unlock($1, hashtext($2))`, lockClass, "once:"+name); err != nil {
+			// The lock must not outlive fn: drop the connection, and the lock with it.
+			_ = conn.Conn().Close(context.Background())
+		}
+	}()
+	return true, fn()
+}
+
+// listen wakes Changed when another instance announces a commit. It
+// reconnects with backoff; meanwhile the store's polling carries on.
+func (d *DB) listen() {
+	defer d.done.Done()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { <-d.stop; cancel() }()
+	backoff := 100 * time.Millisecond
+	for ctx.Err() == nil {
+		err := d.listenOnce(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		d.log("listening for memory changes from other instances", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, 10*time.Second)
+	}
+}
+
+func (d *DB) listenOnce(ctx context.Context) error {
+	conn, err := d.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	// The connection keeps listening: it never goes back to the pool.
+	c := conn.Hijack()
+	defer c.Close(context.Background())
+	if _, err := c.Exec(ctx, "LISTEN "+notifyChannel); err != nil {
+		return err
+	}
+	d.wake() // a commit may have been missed while not listening
+	for {
+		n, err := c.WaitForNotification(ctx)
+		if err != nil {
+			return err
+		}
+		if n.Payload != d.instance {
+			d.wake()
+		}
+	}
+}
+
+func (d *DB) wake() {
+	select {
+	case d.changed <- struct{}{}:
+	default:
+	}
+}
+
+// trimmer deletes log entries older than Retention, once a minute, on one
+// instance at a time.
+func (d *DB) trimmer() {
+	defer d.done.Done()
+	tick := time.NewTicker(time.Minute)
+	defer tick.Stop()
+	for {
+		select {
+		case <-d.stop:
+			return
+		case <-tick.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		_, err := d.Once(ctx, "trim", func() error { return d.trim(ctx, Retention) })
+		cancel()
+		if err != nil {
+			d.log("trimming the shared memory log", err)
+		}
+	}
+}
+
+// trim deletes the log's entries older than keep, under the writer lock so
+// the trimmed mark moves with them.
+func (d *DB) trim(ctx context.Context, keep time.Duration) error {
+	tx, err := d.pool.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(context.Background())
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, $2)`, lockClass, lockWriter); err != nil {
+		return err
+	}
+	var upTo *int64
+	if err := tx.QueryRow(ctx, `SELECT max(seq) FROM memory_log WHERE at < now() - $1::interval`,
+		fmt.Sprintf("%d seconds", int(keep.Seconds()))).Scan(&upTo); err != nil {
+		return err
+	}
+	if upTo == nil {
+		return nil
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM memory_log WHERE seq <= $1`, *upTo); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `UPDATE memory_state SET value = greatest(value::bigint, $1)::text WHERE name = 'trimmed_through'`, *upTo); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
+}
+
+// vacuumer runs VACUUM after an owner was forgotten: until then their
+// deleted rows are dead tuples, still in the table's pages on disk.
+func (d *DB) vacuumer() {
+	defer d.done.Done()
+	for {
+		select {
+		case <-d.stop:
+			return
+		case <-d.vacuum:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		_, err := d.pool.Exec(ctx, `VACUUM memory_rows, memory_log, memory_buckets`)
+		cancel()
+		if err != nil && !errors.Is(err, context.Canceled) {
+			d.log("vacuuming the memory tables after forgetting an owner", err)
+		}
+	}
+}

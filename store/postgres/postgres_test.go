@@ -1,0 +1,248 @@
+package postgres
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/caddy-memory/memory/internal/pgtest"
+	"github.com/caddy-memory/memory/store"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+// replica opens a store in its own directory replicating the database at
+// url, as one instance would.
+func replica(t *testing.T, url string) *store.DB {
+	t.Helper()
+	sh, err := Open(context.Background(), url, func(msg string, err error) { t.Logf("%s: %v", msg, err) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := store.OpenWith(filepath.Join(t.TempDir(), "memory.db"), store.Options{Shared: sh})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func upsert(t *testing.T, s *store.DB, owner, content string) *store.Memory {
+	t.Helper()
+	var m *store.Memory
+	err := s.Update(func(tx *store.Tx) error {
+		var err error
+		m, _, err = tx.Upsert(owner, store.Put{Kind: "fact", Content: content})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func contents(t *testing.T, s *store.DB, owner string) []string {
+	t.Helper()
+	var out []string
+	err := s.View(func(tx *store.Tx) error {
+		return tx.Scan(owner, 0, func(m *store.Memory) (bool, error) {
+			if m.Active(time.Now()) {
+				out = append(out, m.Content)
+			}
+			return true, nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// eventually waits up to two seconds for cond, as a user of another
+// instance would.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(2 * time.Second); !cond(); {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 2 s: %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestTwoReplicasShareMemories(t *testing.T) {
+	url := pgtest.Database(t)
+	a, b := replica(t, url), replica(t, url)
+	if a.OwnerID("key-1") != b.OwnerID("key-1") {
+		t.Fatal("the two instances hash owners differently; they must share the secret")
+	}
+	owner := a.OwnerID("key-1")
+	m := upsert(t, a, owner, "I keep bees in Tromsø")
+	eventually(t, "B has A's memory", func() bool { return len(contents(t, b, owner)) == 1 })
+
+	// B's write after it continues A's numbering: ids never collide.
+	m2 := upsert(t, b, owner, "my sister is called Ana")
+	if m2.ID == m.ID {
+		t.Fatalf("both instances gave id %d", m.ID)
+	}
+	eventually(t, "A has B's memory", func() bool { return len(contents(t, a, owner)) == 2 })
+
+	// Each replica's change log names both memories, for its own index.
+	for _, s := range []*store.DB{a, b} {
+		cs, _, _ := s.Changes(0, 100)
+		seen := map[uint64]bool{}
+		for _, c := range cs {
+			seen[c.ID] = true
+		}
+		if !seen[m.ID] || !seen[m2.ID] {
+			t.Fatalf("a replica's change log misses a memory: %+v", cs)
+		}
+	}
+
+	// Forgetting through A: gone from B, and from the database's rows and log.
+	if err := a.Update(func(tx *store.Tx) error { _, err := tx.ForgetOwner(owner); return err }); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "B forgot the owner", func() bool { return len(contents(t, b, owner)) == 0 })
+	conn, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	for _, q := range []string{
+		`SELECT count(*) FROM memory_rows WHERE owner = $1`,
+		`SELECT count(*) FROM memory_log WHERE owner = $1 AND seq < (SELECT max(seq) FROM memory_log)`,
+		`SELECT count(*) FROM memory_rows WHERE position(convert_to('Tromsø', 'UTF8') in value) > 0 OR owner = $1`,
+	} {
+		var n int
+		if err := conn.QueryRow(context.Background(), q, owner).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != 0 {
+			t.Errorf("%s: %d rows left after forgetting the owner", q, n)
+		}
+	}
+}
+
+func TestInstancesStartTogetherOnAnEmptyDatabase(t *testing.T) {
+	url := pgtest.Database(t)
+	const n = 4
+	stores := make([]*store.DB, n)
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sh, err := Open(context.Background(), url, nil)
+			if err != nil {
+				errs <- err
+				return
+			}
+			stores[i], err = store.OpenWith(filepath.Join(t.TempDir(), "memory.db"), store.Options{Shared: sh})
+			if err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	for _, s := range stores {
+		defer s.Close()
+		if s.OwnerID("k") != stores[0].OwnerID("k") {
+			t.Fatal("instances that started together hash owners differently")
+		}
+	}
+}
+
+func TestNewInstanceStartsFromTheDatabase(t *testing.T) {
+	url := pgtest.Database(t)
+	a := replica(t, url)
+	owner := a.OwnerID("k")
+	for i := range 50 {
+		upsert(t, a, owner, "fact number "+string(rune('a'+i%26))+string(rune('a'+i/26)))
+	}
+	c := replica(t, url)
+	if got := len(contents(t, c, owner)); got != 50 {
+		t.Fatalf("a new instance has %d of 50 memories", got)
+	}
+	if cs, _, _ := c.Changes(0, 1000); len(cs) < 50 {
+		t.Fatalf("a new instance's change log has %d entries; its index would miss memories", len(cs))
+	}
+}
+
+func TestReplicaBehindTheTrimmedLogIsMadeAnew(t *testing.T) {
+	url := pgtest.Database(t)
+	a := replica(t, url)
+	owner := a.OwnerID("k")
+	upsert(t, a, owner, "first")
+	sh, err := Open(context.Background(), url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	b, err := store.OpenWith(filepath.Join(dir, "memory.db"), store.Options{Shared: sh})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	upsert(t, a, owner, "second")
+	upsert(t, a, owner, "third")
+	if err := a.Update(func(tx *store.Tx) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	// Everything in the log is trimmed, as after an hour down.
+	if err := sh2(t, url).trim(context.Background(), 0); err != nil {
+		t.Fatal(err)
+	}
+	sh, err = Open(context.Background(), url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err = store.OpenWith(filepath.Join(dir, "memory.db"), store.Options{Shared: sh})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if got := contents(t, b, owner); len(got) != 3 {
+		t.Fatalf("the replica made anew has %q", got)
+	}
+}
+
+func sh2(t *testing.T, url string) *DB {
+	d, err := Open(context.Background(), url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d
+}
+
+func TestOnceRunsOnOneInstanceAtATime(t *testing.T) {
+	url := pgtest.Database(t)
+	a, b := sh2(t, url), sh2(t, url)
+	inside := make(chan struct{})
+	release := make(chan struct{})
+	go a.Once(context.Background(), "consolidate", func() error { close(inside); <-release; return nil })
+	<-inside
+	ran, err := b.Once(context.Background(), "consolidate", func() error { return nil })
+	if err != nil || ran {
+		t.Fatalf("a second instance ran the same work at once (ran %v, err %v)", ran, err)
+	}
+	if ran, _ := b.Once(context.Background(), "distill", func() error { return nil }); !ran {
+		t.Fatal("other work was held up by the lock")
+	}
+	close(release)
+	eventually(t, "the lock is free again", func() bool {
+		ran, _ := b.Once(context.Background(), "consolidate", func() error { return nil })
+		return ran
+	})
+}

@@ -1,0 +1,401 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
+)
+
+// Shared is a database that the stores of several instances share: the
+// source of truth when memories must be the same behind a load balancer
+// (store/postgres implements it with PostgreSQL). The store's file is then
+// this instance's replica of it: reads stay local, every write transaction
+// commits to the shared database before the file, and what other instances
+// commit is replayed into the file as it arrives. Whatever a transaction
+// does, it does on both, so every method of the store works the same on
+// either.
+type Shared interface {
+	// ID names the database, so a replica made from another one (or from
+	// this one before it was recreated) is never taken for current.
+	ID() string
+	// Write runs one write transaction under the database's writer lock:
+	// it passes apply every batch committed after `after`, in order (what
+	// other instances wrote), then commits what muts returns as the next
+	// batch and returns its sequence number (after, or the last applied,
+	// when muts returns none). An error from apply or muts rolls back.
+	Write(ctx context.Context, after uint64, apply func(Batch) error, muts func() ([]Mutation, error)) (uint64, error)
+	// Read returns up to limit batches committed after `after`, in order,
+	// without the writer lock.
+	Read(ctx context.Context, after uint64, limit int) ([]Batch, error)
+	// Snapshot passes every bucket (MutCreate, MutSequence) and row
+	// (MutPut) of the current state, parents first, and returns the
+	// sequence number that state is at.
+	Snapshot(ctx context.Context, fn func(Mutation) error) (uint64, error)
+	// Changed is signalled when another instance may have committed.
+	Changed() <-chan struct{}
+	// Once runs fn unless another instance is running the work of the same
+	// name, and reports whether it ran: for background work that must
+	// happen once, not once per instance.
+	Once(ctx context.Context, name string, fn func() error) (bool, error)
+	Close() error
+}
+
+// Batch is one committed write transaction.
+type Batch struct {
+	Seq       uint64
+	Mutations []Mutation
+}
+
+// ErrTrimmed is returned by Shared when the batches after a position are no
+// longer all kept: the replica must be made anew from a snapshot.
+var ErrTrimmed = errors.New("the shared database no longer keeps the changes this replica needs")
+
+// sharedTimeout bounds one write transaction on the shared database: a
+// database that does not answer fails the write (the caller retries or
+// fails open) instead of holding up the store.
+const sharedTimeout = 5 * time.Second
+
+var (
+	keyReplicaSeq = []byte("local:replica_seq")
+	keyReplicaOf  = []byte("local:replica_of")
+)
+
+func replicaSeq(tx *bolt.Tx) uint64 {
+	if m := tx.Bucket(bucketMeta); m != nil {
+		return decodeU64(m.Get(keyReplicaSeq))
+	}
+	return 0
+}
+
+func setReplicaSeq(tx *bolt.Tx, seq uint64) error {
+	m, err := tx.CreateBucketIfNotExists(bucketMeta)
+	if err != nil {
+		return err
+	}
+	return m.Put(keyReplicaSeq, encodeU64(seq))
+}
+
+// sharedUpdate is update on a replica (see Shared).
+func (s *DB) sharedUpdate(fn func(*kvTx) error) error {
+	for attempt := 0; ; attempt++ {
+		applied := false
+		ctx, cancel := context.WithTimeout(context.Background(), sharedTimeout)
+		err := s.bolt.Update(func(btx *bolt.Tx) error {
+			after := replicaSeq(btx)
+			seq, err := s.shared.Write(ctx, after, func(b Batch) error {
+				applied = true
+				return applyBatch(btx, b)
+			}, func() ([]Mutation, error) {
+				j := &journal{}
+				if err := fn(&kvTx{tx: btx, j: j}); err != nil {
+					return nil, err
+				}
+				return j.muts, nil
+			})
+			if err != nil {
+				return err
+			}
+			if seq != after {
+				return setReplicaSeq(btx, seq)
+			}
+			return nil
+		})
+		cancel()
+		if applied && err == nil {
+			s.replicated()
+		}
+		if errors.Is(err, ErrTrimmed) && attempt == 0 {
+			if err := s.resync(); err != nil {
+				return err
+			}
+			continue
+		}
+		return err
+	}
+}
+
+// applyBatch replays a batch another instance committed into the file.
+func applyBatch(tx *bolt.Tx, b Batch) error {
+	for _, m := range b.Mutations {
+		if err := applyMutation(tx, m); err != nil {
+			return fmt.Errorf("replaying change %d: %w", b.Seq, err)
+		}
+	}
+	return setReplicaSeq(tx, b.Seq)
+}
+
+func applyMutation(tx *bolt.Tx, m Mutation) error {
+	if m.Kind == MutChange {
+		return appendChange(tx, m.Owner, m.N)
+	}
+	if local(m.Bucket, m.Key) {
+		return nil
+	}
+	create := m.Kind == MutPut || m.Kind == MutCreate || m.Kind == MutSequence
+	path := m.Bucket
+	if m.Kind == MutDrop {
+		// The bucket to drop is the last name; find its parent.
+		var names [][]byte
+		for p := path; len(p) > 0; {
+			n, rest := splitName(p)
+			if n == nil {
+				return errBadMutations
+			}
+			names, p = append(names, n), rest
+		}
+		if len(names) == 0 {
+			return errBadMutations
+		}
+		last := names[len(names)-1]
+		if len(names) == 1 {
+			if err := tx.DeleteBucket(last); err != nil && !errors.Is(err, bolterrors.ErrBucketNotFound) {
+				return err
+			}
+			return nil
+		}
+		parent, err := bucketAt(tx, EncodePath(names[:len(names)-1]...), false)
+		if err != nil || parent == nil {
+			return err
+		}
+		if err := parent.DeleteBucket(last); err != nil && !errors.Is(err, bolterrors.ErrBucketNotFound) {
+			return err
+		}
+		return nil
+	}
+	b, err := bucketAt(tx, path, create)
+	if err != nil || b == nil {
+		return err
+	}
+	switch m.Kind {
+	case MutPut:
+		return b.Put(m.Key, m.Value)
+	case MutDelete:
+		return b.Delete(m.Key)
+	case MutSequence:
+		return b.SetSequence(m.N)
+	case MutCreate:
+		return nil
+	}
+	return fmt.Errorf("%w: kind %q", errBadMutations, m.Kind)
+}
+
+// bucketAt finds (or, with create, makes) the bucket at an encoded path;
+// nil when it does not exist.
+func bucketAt(tx *bolt.Tx, path []byte, create bool) (*bolt.Bucket, error) {
+	var b *bolt.Bucket
+	for p := path; len(p) > 0; {
+		name, rest := splitName(p)
+		if name == nil {
+			return nil, errBadMutations
+		}
+		var next *bolt.Bucket
+		if b == nil {
+			next = tx.Bucket(name)
+		} else {
+			next = b.Bucket(name)
+		}
+		if next == nil && create {
+			var err error
+			if b == nil {
+				next, err = tx.CreateBucket(name)
+			} else {
+				next, err = b.CreateBucket(name)
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
+		if next == nil {
+			return nil, nil
+		}
+		b, p = next, rest
+	}
+	return b, nil
+}
+
+// sync brings the replica up to date: from a snapshot when it was made
+// from another database (or is new), else by replaying what it missed.
+func (s *DB) sync() error {
+	var of []byte
+	_ = s.bolt.View(func(tx *bolt.Tx) error {
+		if m := tx.Bucket(bucketMeta); m != nil {
+			of = bytes.Clone(m.Get(keyReplicaOf))
+		}
+		return nil
+	})
+	if string(of) != s.shared.ID() {
+		return s.resync()
+	}
+	_, err := s.catchUp()
+	return err
+}
+
+// catchUp replays what other instances committed since the replica's
+// position, and reports whether there was any.
+func (s *DB) catchUp() (bool, error) {
+	applied := false
+	for {
+		var after uint64
+		_ = s.bolt.View(func(tx *bolt.Tx) error { after = replicaSeq(tx); return nil })
+		ctx, cancel := context.WithTimeout(context.Background(), sharedTimeout)
+		batches, err := s.shared.Read(ctx, after, 256)
+		cancel()
+		if errors.Is(err, ErrTrimmed) {
+			return false, s.resync() // resync announces it
+		}
+		if err != nil || len(batches) == 0 {
+			return applied, err
+		}
+		err = s.bolt.Update(func(tx *bolt.Tx) error {
+			if replicaSeq(tx) != after {
+				return nil // a write took them in meanwhile
+			}
+			for _, b := range batches {
+				if err := applyBatch(tx, b); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return applied, err
+		}
+		applied = true
+	}
+}
+
+// resync makes the replica anew from a snapshot of the shared database.
+// Every memory it held before or holds after gets a change-log entry, so
+// the index drops what is gone and takes what is new.
+func (s *DB) resync() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	err := s.bolt.Update(func(tx *bolt.Tx) error {
+		touched := map[string][]uint64{}
+		collect := func() {
+			owners := tx.Bucket(bucketOwners)
+			if owners == nil {
+				return
+			}
+			_ = owners.ForEachBucket(func(o []byte) error {
+				if mem := owners.Bucket(o).Bucket(bucketMem); mem != nil {
+					_ = mem.ForEach(func(k, _ []byte) error {
+						touched[string(o)] = append(touched[string(o)], decodeU64(k))
+						return nil
+					})
+				}
+				return nil
+			})
+		}
+		collect()
+		// Clear everything shared; keep the change log and local marks.
+		var roots [][]byte
+		_ = tx.ForEach(func(name []byte, _ *bolt.Bucket) error {
+			roots = append(roots, bytes.Clone(name))
+			return nil
+		})
+		for _, name := range roots {
+			switch {
+			case bytes.Equal(name, bucketChanges):
+			case bytes.Equal(name, bucketMeta):
+				var drop [][]byte
+				m := tx.Bucket(bucketMeta)
+				_ = m.ForEach(func(k, _ []byte) error {
+					if !bytes.HasPrefix(k, localPrefix) {
+						drop = append(drop, bytes.Clone(k))
+					}
+					return nil
+				})
+				for _, k := range drop {
+					if err := m.Delete(k); err != nil {
+						return err
+					}
+				}
+			default:
+				if err := tx.DeleteBucket(name); err != nil {
+					return err
+				}
+			}
+		}
+		seq, err := s.shared.Snapshot(ctx, func(m Mutation) error { return applyMutation(tx, m) })
+		if err != nil {
+			return err
+		}
+		collect()
+		for o, ids := range touched {
+			for _, id := range ids {
+				if err := appendChange(tx, o, id); err != nil {
+					return err
+				}
+			}
+		}
+		if err := setReplicaSeq(tx, seq); err != nil {
+			return err
+		}
+		return tx.Bucket(bucketMeta).Put(keyReplicaOf, []byte(s.shared.ID()))
+	})
+	if err != nil {
+		return fmt.Errorf("making this instance's replica of the shared memory database: %w", err)
+	}
+	s.replicated()
+	return nil
+}
+
+// OnReplicated sets fn to be called after changes from other instances
+// were replayed into the file (the engine's index follows them).
+func (s *DB) OnReplicated(fn func()) {
+	s.hookMu.Lock()
+	s.onReplicated = fn
+	s.hookMu.Unlock()
+}
+
+func (s *DB) replicated() {
+	s.hookMu.Lock()
+	fn := s.onReplicated
+	s.hookMu.Unlock()
+	if fn != nil {
+		fn()
+	}
+}
+
+// follow replays other instances' commits as they are announced, and
+// every second in case an announcement was missed.
+func (s *DB) follow() {
+	defer close(s.followDone)
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-s.stopFollow:
+			return
+		case <-s.shared.Changed():
+		case <-tick.C:
+		}
+		s.mu.RLock()
+		applied, err := s.catchUp()
+		s.mu.RUnlock()
+		if applied {
+			s.replicated()
+		}
+		if err != nil && s.followErr != nil {
+			s.followErr(err)
+		}
+	}
+}
+
+// Shared reports whether the store replicates a shared database.
+func (s *DB) Shared() bool { return s.shared != nil }
+
+// Once runs fn unless another instance sharing the database runs the work
+// of the same name; on a store of its own, it always runs fn.
+func (s *DB) Once(ctx context.Context, name string, fn func() error) (bool, error) {
+	if s.shared == nil {
+		return true, fn()
+	}
+	return s.shared.Once(ctx, name, fn)
+}
