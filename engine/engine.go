@@ -102,7 +102,7 @@ type Engine struct {
 	closeMu sync.RWMutex
 	closing bool
 	queue   chan *Job
-	held    []*Job // turns the shared database refused; the writer's alone
+	held    []*Job       // turns the shared database refused; the writer's alone
 	pending atomic.Int64 // turns accepted but not yet learned or saved
 
 	wakeProcessor chan struct{}
