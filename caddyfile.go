@@ -43,7 +43,7 @@ func parseAPICaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, err
 // UnmarshalCaddyfile sets up the handler from Caddyfile tokens. Syntax:
 //
 //	memory [<matcher>] {
-//	    storage       <directory>
+//	    storage       <directory>|postgres://...
 //	    owner         <placeholder template>...
 //	    session       <placeholder template>
 //	    scope         owner|session
@@ -259,7 +259,7 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 // UnmarshalCaddyfile sets up the API from Caddyfile tokens. Syntax:
 //
 //	memory_api [<matcher>] {
-//	    storage     <directory>
+//	    storage     <directory>|postgres://...
 //	    mode        self|admin
 //	    owner       <placeholder template>...
 //	    max_body    <size>

@@ -1,6 +1,8 @@
 package memory
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -18,6 +20,7 @@ import (
 	"github.com/caddy-memory/memory/engine"
 	"github.com/caddy-memory/memory/internal/seal"
 	"github.com/caddy-memory/memory/store"
+	"github.com/caddy-memory/memory/store/postgres"
 )
 
 func init() {
@@ -130,6 +133,7 @@ func (a *APIHandler) Provision(ctx caddy.Context) error {
 func (a *APIHandler) attach(ctx caddy.Context, dir string, keys *seal.Ring) error {
 	e, err := acquireEngine(dir, engine.Config{
 		Dir:      dir,
+		Database: databaseOf(dir),
 		Shards:   a.IndexShards,
 		Logger:   func() *zap.Logger { return caddy.Log().Named("http.handlers.memory") },
 		Observer: observer{},
@@ -276,8 +280,15 @@ func apiPath(p string) string {
 	return p
 }
 
-// storageDir resolves a storage setting to the absolute pool key.
+// storageDir resolves a storage setting to the absolute pool key: the
+// directory of the database, or, for a PostgreSQL URL, of this instance's
+// replica of it and its index (named after the URL without its password).
 func storageDir(storage string) (string, error) {
+	if db := storageDatabase(storage); db != "" {
+		dir := ReplicaDir(db)
+		replicaOf.Store(dir, db)
+		return dir, nil
+	}
 	dir := storage
 	if dir == "" {
 		dir = filepath.Join(caddy.AppDataDir(), "memory")
@@ -287,6 +298,36 @@ func storageDir(storage string) (string, error) {
 		return "", fmt.Errorf("memory storage path: %w", err)
 	}
 	return dir, nil
+}
+
+// ReplicaDir is the directory where this instance keeps its replica of the
+// PostgreSQL database at url, and its index: under Caddy's data directory,
+// named after the URL without its password.
+func ReplicaDir(url string) string {
+	sum := sha256.Sum256([]byte(postgres.Redact(url)))
+	return filepath.Join(caddy.AppDataDir(), "memory", "replicas", hex.EncodeToString(sum[:8]))
+}
+
+// replicaOf maps the directory of a replica to the URL of its database,
+// for a memory_api that takes a memory handler's storage by directory.
+var replicaOf sync.Map
+
+// databaseOf returns the URL of the database whose replica dir is, or "".
+func databaseOf(dir string) string {
+	if v, ok := replicaOf.Load(dir); ok {
+		return v.(string)
+	}
+	return ""
+}
+
+// storageDatabase returns the PostgreSQL URL a storage setting names (with
+// its placeholders replaced), or "" for a directory.
+func storageDatabase(storage string) string {
+	s := caddy.NewReplacer().ReplaceKnown(storage, "")
+	if postgres.IsURL(s) {
+		return s
+	}
+	return ""
 }
 
 // Interface guards

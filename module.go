@@ -41,7 +41,10 @@ const (
 // Handler is the memory middleware. Put it in front of reverse_proxy.
 type Handler struct {
 	// Storage is the directory holding the memory database (a bbolt file and
-	// its Bleve index). Handlers with the same storage share one database.
+	// its Bleve index), or the postgres:// URL of a PostgreSQL database that
+	// several Caddy instances share (each keeps its replica and index under
+	// Caddy's data directory). Handlers with the same storage share one
+	// database.
 	// Default: "memory" in Caddy's data directory.
 	Storage string `json:"storage,omitempty"`
 
@@ -304,6 +307,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	}
 	h.engine, err = acquireEngine(dir, engine.Config{
 		Dir:       dir,
+		Database:  databaseOf(dir),
 		Shards:    h.IndexShards,
 		QueueSize: h.QueueSize,
 		Logger:    func() *zap.Logger { return caddy.Log().Named("http.handlers.memory") },

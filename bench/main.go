@@ -44,8 +44,9 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig"
 	_ "github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
+	"github.com/jackc/pgx/v5"
 
-	_ "github.com/caddy-memory/memory"
+	memory "github.com/caddy-memory/memory"
 	"github.com/caddy-memory/memory/engine"
 	"github.com/caddy-memory/memory/inject"
 	"github.com/caddy-memory/memory/internal/seal"
@@ -71,6 +72,7 @@ func main() {
 	scaleServe := flag.String("scale-serve", "", "the restarted server of a scale run, on this storage (kept with BENCH_KEEP=1); -memories and -owners as it was made with")
 	shards := flag.Int("shards", engine.DefaultShards, "index shards of the storages created (index_shards)")
 	searchCache := flag.String("search-cache", "", "A/B mode: the memory server's search_cache (a size, or off; default: the handler's)")
+	database := flag.String("database", "", "A/B mode: the memory server's storage is this PostgreSQL database (postgres://...; emptied first); the preload goes through it and its rate is reported")
 	encrypt := flag.Bool("encrypt", false, "A/B mode: the memory server's storage is encrypted (a random key; see docs/encryption.md)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the measured traffic (A/B mode; after the preload) to this file")
 	traceFile := flag.String("trace", "", "write an execution trace of the one-client rounds (A/B mode) to this file, for go tool trace")
@@ -100,7 +102,7 @@ func main() {
 	default:
 		_, err = ab(abConfig{memories: *memories, owners: *owners, mix: mix(*mixFlag), rounds: *rounds, duration: *duration,
 			concurrency: *concurrency, capConcurrency: *capClients, latencyRounds: *latencyRounds, settle: *settleMax, delay: *delay, chunks: *chunks, chunkDelay: *chunkDelay, dir: *dir, keep: *keep, shards: *shards,
-			cpuprofile: *cpuprofile, trace: *traceFile, memprofile: *memprofile, encrypt: *encrypt, searchCache: *searchCache})
+			cpuprofile: *cpuprofile, trace: *traceFile, memprofile: *memprofile, encrypt: *encrypt, searchCache: *searchCache, database: *database})
 	}
 	if err != nil {
 		log.Fatalf("bench: %v", err)
@@ -115,6 +117,7 @@ type abConfig struct {
 	settle                                                time.Duration
 	duration, delay, chunkDelay                           time.Duration
 	dir, keep, cpuprofile, trace, memprofile, searchCache string
+	database                                              string
 	encrypt                                               bool
 }
 
@@ -201,7 +204,16 @@ func ab(c abConfig) (abResult, error) {
 	if err != nil {
 		return abResult{}, err
 	}
-	e, err := engine.Open(engine.Config{Dir: storage, Shards: c.shards, Keys: keys})
+	if c.database != "" {
+		if err := emptyDatabase(c.database); err != nil {
+			return abResult{}, err
+		}
+		// The preload writes through the replica the memory server will
+		// open, so its index is built before the measurement, not in it.
+		os.Setenv("XDG_DATA_HOME", storage)
+		storage = memory.ReplicaDir(c.database)
+	}
+	e, err := engine.Open(engine.Config{Dir: storage, Shards: c.shards, Keys: keys, Database: c.database})
 	if err != nil {
 		return abResult{}, err
 	}
@@ -229,7 +241,11 @@ func ab(c abConfig) (abResult, error) {
 	if err != nil {
 		return abResult{}, err
 	}
-	fmt.Fprintf(os.Stderr, "preloaded in %s\n", time.Since(start).Round(time.Second))
+	took := time.Since(start)
+	fmt.Fprintf(os.Stderr, "preloaded in %s (%.0f memories/s, index settled included)\n", took.Round(time.Second), float64(c.memories)/took.Seconds())
+	if c.database != "" {
+		storage = c.database
+	}
 
 	up := &upstream{chunkDelay: c.chunkDelay, chunks: c.chunks}
 	up.delay.Store(int64(c.delay))
@@ -394,4 +410,19 @@ func alternate(targets []target, round int) []target {
 		return []target{targets[1], targets[0]}
 	}
 	return targets
+}
+
+// emptyDatabase drops the memory tables of a database the bench is given,
+// so each run preloads the same memories into an empty store.
+func emptyDatabase(url string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, `DROP TABLE IF EXISTS memory_schema, memory_state, memory_buckets, memory_rows, memory_log;
+		DROP SEQUENCE IF EXISTS memory_log_seq`)
+	return err
 }

@@ -23,7 +23,7 @@ func (c *clock) advance(d time.Duration) { c.ns.Add(int64(d)) }
 // no background pass.
 func aging(t *testing.T, c *clock) *Engine {
 	t.Helper()
-	e, err := Open(Config{Dir: t.TempDir(), Shards: 1, LockTimeout: 200 * time.Millisecond, Clock: c.now})
+	e, err := openConfig(t, Config{Dir: t.TempDir(), Shards: 1, LockTimeout: 200 * time.Millisecond, Clock: c.now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ import (
 func withModel(t *testing.T, dir string, srv *llmtest.Server, debounce time.Duration) (*Engine, *countingObserver) {
 	t.Helper()
 	obs := &countingObserver{}
-	e, err := Open(Config{Dir: dir, Shards: 2, LockTimeout: 200 * time.Millisecond, Observer: obs})
+	e, err := openConfig(t, Config{Dir: dir, Shards: 2, LockTimeout: 200 * time.Millisecond, Observer: obs})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -314,7 +314,7 @@ func TestSearchDropsRestatements(t *testing.T) {
 // records stay out of the index; one that outgrows that is enrolled with all
 // its memories, stays enrolled, and a rebuild keeps the same owners.
 func TestIndexHoldsOnlyOwnersPastLocalSearch(t *testing.T) {
-	e, err := Open(Config{Dir: t.TempDir(), Shards: 2, LockTimeout: 200 * time.Millisecond, LocalSearchMax: 3})
+	e, err := openConfig(t, Config{Dir: t.TempDir(), Shards: 2, LockTimeout: 200 * time.Millisecond, LocalSearchMax: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -395,7 +395,7 @@ func TestIndexHoldsOnlyOwnersPastLocalSearch(t *testing.T) {
 // replay them: every shard records how far it is consistent.
 func TestRestartAfterSmallOwnersReplaysNothing(t *testing.T) {
 	dir := t.TempDir()
-	e, err := Open(Config{Dir: dir, Shards: 4, LockTimeout: 200 * time.Millisecond})
+	e, err := openConfig(t, Config{Dir: dir, Shards: 4, LockTimeout: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -403,7 +403,7 @@ func TestRestartAfterSmallOwnersReplaysNothing(t *testing.T) {
 	settle(t, e)
 	last := e.store.LastSeq()
 	closeEngine(t, e)
-	if e, err = Open(Config{Dir: dir, Shards: 4, LockTimeout: 200 * time.Millisecond}); err != nil {
+	if e, err = openConfig(t, Config{Dir: dir, Shards: 4, LockTimeout: 200 * time.Millisecond}); err != nil {
 		t.Fatal(err)
 	}
 	defer closeEngine(t, e)

@@ -17,7 +17,7 @@ import (
 // whole file as its resident memory, only what it goes on to read.
 func TestOpenLeavesFileNotResident(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "memory.db")
-	s, err := store.Open(path, time.Second)
+	s, err := openPath(t, path, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -87,6 +87,7 @@ type DB struct {
 	onReplicated func()
 	followErr    func(error)
 	stopFollow   chan struct{}
+	closeShared  sync.Once
 	followDone   chan struct{}
 }
 
@@ -283,18 +284,20 @@ func (s *DB) init(secret []byte, keys *seal.Ring) error {
 
 // Close closes the file.
 func (s *DB) Close() error {
-	if s.stopFollow != nil {
-		close(s.stopFollow)
-		<-s.followDone
-	}
+	var err error
+	s.closeShared.Do(func() {
+		if s.stopFollow != nil {
+			close(s.stopFollow)
+			<-s.followDone
+		}
+		if s.shared != nil {
+			defer func() { err = errors.Join(err, s.shared.Close()) }()
+		}
+	})
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	err := writeFreelist(s.bolt)
-	err = errors.Join(err, s.bolt.Close())
-	if s.shared != nil {
-		err = errors.Join(err, s.shared.Close())
-	}
-	return err
+	err = errors.Join(err, writeFreelist(s.bolt))
+	return errors.Join(err, s.bolt.Close())
 }
 
 // Compact rewrites the file with only its live data and replaces it. Freed

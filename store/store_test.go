@@ -23,7 +23,7 @@ var errBoom = errors.New("boom")
 
 func openStore(t testing.TB, path string) *store.DB {
 	t.Helper()
-	s, err := store.Open(path, 200*time.Millisecond)
+	s, err := openPath(t, path, 200*time.Millisecond)
 	if err != nil {
 		t.Fatalf("Open(%s): %v", path, err)
 	}
@@ -130,7 +130,7 @@ func TestOpenCreatesPrivateFileAndDirectory(t *testing.T) {
 
 func TestReopenKeepsMemoriesAndOwnerIDs(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "memory.db")
-	s, err := store.Open(path, 0)
+	s, err := openPath(t, path, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +181,7 @@ func TestOwnerID(t *testing.T) {
 
 func TestRawOwnerNeverReachesFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "memory.db")
-	s, err := store.Open(path, 0)
+	s, err := openPath(t, path, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +207,7 @@ func TestSecondOpenFailsWithErrLocked(t *testing.T) {
 
 	const timeout = 300 * time.Millisecond
 	start := time.Now()
-	s2, err := store.Open(path, timeout)
+	s2, err := openPath(t, path, timeout)
 	elapsed := time.Since(start)
 	if err == nil {
 		s2.Close()
@@ -230,7 +230,7 @@ func TestSecondOpenFailsWithErrLocked(t *testing.T) {
 
 func TestNewerSchemaRefused(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "memory.db")
-	s, err := store.Open(path, 0)
+	s, err := openPath(t, path, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +246,7 @@ func TestNewerSchemaRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err = store.Open(path, 0)
+	s, err = openPath(t, path, 0)
 	if err == nil {
 		s.Close()
 		t.Fatal("Open accepted a file written by a newer schema")
@@ -858,7 +858,7 @@ func TestPurge(t *testing.T) {
 
 func TestPurgeSurvivesReopen(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "memory.db")
-	s, err := store.Open(path, 0)
+	s, err := openPath(t, path, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -933,7 +933,7 @@ func TestSupersedingExpiredMemoryIsActive(t *testing.T) {
 
 func TestJobs(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "memory.db")
-	s, err := store.Open(path, 0)
+	s, err := openPath(t, path, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1022,7 +1022,7 @@ func jobData(jobs []store.Job) string {
 
 func TestShards(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "memory.db")
-	s, err := store.Open(path, 0)
+	s, err := openPath(t, path, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
