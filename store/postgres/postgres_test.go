@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -245,4 +246,31 @@ func TestOnceRunsOnOneInstanceAtATime(t *testing.T) {
 		ran, _ := b.Once(context.Background(), "consolidate", func() error { return nil })
 		return ran
 	})
+}
+
+// BenchmarkWrite measures one write transaction through the shared
+// database: the writer lock, the replay check, the rows and the log entry,
+// the commit of both. With MEMORY_TEST_DATABASE_URL, on that server.
+func BenchmarkWrite(b *testing.B) {
+	url := pgtest.Database(b)
+	sh, err := Open(context.Background(), url, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := store.OpenWith(filepath.Join(b.TempDir(), "memory.db"), store.Options{Shared: sh})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	owner := s.OwnerID("bench")
+	b.ResetTimer()
+	for i := range b.N {
+		err := s.Update(func(tx *store.Tx) error {
+			_, _, err := tx.Upsert(owner, store.Put{Kind: "turn", Content: fmt.Sprintf("turn %d: the user said something worth keeping about their garden", i)})
+			return err
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
 }
