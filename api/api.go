@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/caddy-memory/memory/engine"
+	"github.com/caddy-memory/memory/store"
 )
 
 // Mode says whose memories the API serves.
@@ -147,7 +148,12 @@ func notFound(format string, args ...any) *apiError {
 // fail writes err: an apiError as is, anything else as a 500 (logged).
 func (h *Handler) fail(w http.ResponseWriter, err error) {
 	var ae *apiError
-	if !errors.As(err, &ae) {
+	if errors.Is(err, store.ErrUnavailable) {
+		h.cfg.Logger.Warn("memory API write refused: the shared database does not answer", zap.Error(err))
+		w.Header().Set("Retry-After", "5")
+		ae = errorf(http.StatusServiceUnavailable, "unavailable", "%v", err)
+	}
+	if ae == nil && !errors.As(err, &ae) {
 		h.cfg.Logger.Error("memory API request failed", zap.Error(err))
 		ae = errorf(http.StatusInternalServerError, "internal", "%v", err)
 	}

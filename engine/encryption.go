@@ -50,7 +50,11 @@ func openStore(cfg Config) (*store.DB, error) {
 		}
 		o.Shared = sh
 		o.SharedError = func(err error) {
-			cfg.Logger().Warn("following the shared memory database; this instance's replica lags until it answers",
+			if err == nil {
+				cfg.Logger().Info("following the shared memory database again", zap.String("database", postgres.Redact(cfg.Database)))
+				return
+			}
+			cfg.Logger().Warn("following the shared memory database failed; this instance's replica lags until it answers (retried every second)",
 				zap.String("database", postgres.Redact(cfg.Database)), zap.Error(err))
 		}
 	}

@@ -51,6 +51,10 @@ type Batch struct {
 	Mutations []Mutation
 }
 
+// ErrUnavailable wraps the errors of a write the shared database did not
+// take (unreachable, timed out): nothing was written; it can be retried.
+var ErrUnavailable = errors.New("the shared memory database did not take the write (nothing was changed); try again when it answers")
+
 // ErrTrimmed is returned by Shared when the batches after a position are no
 // longer all kept: the replica must be made anew from a snapshot.
 var ErrTrimmed = errors.New("the shared database no longer keeps the changes this replica needs")
@@ -84,6 +88,7 @@ func setReplicaSeq(tx *bolt.Tx, seq uint64) error {
 func (s *DB) sharedUpdate(fn func(*kvTx) error) error {
 	for attempt := 0; ; attempt++ {
 		applied := false
+		var fnErr error // the transaction's own, passed on as it is
 		ctx, cancel := context.WithTimeout(context.Background(), sharedTimeout)
 		err := s.bolt.Update(func(btx *bolt.Tx) error {
 			after := replicaSeq(btx)
@@ -92,11 +97,14 @@ func (s *DB) sharedUpdate(fn func(*kvTx) error) error {
 				return applyBatch(btx, b)
 			}, func() ([]Mutation, error) {
 				j := &journal{}
-				if err := fn(&kvTx{tx: btx, j: j}); err != nil {
-					return nil, err
+				if fnErr = fn(&kvTx{tx: btx, j: j}); fnErr != nil {
+					return nil, fnErr
 				}
 				return j.muts, nil
 			})
+			if err != nil && err != fnErr && !errors.Is(err, ErrTrimmed) {
+				return fmt.Errorf("%w: %w", ErrUnavailable, err)
+			}
 			if err != nil {
 				return err
 			}
@@ -369,6 +377,7 @@ func (s *DB) follow() {
 	defer close(s.followDone)
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
+	failing := false
 	for {
 		select {
 		case <-s.stopFollow:
@@ -382,9 +391,12 @@ func (s *DB) follow() {
 		if applied {
 			s.replicated()
 		}
-		if err != nil && s.followErr != nil {
+		// Said once when following fails and once when it recovers, not
+		// every second while the database is down.
+		if (err != nil) != failing && s.followErr != nil {
 			s.followErr(err)
 		}
+		failing = err != nil
 	}
 }
 

@@ -170,8 +170,8 @@ type Options struct {
 	// Shared, when set, makes the file this instance's replica of a
 	// database other instances share (see Shared). The store closes it.
 	Shared Shared
-	// SharedError hears the errors of following the shared database in
-	// the background (for the log).
+	// SharedError hears when following the shared database in the
+	// background fails (err), and when it works again (nil), for the log.
 	SharedError func(error)
 }
 

@@ -391,11 +391,16 @@ func (d *DB) listen() {
 	go func() { <-d.stop; cancel() }()
 	backoff := 100 * time.Millisecond
 	for ctx.Err() == nil {
-		err := d.listenOnce(ctx)
+		listened := false
+		err := d.listenOnce(ctx, &listened)
 		if ctx.Err() != nil {
 			return
 		}
-		d.log("listening for memory changes from other instances", err)
+		if listened {
+			backoff = 100 * time.Millisecond
+			// Said once per outage; the store's polling covers it.
+			d.log("listening for memory changes from other instances; reconnecting", err)
+		}
 		select {
 		case <-ctx.Done():
 			return
@@ -405,7 +410,7 @@ func (d *DB) listen() {
 	}
 }
 
-func (d *DB) listenOnce(ctx context.Context) error {
+func (d *DB) listenOnce(ctx context.Context, listened *bool) error {
 	conn, err := d.pool.Acquire(ctx)
 	if err != nil {
 		return err
@@ -416,6 +421,7 @@ func (d *DB) listenOnce(ctx context.Context) error {
 	if _, err := c.Exec(ctx, "LISTEN "+notifyChannel); err != nil {
 		return err
 	}
+	*listened = true
 	d.wake() // a commit may have been missed while not listening
 	for {
 		n, err := c.WaitForNotification(ctx)

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -273,4 +274,31 @@ func BenchmarkWrite(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+func TestDatabaseDownRefusesWritesAndKeepsReads(t *testing.T) {
+	url := pgtest.Database(t)
+	a, b := replica(t, url), replica(t, url)
+	owner := a.OwnerID("k")
+	upsert(t, a, owner, "kept before the outage")
+	eventually(t, "B has the memory", func() bool { return len(contents(t, b, owner)) == 1 })
+
+	pgtest.Stop(t)
+	err := a.Update(func(tx *store.Tx) error {
+		_, _, err := tx.Upsert(owner, store.Put{Kind: "fact", Content: "written during the outage"})
+		return err
+	})
+	if !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("a write with the database down: %v, want ErrUnavailable", err)
+	}
+	if got := contents(t, a, owner); len(got) != 1 {
+		t.Fatalf("the refused write is in the replica: %q", got)
+	}
+	if got := contents(t, b, owner); len(got) != 1 {
+		t.Fatalf("reads with the database down: %q", got)
+	}
+	pgtest.Start(t)
+
+	upsert(t, a, owner, "written after the outage")
+	eventually(t, "B follows again", func() bool { return len(contents(t, b, owner)) == 2 })
 }
