@@ -40,7 +40,9 @@ const (
 func openStore(cfg Config) (*store.DB, error) {
 	o := store.Options{LockTimeout: cfg.LockTimeout, Keys: cfg.Keys}
 	if cfg.Database != "" {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		// A database that does not answer within this starts the instance
+		// from its replica, if it has one (see store.Shared).
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		sh, err := postgres.Open(ctx, cfg.Database, func(msg string, err error) {
 			cfg.Logger().Warn(msg, zap.String("database", postgres.Redact(cfg.Database)), zap.Error(err))
 		})

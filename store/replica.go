@@ -86,6 +86,11 @@ func setReplicaSeq(tx *bolt.Tx, seq uint64) error {
 
 // sharedUpdate is update on a replica (see Shared).
 func (s *DB) sharedUpdate(fn func(*kvTx) error) error {
+	if !s.current() {
+		if err := s.resync(); err != nil {
+			return fmt.Errorf("%w: %w", ErrUnavailable, err)
+		}
+	}
 	for attempt := 0; ; attempt++ {
 		applied := false
 		var fnErr error // the transaction's own, passed on as it is
@@ -236,16 +241,37 @@ func (s *DB) sync() error {
 		}
 		return nil
 	})
-	if string(of) != s.shared.ID() {
+	switch id := s.shared.ID(); {
+	case id == "" && len(of) == 0:
+		return errors.New("the shared memory database does not answer, and this instance has no replica of it yet: " +
+			"it cannot start until the database answers")
+	case id == "":
+		// Start from the replica: reads and injection work; writes wait
+		// for the database, and the follower brings the replica up to
+		// date (or makes it anew) once it answers.
+		s.replicaOf.Store(string(of))
+		return nil
+	case string(of) != id:
 		return s.resync()
 	}
+	s.replicaOf.Store(string(of))
 	_, err := s.catchUp()
 	return err
+}
+
+// current reports whether the replica is of the database as it answers now
+// (false when it answered with another id: the replica must be made anew).
+func (s *DB) current() bool {
+	id := s.shared.ID()
+	return id == "" || id == s.replicaOf.Load()
 }
 
 // catchUp replays what other instances committed since the replica's
 // position, and reports whether there was any.
 func (s *DB) catchUp() (bool, error) {
+	if !s.current() {
+		return false, s.resync()
+	}
 	applied := false
 	for {
 		var after uint64
@@ -350,6 +376,7 @@ func (s *DB) resync() error {
 	if err != nil {
 		return fmt.Errorf("making this instance's replica of the shared memory database: %w", err)
 	}
+	s.replicaOf.Store(s.shared.ID())
 	s.replicated()
 	return nil
 }

@@ -30,6 +30,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -86,6 +87,7 @@ type DB struct {
 	hookMu       sync.Mutex
 	onReplicated func()
 	followErr    func(error)
+	replicaOf    atomic.Value // string: the id of the database the replica is of
 	stopFollow   chan struct{}
 	closeShared  sync.Once
 	followDone   chan struct{}
@@ -247,6 +249,23 @@ func openWith(path string, o Options) (*DB, error) {
 }
 
 func (s *DB) init(secret []byte, keys *seal.Ring) error {
+	if secret != nil {
+		// Nothing to write when the file is made and current: a replica
+		// can then start while the shared database does not answer.
+		ready := false
+		_ = s.view(func(tx *kvTx) error {
+			ready = true
+			for _, name := range [][]byte{bucketMeta, bucketOwners, bucketIDs, bucketChanges, bucketJobs} {
+				ready = ready && tx.Bucket(name) != nil
+			}
+			ready = ready && decodeU64(tx.Bucket(bucketMeta).Get(keySchema)) == schemaVersion
+			return nil
+		})
+		if ready {
+			s.secret = append([]byte(nil), secret...)
+			return nil
+		}
+	}
 	return s.update(func(tx *kvTx) error {
 		for _, name := range [][]byte{bucketMeta, bucketOwners, bucketIDs, bucketChanges, bucketJobs} {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
@@ -369,6 +388,13 @@ func (s *DB) OwnerID(raw string) string {
 // if none is recorded yet.
 func (s *DB) Shards(want int) (int, error) {
 	var k int
+	_ = s.view(func(tx *kvTx) error {
+		k = int(decodeU64(tx.Bucket(bucketMeta).Get(keyShards)))
+		return nil
+	})
+	if k > 0 {
+		return k, nil
+	}
 	err := s.update(func(tx *kvTx) error {
 		meta := tx.Bucket(bucketMeta)
 		if v := meta.Get(keyShards); v != nil {

@@ -14,9 +14,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/caddy-memory/memory/store"
@@ -52,6 +54,10 @@ const (
 // notifyChannel is the channel commits are announced on.
 const notifyChannel = "memory_changes"
 
+// errNotReady: the database has not answered since the start, so its
+// schema is unchecked.
+var errNotReady = errors.New("the memory database has not answered since this instance started")
+
 // Retention is how long the log keeps a committed batch: a replica that
 // falls further behind (an instance down for longer) is made anew from a
 // snapshot.
@@ -61,10 +67,11 @@ const Retention = time.Hour
 // instances. It implements store.Shared.
 type DB struct {
 	pool     *pgxpool.Pool
-	id       string // the database's, from memory_state
-	instance string // this process's, to skip its own announcements
+	id       atomic.Pointer[string] // the database's, from memory_state; nil until it answered
+	instance string                 // this process's, to skip its own announcements
 	changed  chan struct{}
 	stop     chan struct{}
+	closed   sync.Once
 	done     sync.WaitGroup
 	vacuum   chan struct{}
 	log      func(msg string, err error)
@@ -88,11 +95,22 @@ func Open(ctx context.Context, rawURL string, logf func(msg string, err error)) 
 		logf = func(string, error) {}
 	}
 	d := &DB{pool: pool, changed: make(chan struct{}, 1), stop: make(chan struct{}), vacuum: make(chan struct{}, 1), log: logf}
-	if d.id, err = migrate(ctx, pool); err != nil {
+	d.instance = strconv.FormatInt(time.Now().UnixNano(), 36)
+	id, err := migrate(ctx, pool)
+	var unreachable *pgconn.ConnectError
+	switch {
+	case err == nil:
+		d.id.Store(&id)
+	case errors.As(err, &unreachable) || errors.Is(err, context.DeadlineExceeded):
+		// Unreachable: the store may start from its replica (see
+		// store.Shared.ID); the schema is checked once it answers.
+		logf("the memory database does not answer; starting from this instance's replica, retrying", err)
+		d.done.Add(1)
+		go d.connect(rawURL)
+	default:
 		pool.Close()
 		return nil, fmt.Errorf("preparing memory database %s: %w", Redact(rawURL), err)
 	}
-	d.instance = strconv.FormatInt(time.Now().UnixNano(), 36)
 	d.done.Add(3)
 	go d.listen()
 	go d.trimmer()
@@ -100,17 +118,50 @@ func Open(ctx context.Context, rawURL string, logf func(msg string, err error)) 
 	return d, nil
 }
 
-// ID implements store.Shared.
-func (d *DB) ID() string { return d.id }
+// ID implements store.Shared: "" until the database has answered.
+func (d *DB) ID() string {
+	if id := d.id.Load(); id != nil {
+		return *id
+	}
+	return ""
+}
+
+// connect checks the schema once the database answers, with backoff.
+func (d *DB) connect(rawURL string) {
+	defer d.done.Done()
+	backoff := 500 * time.Millisecond
+	for {
+		select {
+		case <-d.stop:
+			return
+		case <-time.After(backoff):
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		id, err := migrate(ctx, d.pool)
+		cancel()
+		if err == nil {
+			d.id.Store(&id)
+			d.wake()
+			return
+		}
+		var unreachable *pgconn.ConnectError
+		if !errors.As(err, &unreachable) {
+			d.log("preparing memory database "+Redact(rawURL)+"; retrying", err)
+		}
+		backoff = min(2*backoff, 10*time.Second)
+	}
+}
 
 // Changed implements store.Shared.
 func (d *DB) Changed() <-chan struct{} { return d.changed }
 
 // Close implements store.Shared.
 func (d *DB) Close() error {
-	close(d.stop)
-	d.done.Wait()
-	d.pool.Close()
+	d.closed.Do(func() {
+		close(d.stop)
+		d.done.Wait()
+		d.pool.Close()
+	})
 	return nil
 }
 
@@ -118,6 +169,9 @@ func (d *DB) Close() error {
 // the sequence numbers are given and become visible in the same order, and
 // a replica that has read up to n has seen everything up to n.
 func (d *DB) Write(ctx context.Context, after uint64, apply func(store.Batch) error, muts func() ([]store.Mutation, error)) (uint64, error) {
+	if d.ID() == "" {
+		return 0, errNotReady
+	}
 	tx, err := d.pool.BeginTx(ctx, pgx.TxOptions{})
 	if err != nil {
 		return 0, err
@@ -289,6 +343,9 @@ func readBatches(ctx context.Context, q querier, after uint64, limit int) ([]sto
 // Read implements store.Shared. One snapshot answers, so the trimmed mark
 // and the log agree.
 func (d *DB) Read(ctx context.Context, after uint64, limit int) ([]store.Batch, error) {
+	if d.ID() == "" {
+		return nil, errNotReady
+	}
 	tx, err := d.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
 		return nil, err

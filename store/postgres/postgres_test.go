@@ -302,3 +302,50 @@ func TestDatabaseDownRefusesWritesAndKeepsReads(t *testing.T) {
 	upsert(t, a, owner, "written after the outage")
 	eventually(t, "B follows again", func() bool { return len(contents(t, b, owner)) == 2 })
 }
+
+func TestInstanceStartsFromItsReplicaWhileTheDatabaseIsDown(t *testing.T) {
+	url := pgtest.Database(t)
+	path := filepath.Join(t.TempDir(), "memory.db")
+	open := func() (*store.DB, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		sh, err := Open(ctx, url, nil)
+		if err != nil {
+			return nil, err
+		}
+		return store.OpenWith(path, store.Options{Shared: sh})
+	}
+	a, err := open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner := a.OwnerID("k")
+	upsert(t, a, owner, "known before the restart")
+	a.Close()
+
+	pgtest.Stop(t)
+	if _, err := Open(context.Background(), url, nil); err != nil {
+		t.Fatalf("opening an unreachable database should wait for it in the background: %v", err)
+	}
+	if _, err := store.OpenWith(filepath.Join(t.TempDir(), "memory.db"), store.Options{Shared: sh2(t, url)}); err == nil {
+		t.Fatal("an instance without a replica started with the database down; it cannot know the owner secret")
+	}
+	a, err = open()
+	if err != nil {
+		t.Fatalf("an instance with a replica must start while the database is down: %v", err)
+	}
+	defer a.Close()
+	if a.OwnerID("k") != owner {
+		t.Fatal("the owner secret changed")
+	}
+	if got := contents(t, a, owner); len(got) != 1 {
+		t.Fatalf("started from its replica with %q", got)
+	}
+	pgtest.Start(t)
+	eventually(t, "writes work once the database answers", func() bool {
+		return a.Update(func(tx *store.Tx) error {
+			_, _, err := tx.Upsert(owner, store.Put{Kind: "fact", Content: "after"})
+			return err
+		}) == nil
+	})
+}
