@@ -129,6 +129,13 @@ func TestTwoReplicasShareMemories(t *testing.T) {
 			t.Errorf("%s: %d rows left after forgetting the owner", q, n)
 		}
 	}
+	// The dead tuples holding the owner's bytes are vacuumed at once.
+	eventually(t, "memory_rows vacuumed after the forget", func() bool {
+		var vacuumed bool
+		err := conn.QueryRow(context.Background(),
+			`SELECT last_vacuum IS NOT NULL FROM pg_stat_user_tables WHERE relname = 'memory_rows'`).Scan(&vacuumed)
+		return err == nil && vacuumed
+	})
 }
 
 func TestInstancesStartTogetherOnAnEmptyDatabase(t *testing.T) {
