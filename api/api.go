@@ -149,9 +149,10 @@ func notFound(format string, args ...any) *apiError {
 func (h *Handler) fail(w http.ResponseWriter, err error) {
 	var ae *apiError
 	if errors.Is(err, store.ErrUnavailable) {
+		// The cause names the database's host and user: logged, not told.
 		h.cfg.Logger.Warn("memory API write refused: the shared database does not answer", zap.Error(err))
 		w.Header().Set("Retry-After", "5")
-		ae = errorf(http.StatusServiceUnavailable, "unavailable", "%v", err)
+		ae = errorf(http.StatusServiceUnavailable, "unavailable", "the memory database is unavailable and nothing was changed; try again shortly")
 	}
 	if ae == nil && !errors.As(err, &ae) {
 		h.cfg.Logger.Error("memory API request failed", zap.Error(err))

@@ -146,6 +146,7 @@ type Engine struct {
 	convertMu sync.Mutex
 	rotating  atomic.Bool // the rotation pass (resealer) runs
 	resealWG  sync.WaitGroup
+	purgeWG   sync.WaitGroup // purges of owners another instance forgot
 }
 
 // Open opens (creating if needed) the database in cfg.Dir and starts its
@@ -237,7 +238,10 @@ func Open(cfg Config) (*Engine, error) {
 	}
 	// What other instances commit arrives in the store's change log: the
 	// index (and the queue of turns, and sessions due) follow it.
-	st.OnReplicated(func() {
+	st.OnReplicated(func(forgot []string) {
+		if len(forgot) > 0 {
+			e.purgeForgotten(forgot)
+		}
 		e.wake(e.wakeIndexer)
 		e.wake(e.wakeProcessor)
 		if d := e.distilling(); d != nil {
@@ -340,6 +344,7 @@ func (e *Engine) Close(ctx context.Context) error {
 		<-done
 	}
 	e.resealWG.Wait()
+	e.purgeWG.Wait()
 	e.postings.wg.Wait() // builds read the store
 	if e.life.started.Load() {
 		<-e.life.done

@@ -57,16 +57,19 @@ func (e *Engine) writer() {
 	defer close(e.writerDone)
 	var last time.Time
 	backoff := time.Duration(0)
+	// retry is armed once per wait: turns arriving meanwhile must not
+	// push the retry of those held further off.
+	var retry <-chan time.Time
 	for {
 		var first *Job
-		var retry <-chan time.Time
-		if len(e.held) > 0 {
+		if len(e.held) > 0 && retry == nil {
 			backoff = min(max(2*backoff, 100*time.Millisecond), 10*time.Second)
 			retry = time.After(backoff)
 		}
 		select {
 		case first = <-e.queue:
 		case <-retry:
+			retry = nil
 			held := e.held
 			e.held = nil
 			e.learn(held)
@@ -338,7 +341,12 @@ func (e *Engine) process(items []queued) bool {
 		return nil
 	})
 	if err != nil {
-		e.log().Error("storing memories failed; will retry", zap.Error(err))
+		if errors.Is(err, store.ErrUnavailable) {
+			// hold says it once per outage, not once per turn.
+			e.log().Debug("storing memories failed; will retry", zap.Error(err))
+		} else {
+			e.log().Error("storing memories failed; will retry", zap.Error(err))
+		}
 		return false
 	}
 	if wakeDistiller {

@@ -9,6 +9,7 @@ import (
 	"github.com/caddy-memory/memory/index"
 	"github.com/caddy-memory/memory/internal/stats"
 	"github.com/caddy-memory/memory/store"
+	"go.uber.org/zap"
 )
 
 // Forgotten reports what Forget removed.
@@ -47,6 +48,50 @@ func (e *Engine) Forget(ctx context.Context, owner string) (Forgotten, error) {
 	}
 	f.IndexShard = e.index.ShardOf(owner)
 	return f, e.rebuildShard(f.IndexShard)
+}
+
+// purgeForgotten does on this instance, in the background, what Forget
+// does after deleting: owners another instance sharing the database
+// forgot are gone from this replica, but their bytes remain in its free
+// pages and in the index's segments until the file is compacted and their
+// shards rebuilt.
+func (e *Engine) purgeForgotten(owners []string) {
+	e.closeMu.RLock()
+	defer e.closeMu.RUnlock()
+	if e.closing {
+		e.log().Warn("owners another instance forgot were replayed while this one closes; "+
+			"their bytes stay in its free pages until POST /memory/compact on its admin endpoint", zap.Int("owners", len(owners)))
+		return
+	}
+	for _, o := range owners {
+		e.postings.forget(o)
+	}
+	e.purgeWG.Add(1)
+	go func() {
+		defer e.purgeWG.Done()
+		err := func() error {
+			if err := e.WaitIndexed(e.stopCtx, e.store.LastSeq()); err != nil {
+				return err
+			}
+			if _, _, err := e.store.Compact(); err != nil {
+				return err
+			}
+			shards := map[int]bool{}
+			for _, o := range owners {
+				shards[e.index.ShardOf(o)] = true
+			}
+			for i := range shards {
+				if err := e.rebuildShard(i); err != nil {
+					return err
+				}
+			}
+			return nil
+		}()
+		if err != nil {
+			e.log().Warn("purging owners another instance forgot from this instance's replica and index; "+
+				"POST /memory/compact and /memory/reindex on its admin endpoint finish it", zap.Int("owners", len(owners)), zap.Error(err))
+		}
+	}()
 }
 
 // Compact rewrites the store file without its free pages (see store.Compact).

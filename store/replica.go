@@ -93,13 +93,14 @@ func (s *DB) sharedUpdate(fn func(*kvTx) error) error {
 	}
 	for attempt := 0; ; attempt++ {
 		applied := false
+		var forgot []string
 		var fnErr error // the transaction's own, passed on as it is
 		ctx, cancel := context.WithTimeout(context.Background(), sharedTimeout)
 		err := s.bolt.Update(func(btx *bolt.Tx) error {
 			after := replicaSeq(btx)
 			seq, err := s.shared.Write(ctx, after, func(b Batch) error {
 				applied = true
-				return applyBatch(btx, b)
+				return applyBatch(btx, b, &forgot)
 			}, func() ([]Mutation, error) {
 				j := &journal{}
 				if fnErr = fn(&kvTx{tx: btx, j: j}); fnErr != nil {
@@ -120,7 +121,7 @@ func (s *DB) sharedUpdate(fn func(*kvTx) error) error {
 		})
 		cancel()
 		if applied && err == nil {
-			s.replicated()
+			s.replicated(forgot)
 		}
 		if errors.Is(err, ErrTrimmed) && attempt == 0 {
 			if err := s.resync(); err != nil {
@@ -132,11 +133,15 @@ func (s *DB) sharedUpdate(fn func(*kvTx) error) error {
 	}
 }
 
-// applyBatch replays a batch another instance committed into the file.
-func applyBatch(tx *bolt.Tx, b Batch) error {
+// applyBatch replays a batch another instance committed into the file,
+// and adds the owners it forgot to forgot.
+func applyBatch(tx *bolt.Tx, b Batch, forgot *[]string) error {
 	for _, m := range b.Mutations {
 		if err := applyMutation(tx, m); err != nil {
 			return fmt.Errorf("replaying change %d: %w", b.Seq, err)
+		}
+		if m.Kind == MutDrop && m.Owner != "" && IsOwnerPartition(m.Bucket, m.Owner) {
+			*forgot = append(*forgot, m.Owner)
 		}
 	}
 	return setReplicaSeq(tx, b.Seq)
@@ -255,7 +260,10 @@ func (s *DB) sync() error {
 		return s.resync()
 	}
 	s.replicaOf.Store(string(of))
-	_, err := s.catchUp()
+	forgot, _, err := s.catchUp()
+	s.hookMu.Lock()
+	s.pendingForgot = append(s.pendingForgot, forgot...) // for OnReplicated
+	s.hookMu.Unlock()
 	return err
 }
 
@@ -268,11 +276,10 @@ func (s *DB) current() bool {
 
 // catchUp replays what other instances committed since the replica's
 // position, and reports whether there was any.
-func (s *DB) catchUp() (bool, error) {
+func (s *DB) catchUp() (forgot []string, applied bool, err error) {
 	if !s.current() {
-		return false, s.resync()
+		return nil, false, s.resync() // resync announces it
 	}
-	applied := false
 	for {
 		var after uint64
 		_ = s.bolt.View(func(tx *bolt.Tx) error { after = replicaSeq(tx); return nil })
@@ -280,26 +287,28 @@ func (s *DB) catchUp() (bool, error) {
 		batches, err := s.shared.Read(ctx, after, 256)
 		cancel()
 		if errors.Is(err, ErrTrimmed) {
-			return false, s.resync() // resync announces it
+			return forgot, applied, s.resync() // resync announces what it did
 		}
 		if err != nil || len(batches) == 0 {
-			return applied, err
+			return forgot, applied, err
 		}
+		var these []string
 		err = s.bolt.Update(func(tx *bolt.Tx) error {
+			these = these[:0]
 			if replicaSeq(tx) != after {
 				return nil // a write took them in meanwhile
 			}
 			for _, b := range batches {
-				if err := applyBatch(tx, b); err != nil {
+				if err := applyBatch(tx, b, &these); err != nil {
 					return err
 				}
 			}
 			return nil
 		})
 		if err != nil {
-			return applied, err
+			return forgot, applied, err
 		}
-		applied = true
+		forgot, applied = append(forgot, these...), true
 	}
 }
 
@@ -309,7 +318,9 @@ func (s *DB) catchUp() (bool, error) {
 func (s *DB) resync() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
+	var gone []string // owners the replica had and the database no longer has
 	err := s.bolt.Update(func(tx *bolt.Tx) error {
+		gone = gone[:0]
 		touched := map[string][]uint64{}
 		collect := func() {
 			owners := tx.Bucket(bucketOwners)
@@ -360,7 +371,16 @@ func (s *DB) resync() error {
 		if err != nil {
 			return err
 		}
+		before := make(map[string]bool, len(touched))
+		for o := range touched {
+			before[o] = true
+		}
 		collect()
+		for o := range before {
+			if owners := tx.Bucket(bucketOwners); owners == nil || owners.Bucket([]byte(o)) == nil {
+				gone = append(gone, o)
+			}
+		}
 		for o, ids := range touched {
 			for _, id := range ids {
 				if err := appendChange(tx, o, id); err != nil {
@@ -377,24 +397,34 @@ func (s *DB) resync() error {
 		return fmt.Errorf("making this instance's replica of the shared memory database: %w", err)
 	}
 	s.replicaOf.Store(s.shared.ID())
-	s.replicated()
+	s.replicated(gone)
 	return nil
 }
 
 // OnReplicated sets fn to be called after changes from other instances
-// were replayed into the file (the engine's index follows them).
-func (s *DB) OnReplicated(fn func()) {
+// were replayed into the file (the engine's index follows them), with the
+// owners those changes forgot: their bytes are still in the file's free
+// pages and in the index's segments until this instance purges them too.
+func (s *DB) OnReplicated(fn func(forgot []string)) {
 	s.hookMu.Lock()
 	s.onReplicated = fn
+	pending := s.pendingForgot
+	s.pendingForgot = nil
 	s.hookMu.Unlock()
+	if len(pending) > 0 && fn != nil {
+		fn(pending) // forgotten while this instance was away
+	}
 }
 
-func (s *DB) replicated() {
+func (s *DB) replicated(forgot []string) {
 	s.hookMu.Lock()
 	fn := s.onReplicated
+	if fn == nil {
+		s.pendingForgot = append(s.pendingForgot, forgot...)
+	}
 	s.hookMu.Unlock()
 	if fn != nil {
-		fn()
+		fn(forgot)
 	}
 }
 
@@ -413,10 +443,10 @@ func (s *DB) follow() {
 		case <-tick.C:
 		}
 		s.mu.RLock()
-		applied, err := s.catchUp()
+		forgot, applied, err := s.catchUp()
 		s.mu.RUnlock()
 		if applied {
-			s.replicated()
+			s.replicated(forgot)
 		}
 		// Said once when following fails and once when it recovers, not
 		// every second while the database is down.

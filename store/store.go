@@ -85,12 +85,14 @@ type DB struct {
 	// shared, when set, is the database this file replicates (replica.go).
 	shared       Shared
 	hookMu       sync.Mutex
-	onReplicated func()
-	followErr    func(error)
-	replicaOf    atomic.Value // string: the id of the database the replica is of
-	stopFollow   chan struct{}
-	closeShared  sync.Once
-	followDone   chan struct{}
+	onReplicated func(forgot []string)
+	// pendingForgot: owners forgotten by replays before OnReplicated.
+	pendingForgot []string
+	followErr     func(error)
+	replicaOf     atomic.Value // string: the id of the database the replica is of
+	stopFollow    chan struct{}
+	closeShared   sync.Once
+	followDone    chan struct{}
 }
 
 func (s *DB) newTx(tx *kvTx) *Tx {

@@ -311,7 +311,7 @@ func newCluster(logf func(string, ...any)) (*cluster, error) {
 	// Another process may take the port between our probe and the server's
 	// bind; only then is it worth trying another one.
 	for attempt := 0; ; attempt++ {
-		if c.port, err = freePort(); err != nil {
+		if c.port, err = FreePort(); err != nil {
 			return nil, err
 		}
 		err = c.start()
@@ -550,11 +550,14 @@ func versionLess(a, b string) bool {
 	return len(va) < len(vb)
 }
 
-// freePort picks a port nothing listens on. It prefers ports below the
-// kernel's ephemeral range: Restart needs the same port back after the server
-// was down, and an ephemeral port may meanwhile be handed to some outgoing
-// connection, which would make the server's bind fail.
-func freePort() (int, error) {
+// FreePort picks a port nothing listens on and that this process has not
+// handed out before, for servers that tests start. It prefers ports below
+// the kernel's ephemeral range: a server restarted on the same port (as
+// Restart does) would otherwise find it taken by some outgoing connection.
+// It never gives the fixed ports the root package's tests use.
+func FreePort() (int, error) {
+	portsMu.Lock()
+	defer portsMu.Unlock()
 	lo := 32768
 	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
 		if f := strings.Fields(string(b)); len(f) == 2 {
@@ -564,22 +567,24 @@ func freePort() (int, error) {
 		}
 	}
 	const floor = 10000
-	if lo > floor+1000 {
-		for range 100 {
-			p := floor + mrand.IntN(lo-floor)
-			if l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p))); err == nil {
-				l.Close()
-				return p, nil
-			}
+	for range 1000 {
+		p := floor + mrand.IntN(max(lo-floor, 1000))
+		if portsGiven[p] || p == 2999 || p == 9080 || p == 9443 {
+			continue
+		}
+		if l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p))); err == nil {
+			l.Close()
+			portsGiven[p] = true
+			return p, nil
 		}
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("pgtest: finding a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return 0, errors.New("pgtest: no free port below the ephemeral range")
 }
+
+var (
+	portsMu    sync.Mutex
+	portsGiven = map[int]bool{}
+)
 
 // shellQuote quotes s for pg_ctl -o, which goes through /bin/sh.
 func shellQuote(s string) string {
