@@ -46,7 +46,7 @@ func (s *DB) Convert(keys *seal.Ring, digest func(*Memory) []byte) (Converted, e
 	}
 	to := newCrypt(keys, s.secret)
 	err = s.bolt.View(func(src *bolt.Tx) error {
-		from := &Tx{tx: &kvTx{tx: src}, now: s.now().UTC(), c: s.crypt}
+		from := &Tx{tx: newKV(src, nil), now: s.now().UTC(), c: s.crypt}
 		return (&converter{from: from, to: to, secret: s.secret, digest: digest, n: &n}).run(dst)
 	})
 	if err == nil {

@@ -12,12 +12,36 @@ import (
 type kvTx struct {
 	tx *bolt.Tx
 	j  *journal // nil: nothing is recorded
+	// Wrappers are cut from these a few at a time, not allocated one by
+	// one: a search opens a dozen buckets and cursors.
+	buckets []kvBucket
+	cursors []kvCursor
+	// The first few come with the transaction itself.
+	bucketBuf [6]kvBucket
+	cursorBuf [2]kvCursor
+}
+
+func newKV(tx *bolt.Tx, j *journal) *kvTx {
+	t := &kvTx{tx: tx, j: j}
+	t.buckets, t.cursors = t.bucketBuf[:], t.cursorBuf[:]
+	return t
 }
 
 type kvBucket struct {
 	b    *bolt.Bucket
+	t    *kvTx
 	j    *journal
 	path []byte // encoded (see appendName); kept only when journalling
+}
+
+func (t *kvTx) newBucket(b *bolt.Bucket, path []byte) *kvBucket {
+	if len(t.buckets) == 0 {
+		t.buckets = make([]kvBucket, 8)
+	}
+	w := &t.buckets[0]
+	t.buckets = t.buckets[1:]
+	*w = kvBucket{b: b, t: t, j: t.j, path: path}
+	return w
 }
 
 type kvCursor struct {
@@ -33,9 +57,9 @@ func (t *kvTx) wrap(b *bolt.Bucket, name []byte) *kvBucket {
 		return nil
 	}
 	if t.j == nil {
-		return &kvBucket{b: b}
+		return t.newBucket(b, nil)
 	}
-	return &kvBucket{b: b, j: t.j, path: appendName(nil, name)}
+	return t.newBucket(b, appendName(nil, name))
 }
 
 func (t *kvTx) Bucket(name []byte) *kvBucket { return t.wrap(t.tx.Bucket(name), name) }
@@ -63,9 +87,9 @@ func (b *kvBucket) child(c *bolt.Bucket, name []byte) *kvBucket {
 		return nil
 	}
 	if b.j == nil {
-		return &kvBucket{b: c}
+		return b.t.newBucket(c, nil)
 	}
-	return &kvBucket{b: c, j: b.j, path: appendName(b.path[:len(b.path):len(b.path)], name)}
+	return b.t.newBucket(c, appendName(b.path[:len(b.path):len(b.path)], name))
 }
 
 func (b *kvBucket) Bucket(name []byte) *kvBucket { return b.child(b.b.Bucket(name), name) }
@@ -151,7 +175,16 @@ func (b *kvBucket) ForEach(fn func(k, v []byte) error) error { return b.b.ForEac
 
 func (b *kvBucket) ForEachBucket(fn func(k []byte) error) error { return b.b.ForEachBucket(fn) }
 
-func (b *kvBucket) Cursor() *kvCursor { return &kvCursor{c: b.b.Cursor(), bk: b} }
+func (b *kvBucket) Cursor() *kvCursor {
+	t := b.t
+	if len(t.cursors) == 0 {
+		t.cursors = make([]kvCursor, 4)
+	}
+	c := &t.cursors[0]
+	t.cursors = t.cursors[1:]
+	*c = kvCursor{c: b.b.Cursor(), bk: b}
+	return c
+}
 
 func (c *kvCursor) at(k, v []byte) ([]byte, []byte) {
 	if c.bk.j != nil {

@@ -103,7 +103,7 @@ func (s *DB) sharedUpdate(fn func(*kvTx) error) error {
 				return applyBatch(btx, b, &forgot)
 			}, func() ([]Mutation, error) {
 				j := &journal{}
-				if fnErr = fn(&kvTx{tx: btx, j: j}); fnErr != nil {
+				if fnErr = fn(newKV(btx, j)); fnErr != nil {
 					return nil, fnErr
 				}
 				return j.muts, nil

@@ -113,7 +113,7 @@ func (s *DB) now() time.Time {
 func (s *DB) view(fn func(*kvTx) error) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.bolt.View(func(tx *bolt.Tx) error { return fn(&kvTx{tx: tx}) })
+	return s.bolt.View(func(tx *bolt.Tx) error { return fn(newKV(tx, nil)) })
 }
 
 // update runs fn in a write transaction. On a store that replicates a
@@ -126,7 +126,7 @@ func (s *DB) update(fn func(*kvTx) error) error {
 	if s.shared != nil {
 		return s.sharedUpdate(fn)
 	}
-	return s.bolt.Update(func(tx *bolt.Tx) error { return fn(&kvTx{tx: tx}) })
+	return s.bolt.Update(func(tx *bolt.Tx) error { return fn(newKV(tx, nil)) })
 }
 
 // updateLocal runs fn in a write transaction of this instance's file
@@ -134,7 +134,7 @@ func (s *DB) update(fn func(*kvTx) error) error {
 func (s *DB) updateLocal(fn func(*kvTx) error) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.bolt.Update(func(tx *bolt.Tx) error { return fn(&kvTx{tx: tx}) })
+	return s.bolt.Update(func(tx *bolt.Tx) error { return fn(newKV(tx, nil)) })
 }
 
 // boltOptions are the options every open of the file uses.
