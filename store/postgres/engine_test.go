@@ -3,16 +3,21 @@ package postgres_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/caddy-memory/memory/engine"
+	"github.com/caddy-memory/memory/extract"
 	"github.com/caddy-memory/memory/internal/pgtest"
 	"github.com/caddy-memory/memory/store"
+	"github.com/caddy-memory/memory/store/postgres"
 )
 
 // filesHolding lists the files under dir that contain s.
@@ -85,5 +90,89 @@ func TestForgetThroughOneInstanceIsPurgedFromAnother(t *testing.T) {
 	}
 	if len(filesHolding(t, dirB, "zqbob")) == 0 {
 		t.Fatal("B's purge took Bob's memory with it")
+	}
+}
+
+// countJobs counts the turns an engine learned.
+type countJobs struct{ done atomic.Int64 }
+
+func (c *countJobs) JobDropped()                   {}
+func (c *countJobs) JobDone(int)                   { c.done.Add(1) }
+func (c *countJobs) JobFailed()                    {}
+func (c *countJobs) EmbeddingFailed()              {}
+func (c *countJobs) LLMCall(string, time.Duration) {}
+
+// TestQueuedTurnsAreLearnedOnce: turns left in the shared durable queue
+// (by an instance that stopped before learning them) are learned by one of
+// the instances that start, never by both.
+func TestQueuedTurnsAreLearnedOnce(t *testing.T) {
+	url := pgtest.Database(t)
+	sh, err := postgres.Open(context.Background(), url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.OpenWith(filepath.Join(t.TempDir(), "memory.db"), store.Options{Shared: sh})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const turns = 240
+	var jobs []store.Job
+	for i := range turns {
+		owner := st.OwnerID(fmt.Sprintf("key-%d", i%6))
+		data, _ := json.Marshal(engine.Job{Owner: owner, Turn: extract.Turn{Dialect: "openai_chat", NewTurn: true, Turn: i + 1,
+			User: fmt.Sprintf("My locker number is %d.", 1000+i), Time: time.Now()}})
+		jobs = append(jobs, store.Job{Owner: owner, Data: data})
+	}
+	if err := st.PutJobs(jobs); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+
+	var counts [2]countJobs
+	var engines [2]*engine.Engine
+	var wg sync.WaitGroup
+	for i := range engines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			e, err := engine.Open(engine.Config{Dir: t.TempDir(), Database: url, Shards: 2, Observer: &counts[i]})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			engines[i] = e
+		}()
+	}
+	wg.Wait()
+	for _, e := range engines {
+		if e == nil {
+			t.FailNow()
+		}
+		defer e.Close(context.Background())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for counts[0].done.Load()+counts[1].done.Load() < turns && ctx.Err() == nil {
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond) // a second learning of a turn would land meanwhile
+	if got := counts[0].done.Load() + counts[1].done.Load(); got != turns {
+		t.Fatalf("the two instances learned %d turns (%d and %d) of %d queued", got, counts[0].done.Load(), counts[1].done.Load(), turns)
+	}
+	for _, e := range engines {
+		if err := e.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 6 {
+			page, _, err := e.List(engine.ListQuery{Owner: e.OwnerID(fmt.Sprintf("key-%d", i)), Limit: 100})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range page {
+				if m.Mentions != 1 {
+					t.Errorf("%q was learned %d times", m.Content, m.Mentions)
+				}
+			}
+		}
 	}
 }
