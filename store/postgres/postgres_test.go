@@ -1,11 +1,14 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/caddy-memory/memory/internal/pgtest"
+	"github.com/caddy-memory/memory/internal/seal"
 	"github.com/caddy-memory/memory/store"
 )
 
@@ -355,4 +359,50 @@ func TestInstanceStartsFromItsReplicaWhileTheDatabaseIsDown(t *testing.T) {
 			return err
 		}) == nil
 	})
+}
+
+// TestEncryptedStorageKeepsOnlySealedValuesInTheDatabase: with
+// encryption, PostgreSQL holds the same sealed values as the file, and a
+// second instance with the key reads them.
+func TestEncryptedStorageKeepsOnlySealedValuesInTheDatabase(t *testing.T) {
+	url := pgtest.Database(t)
+	keys, err := seal.NewRing(base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, seal.KeySize)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := func() *store.DB {
+		s, err := store.OpenWith(filepath.Join(t.TempDir(), "memory.db"), store.Options{Shared: sh2(t, url), Keys: keys})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	a := open()
+	owner := a.OwnerID("sk-raw-owner-key")
+	upsert(t, a, owner, "I keep zqplaintextbees in Tromsø")
+	b := open()
+	if got := contents(t, b, owner); len(got) != 1 || !strings.Contains(got[0], "zqplaintextbees") {
+		t.Fatalf("another instance with the key reads %q", got)
+	}
+	conn, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	for _, secret := range []string{"zqplaintextbees", "sk-raw-owner-key", "Tromsø"} {
+		var n int
+		err := conn.QueryRow(context.Background(), `SELECT (SELECT count(*) FROM memory_rows WHERE position(convert_to($1, 'UTF8') in value) > 0 OR position(convert_to($1, 'UTF8') in key) > 0)
+			+ (SELECT count(*) FROM memory_log WHERE position(convert_to($1, 'UTF8') in mutations) > 0)`, secret).Scan(&n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != 0 {
+			t.Errorf("%q is in the clear in %d rows of the database", secret, n)
+		}
+	}
+	// Without the key, an instance refuses to open it.
+	if _, err := store.OpenWith(filepath.Join(t.TempDir(), "memory.db"), store.Options{Shared: sh2(t, url)}); !errors.Is(err, store.ErrKeyRequired) {
+		t.Fatalf("opening without the key: %v, want ErrKeyRequired", err)
+	}
 }
