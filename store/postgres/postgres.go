@@ -203,6 +203,11 @@ func (d *DB) Write(ctx context.Context, after uint64, apply func(store.Batch) er
 	if len(ms) == 0 {
 		return last, tx.Commit(ctx)
 	}
+	// The caller's deadline says whether the database answers; writing the
+	// rows then takes time in proportion to their number (an import, the
+	// forget of a large owner), which it must not cut short.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second+time.Duration(len(ms))*200*time.Microsecond)
+	defer cancel()
 	var seq uint64
 	if err := tx.QueryRow(ctx, `SELECT nextval('memory_log_seq')`).Scan(&seq); err != nil {
 		return 0, err
@@ -233,35 +238,115 @@ func (d *DB) Write(ctx context.Context, after uint64, apply func(store.Batch) er
 func queueMutations(b *pgx.Batch, seq uint64, ms []store.Mutation) (forgot bool) {
 	var owners []string
 	byOwner := map[string][]store.Mutation{}
+	rows := rowWrites{}
 	for _, m := range ms {
 		if _, ok := byOwner[m.Owner]; !ok {
 			owners = append(owners, m.Owner)
 		}
 		byOwner[m.Owner] = append(byOwner[m.Owner], m)
-		switch m.Kind {
-		case store.MutPut:
-			b.Queue(`INSERT INTO memory_rows (owner, bucket, key, value) VALUES ($1, $2, $3, $4)
-				ON CONFLICT (owner, bucket, key) DO UPDATE SET value = excluded.value`, m.Owner, m.Bucket, m.Key, nonNil(m.Value))
-		case store.MutDelete:
-			b.Queue(`DELETE FROM memory_rows WHERE owner = $1 AND bucket = $2 AND key = $3`, m.Owner, m.Bucket, m.Key)
-		case store.MutCreate:
-			b.Queue(`INSERT INTO memory_buckets (owner, path) VALUES ($1, $2) ON CONFLICT DO NOTHING`, m.Owner, m.Bucket)
-		case store.MutSequence:
-			b.Queue(`INSERT INTO memory_buckets (owner, path, seq) VALUES ($1, $2, $3)
-				ON CONFLICT (owner, path) DO UPDATE SET seq = excluded.seq`, m.Owner, m.Bucket, int64(m.N))
-		case store.MutDrop:
-			queueDrop(b, m)
-			if m.Owner != "" && store.IsOwnerPartition(m.Bucket, m.Owner) {
-				// What the log still holds of this owner goes with them.
-				b.Queue(`DELETE FROM memory_log WHERE owner = $1 AND seq < $2`, m.Owner, int64(seq))
-				forgot = true
-			}
+		if m.Kind != store.MutDrop {
+			rows.add(m)
+			continue
+		}
+		// A drop deletes what the writes before it made, and only that.
+		rows.queue(b)
+		queueDrop(b, m)
+		if m.Owner != "" && store.IsOwnerPartition(m.Bucket, m.Owner) {
+			// What the log still holds of this owner goes with them.
+			b.Queue(`DELETE FROM memory_log WHERE owner = $1 AND seq < $2`, m.Owner, int64(seq))
+			forgot = true
 		}
 	}
+	rows.queue(b)
 	for _, o := range owners {
 		b.Queue(`INSERT INTO memory_log (owner, seq, mutations) VALUES ($1, $2, $3)`, o, int64(seq), store.EncodeMutations(byOwner[o]))
 	}
 	return forgot
+}
+
+// rowWrites gathers the writes between two drops into a few statements:
+// one for the rows put, one for those deleted, one for the buckets made
+// and one for their sequences. Only the last write of a row (or sequence)
+// counts, so the statements touch different rows and their order does not
+// matter. One statement per write would cost a round of parsing and
+// planning each: an import is hundreds of thousands.
+type rowWrites struct {
+	last    map[rowKey]store.Mutation // the last put or delete of each row
+	order   []rowKey                  // in first-write order
+	created map[rowKey]bool           // buckets made (owner, path)
+	seq     map[rowKey]uint64         // the last sequence of each bucket
+	border  []rowKey                  // buckets, in first-write order
+}
+
+type rowKey struct{ owner, bucket, key string }
+
+func (r *rowWrites) add(m store.Mutation) {
+	if r.last == nil {
+		r.last, r.created, r.seq = map[rowKey]store.Mutation{}, map[rowKey]bool{}, map[rowKey]uint64{}
+	}
+	switch m.Kind {
+	case store.MutPut, store.MutDelete:
+		k := rowKey{m.Owner, string(m.Bucket), string(m.Key)}
+		if _, ok := r.last[k]; !ok {
+			r.order = append(r.order, k)
+		}
+		r.last[k] = m
+	case store.MutCreate, store.MutSequence:
+		k := rowKey{owner: m.Owner, bucket: string(m.Bucket)}
+		_, c := r.created[k]
+		_, q := r.seq[k]
+		if !c && !q {
+			r.border = append(r.border, k)
+		}
+		if m.Kind == store.MutCreate {
+			r.created[k] = true
+		} else {
+			r.seq[k] = m.N
+		}
+	}
+}
+
+// queue queues the run's statements and starts a new run.
+func (r *rowWrites) queue(b *pgx.Batch) {
+	var po, do []string
+	var pb, pk, pv, db, dk [][]byte
+	for _, k := range r.order {
+		m := r.last[k]
+		if m.Kind == store.MutPut {
+			po, pb, pk, pv = append(po, m.Owner), append(pb, m.Bucket), append(pk, m.Key), append(pv, nonNil(m.Value))
+		} else {
+			do, db, dk = append(do, m.Owner), append(db, m.Bucket), append(dk, m.Key)
+		}
+	}
+	if len(po) > 0 {
+		b.Queue(`INSERT INTO memory_rows (owner, bucket, key, value)
+			SELECT * FROM unnest($1::text[], $2::bytea[], $3::bytea[], $4::bytea[])
+			ON CONFLICT (owner, bucket, key) DO UPDATE SET value = excluded.value`, po, pb, pk, pv)
+	}
+	if len(do) > 0 {
+		b.Queue(`DELETE FROM memory_rows r USING unnest($1::text[], $2::bytea[], $3::bytea[]) AS d(owner, bucket, key)
+			WHERE r.owner = d.owner AND r.bucket = d.bucket AND r.key = d.key`, do, db, dk)
+	}
+	var co, so []string
+	var cp, sp [][]byte
+	var sn []int64
+	for _, k := range r.border {
+		if r.created[k] {
+			co, cp = append(co, k.owner), append(cp, []byte(k.bucket))
+		}
+		if n, ok := r.seq[k]; ok {
+			so, sp, sn = append(so, k.owner), append(sp, []byte(k.bucket)), append(sn, int64(n))
+		}
+	}
+	if len(co) > 0 {
+		b.Queue(`INSERT INTO memory_buckets (owner, path) SELECT * FROM unnest($1::text[], $2::bytea[])
+			ON CONFLICT DO NOTHING`, co, cp)
+	}
+	if len(so) > 0 {
+		b.Queue(`INSERT INTO memory_buckets (owner, path, seq) SELECT * FROM unnest($1::text[], $2::bytea[], $3::bigint[])
+			ON CONFLICT (owner, path) DO UPDATE SET seq = excluded.seq`, so, sp, sn)
+	}
+	*r = rowWrites{}
 }
 
 // queueDrop deletes a bucket and everything below it: rows whose bucket

@@ -406,3 +406,35 @@ func TestEncryptedStorageKeepsOnlySealedValuesInTheDatabase(t *testing.T) {
 		t.Fatalf("opening without the key: %v, want ErrKeyRequired", err)
 	}
 }
+
+// TestLastWriteOfARowInATransactionCounts: the database keeps the state a
+// transaction ended with, however many times it wrote a row: a replica
+// made from it anew has what the writer has.
+func TestLastWriteOfARowInATransactionCounts(t *testing.T) {
+	url := pgtest.Database(t)
+	a := replica(t, url)
+	owner := a.OwnerID("k")
+	err := a.Update(func(tx *store.Tx) error {
+		gone, _, err := tx.Upsert(owner, store.Put{Kind: "fact", Key: "k1", Content: "first, then purged"})
+		if err != nil {
+			return err
+		}
+		if _, _, err := tx.Upsert(owner, store.Put{Kind: "fact", Key: "k2", Content: "version one"}); err != nil {
+			return err
+		}
+		if _, _, err := tx.Upsert(owner, store.Put{Kind: "fact", Key: "k2", Content: "version two"}); err != nil {
+			return err
+		}
+		return tx.Purge(owner, gone.ID)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Join(contents(t, a, owner), "|")
+	if want != "version two" {
+		t.Fatalf("the writer has %q", want)
+	}
+	if got := strings.Join(contents(t, replica(t, url), owner), "|"); got != want {
+		t.Fatalf("a replica made from the database has %q, the writer %q", got, want)
+	}
+}
