@@ -90,6 +90,7 @@ type DB struct {
 	pendingForgot []string
 	followErr     func(error)
 	replicaOf     atomic.Value // string: the id of the database the replica is of
+	opening       bool         // until OpenWith returns: nothing else uses the file
 	stopFollow    chan struct{}
 	closeShared   sync.Once
 	followDone    chan struct{}
@@ -214,7 +215,7 @@ func openWith(path string, o Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening memory store %s: %w", path, err)
 	}
-	s := &DB{bolt: b, path: path, timeout: lockTimeout, shared: o.Shared, followErr: o.SharedError}
+	s := &DB{bolt: b, path: path, timeout: lockTimeout, shared: o.Shared, followErr: o.SharedError, opening: true}
 	if s.shared != nil {
 		if err := s.sync(); err != nil {
 			b.Close()
@@ -243,6 +244,7 @@ func openWith(path string, o Options) (*DB, error) {
 		b.Close()
 		return nil, err
 	}
+	s.opening = false
 	if s.shared != nil {
 		s.stopFollow, s.followDone = make(chan struct{}), make(chan struct{})
 		go s.follow()
