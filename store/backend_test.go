@@ -3,6 +3,8 @@ package store_test
 import (
 	"context"
 	"os"
+	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -31,4 +33,36 @@ func options(t testing.TB, path string, o store.Options) store.Options {
 
 func openPath(t testing.TB, path string, timeout time.Duration) (*store.DB, error) {
 	return store.OpenWith(path, options(t, path, store.Options{LockTimeout: timeout}))
+}
+
+// TestReplicaMadeInChunksAtOpen: a replica made at open in many
+// transactions holds everything, and its change log names every memory.
+func TestReplicaMadeInChunksAtOpen(t *testing.T) {
+	if !pgtest.OnPostgres() {
+		t.Skip("a replica exists only on PostgreSQL; this runs in the PostgreSQL pass")
+	}
+	defer store.SetResyncChunk(7)()
+	a := newStore(t)
+	owners := []string{"owner-a", "owner-b", "owner-c"}
+	for i := range 40 {
+		upsert(t, a, owners[i%3], store.Put{Kind: "note", Content: "note number " + strconv.Itoa(i)})
+	}
+	b, err := store.OpenWith(filepath.Join(t.TempDir(), "memory.db"), options(t, a.Path(), store.Options{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	for _, o := range owners {
+		if got, want := len(all(t, b, o)), len(all(t, a, o)); got != want || want == 0 {
+			t.Errorf("%s: the replica made in chunks has %d memories, the database %d", o, got, want)
+		}
+	}
+	ids := map[uint64]bool{}
+	cs, _, _ := b.Changes(0, 1000)
+	for _, c := range cs {
+		ids[c.ID] = true
+	}
+	if len(ids) != 40 {
+		t.Errorf("the replica's change log names %d of 40 memories", len(ids))
+	}
 }

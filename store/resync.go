@@ -27,7 +27,8 @@ func (s *DB) resync() error {
 	return s.remake(0)
 }
 
-const resyncChunk = 50_000
+// resyncChunk is a variable so a test can make a small database span chunks.
+var resyncChunk = 50_000
 
 func (s *DB) remake(every int) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
