@@ -11,6 +11,7 @@ import (
 	"github.com/caddy-memory/memory/internal/pgtest"
 	"github.com/caddy-memory/memory/store"
 	"github.com/caddy-memory/memory/store/postgres"
+	"github.com/jackc/pgx/v5"
 )
 
 // Every store test runs on the file alone, then with the file as the
@@ -46,6 +47,17 @@ func TestReplicaMadeInChunksAtOpen(t *testing.T) {
 	owners := []string{"owner-a", "owner-b", "owner-c"}
 	for i := range 40 {
 		upsert(t, a, owners[i%3], store.Put{Kind: "note", Content: "note number " + strconv.Itoa(i)})
+	}
+	// Only a snapshot can make the replica: the log is trimmed, as an hour
+	// later.
+	conn, err := pgx.Connect(context.Background(), pgtest.DatabaseFor(t, a.Path()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(context.Background(), `DELETE FROM memory_log;
+		UPDATE memory_state SET value = (SELECT value FROM memory_state WHERE name = 'last_seq') WHERE name = 'trimmed_through'`); err != nil {
+		t.Fatal(err)
 	}
 	b, err := store.OpenWith(filepath.Join(t.TempDir(), "memory.db"), options(t, a.Path(), store.Options{}))
 	if err != nil {
