@@ -103,8 +103,11 @@ func (e *Engine) writer() {
 // arrives after a quiet spell is still learned at once; under load, a crash
 // can lose the turns of the last learnEvery, and what a turn taught is
 // searchable up to learnEvery later. BenchmarkTurnCost measures the CPU a
-// turn costs at this spacing.
-const learnEvery = 20 * time.Millisecond
+// turn costs at this spacing. At 100 ms rather than 20, a commit carries
+// five times the turns, and a proxy whose CPU is the limit serves half as
+// many requests again (docs/performance.md); a user's next message comes
+// seconds after the last, long after its turn is searchable.
+const learnEvery = 100 * time.Millisecond
 
 // learnAfter is the least a turn waits to be learned. The hand-off comes
 // as the answer's end goes out, and learning at once competes with the
