@@ -155,37 +155,10 @@ func applyMutation(tx *bolt.Tx, m Mutation) error {
 		return nil
 	}
 	create := m.Kind == MutPut || m.Kind == MutCreate || m.Kind == MutSequence
-	path := m.Bucket
 	if m.Kind == MutDrop {
-		// The bucket to drop is the last name; find its parent.
-		var names [][]byte
-		for p := path; len(p) > 0; {
-			n, rest := splitName(p)
-			if n == nil {
-				return errBadMutations
-			}
-			names, p = append(names, n), rest
-		}
-		if len(names) == 0 {
-			return errBadMutations
-		}
-		last := names[len(names)-1]
-		if len(names) == 1 {
-			if err := tx.DeleteBucket(last); err != nil && !errors.Is(err, bolterrors.ErrBucketNotFound) {
-				return err
-			}
-			return nil
-		}
-		parent, err := bucketAt(tx, EncodePath(names[:len(names)-1]...), false)
-		if err != nil || parent == nil {
-			return err
-		}
-		if err := parent.DeleteBucket(last); err != nil && !errors.Is(err, bolterrors.ErrBucketNotFound) {
-			return err
-		}
-		return nil
+		return dropBucket(tx, m.Bucket)
 	}
-	b, err := bucketAt(tx, path, create)
+	b, err := bucketAt(tx, m.Bucket, create)
 	if err != nil || b == nil {
 		return err
 	}
@@ -200,6 +173,44 @@ func applyMutation(tx *bolt.Tx, m Mutation) error {
 		return nil
 	}
 	return fmt.Errorf("%w: kind %q", errBadMutations, m.Kind)
+}
+
+// dropBucket deletes the bucket at an encoded path, if it is there.
+func dropBucket(tx *bolt.Tx, path []byte) error {
+	parent, name := splitLast(path)
+	if name == nil {
+		return errBadMutations
+	}
+	var err error
+	if len(parent) == 0 {
+		err = tx.DeleteBucket(name)
+	} else {
+		b, berr := bucketAt(tx, parent, false)
+		if berr != nil || b == nil {
+			return berr
+		}
+		err = b.DeleteBucket(name)
+	}
+	if errors.Is(err, bolterrors.ErrBucketNotFound) {
+		return nil
+	}
+	return err
+}
+
+// splitLast splits an encoded path into its parent's path and its last
+// name (nil, nil for an empty or damaged path).
+func splitLast(p []byte) (parent, name []byte) {
+	for off := 0; off < len(p); {
+		n, rest := splitName(p[off:])
+		if n == nil {
+			return nil, nil
+		}
+		if len(rest) == 0 {
+			return p[:off], n
+		}
+		off = len(p) - len(rest)
+	}
+	return nil, nil
 }
 
 // bucketAt finds (or, with create, makes) the bucket at an encoded path;

@@ -52,6 +52,9 @@ var (
 	// bucketVectors holds optional embeddings: id → text hash + vector.
 	bucketVectors = []byte("v")
 
+	// rootBuckets are made when a store is created.
+	rootBuckets = [][]byte{bucketMeta, bucketOwners, bucketIDs, bucketChanges, bucketJobs}
+
 	keySecret = []byte("secret")
 	keyShards = []byte("shards")
 	keySchema = []byte("schema")
@@ -259,7 +262,7 @@ func (s *DB) init(secret []byte, keys *seal.Ring) error {
 		ready := false
 		_ = s.view(func(tx *kvTx) error {
 			ready = true
-			for _, name := range [][]byte{bucketMeta, bucketOwners, bucketIDs, bucketChanges, bucketJobs} {
+			for _, name := range rootBuckets {
 				ready = ready && tx.Bucket(name) != nil
 			}
 			ready = ready && decodeU64(tx.Bucket(bucketMeta).Get(keySchema)) == schemaVersion
@@ -271,7 +274,7 @@ func (s *DB) init(secret []byte, keys *seal.Ring) error {
 		}
 	}
 	return s.update(func(tx *kvTx) error {
-		for _, name := range [][]byte{bucketMeta, bucketOwners, bucketIDs, bucketChanges, bucketJobs} {
+		for _, name := range rootBuckets {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return err
 			}

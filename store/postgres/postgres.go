@@ -383,14 +383,9 @@ func nonNil(b []byte) []byte {
 	return b
 }
 
-type querier interface {
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
-}
-
 // readBatches reads up to limit batches after `after`, or ErrTrimmed when
 // some of them are no longer kept.
-func readBatches(ctx context.Context, q querier, after uint64, limit int) ([]store.Batch, error) {
+func readBatches(ctx context.Context, q pgx.Tx, after uint64, limit int) ([]store.Batch, error) {
 	var trimmed string
 	if err := q.QueryRow(ctx, `SELECT value FROM memory_state WHERE name = 'trimmed_through'`).Scan(&trimmed); err != nil {
 		return nil, err
