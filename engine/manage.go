@@ -40,14 +40,32 @@ func (e *Engine) Forget(ctx context.Context, owner string) (Forgotten, error) {
 		return f, err
 	}
 	e.postings.forget(owner)
-	if err := e.WaitIndexed(ctx, seq); err != nil {
-		return f, err
-	}
-	if f.FileBefore, f.FileAfter, err = e.store.Compact(); err != nil {
-		return f, err
-	}
 	f.IndexShard = e.index.ShardOf(owner)
-	return f, e.rebuildShard(f.IndexShard)
+	f.FileBefore, f.FileAfter, err = e.scrub(ctx, seq, owner)
+	return f, err
+}
+
+// scrub removes what deleting owners left behind, once the index has
+// applied the change log up to seq: their bytes in the store file's free
+// pages (compacted away) and in their shards' segments (rebuilt). It
+// returns the file's size before and after.
+func (e *Engine) scrub(ctx context.Context, seq uint64, owners ...string) (before, after int64, err error) {
+	if err := e.WaitIndexed(ctx, seq); err != nil {
+		return 0, 0, err
+	}
+	if before, after, err = e.store.Compact(); err != nil {
+		return before, after, err
+	}
+	shards := map[int]bool{}
+	for _, o := range owners {
+		shards[e.index.ShardOf(o)] = true
+	}
+	for i := range shards {
+		if err := e.rebuildShard(i); err != nil {
+			return before, after, err
+		}
+	}
+	return before, after, nil
 }
 
 // purgeForgotten does on this instance, in the background, what Forget
@@ -69,24 +87,7 @@ func (e *Engine) purgeForgotten(owners []string) {
 	e.purgeWG.Add(1)
 	go func() {
 		defer e.purgeWG.Done()
-		err := func() error {
-			if err := e.WaitIndexed(e.stopCtx, e.store.LastSeq()); err != nil {
-				return err
-			}
-			if _, _, err := e.store.Compact(); err != nil {
-				return err
-			}
-			shards := map[int]bool{}
-			for _, o := range owners {
-				shards[e.index.ShardOf(o)] = true
-			}
-			for i := range shards {
-				if err := e.rebuildShard(i); err != nil {
-					return err
-				}
-			}
-			return nil
-		}()
+		_, _, err := e.scrub(e.stopCtx, e.store.LastSeq(), owners...)
 		if err != nil {
 			e.log().Warn("purging owners another instance forgot from this instance's replica and index; "+
 				"POST /memory/compact and /memory/reindex on its admin endpoint finish it", zap.Int("owners", len(owners)), zap.Error(err))
