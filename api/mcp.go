@@ -35,10 +35,6 @@ const (
 	maxRecall     = 50
 	defaultPage   = 20
 	maxPage       = 100
-	// maxSaved is what engine.SaveMemory accepts of a model; checked here
-	// too, so the model hears it as its own mistake, and for keyed memories
-	// and edits, which do not go through SaveMemory.
-	maxSaved = 4000
 )
 
 const mcpInstructions = `Long-term memory of the user, kept across conversations and shared with the proxy that feeds it to the model.

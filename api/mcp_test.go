@@ -489,7 +489,7 @@ func TestMCPToolErrorsSayWhatToDo(t *testing.T) {
 		want string
 	}{
 		{"add_memory", map[string]any{"content": "   "}, "content is required"},
-		{"add_memory", map[string]any{"content": strings.Repeat("x", 4001)}, "keep a memory under 4000"},
+		{"add_memory", map[string]any{"content": strings.Repeat("x", store.MaxContent+1)}, "a memory holds at most"},
 		{"add_memory", map[string]any{"content": "x", "kind": "Not A Kind"}, "lowercase"},
 		{"add_memory", map[string]any{"content": "x", "key": strings.Repeat("k", 300)}, "key is longer"},
 		{"add_memory", map[string]any{}, "content"},

@@ -150,9 +150,6 @@ func (sc mcpScope) add(ctx context.Context, a addArgs) (addOut, error) {
 		return addOut{}, err
 	}
 	content := strings.TrimSpace(a.Content)
-	if len(content) > maxSaved {
-		return addOut{}, badRequest("content is %d bytes; keep a memory under %d, one fact each", len(content), maxSaved)
-	}
 	if err := checkMemoryFields(a.Kind, content, a.Key, "", nil); err != nil {
 		return addOut{}, err
 	}
@@ -232,9 +229,6 @@ func (sc mcpScope) update(ctx context.Context, a updateArgs) (memoryOut, error) 
 		return memoryOut{}, noMemory(err, a.ID)
 	}
 	content := strings.TrimSpace(a.Content)
-	if len(content) > maxSaved {
-		return memoryOut{}, badRequest("content is %d bytes; keep a memory under %d, one fact each", len(content), maxSaved)
-	}
 	m, err := sc.h.cfg.Engine.Edit(ctx, owner, a.ID, func(m *store.Memory) error {
 		if m.DeletedAt != nil {
 			return badRequest("memory %d is deleted; save it again with add_memory", a.ID)

@@ -16,7 +16,7 @@ import (
 
 // Limits on what the API accepts.
 const (
-	maxContent   = 16 << 10
+	maxContent   = store.MaxContent
 	maxKey       = 256
 	maxSession   = 200
 	maxMeta      = 32
@@ -30,8 +30,8 @@ func checkMemoryFields(kind, content, key, session string, meta map[string]strin
 	switch {
 	case strings.TrimSpace(content) == "":
 		return badRequest("content is required")
-	case len(content) > maxContent:
-		return badRequest("content is %d bytes; the limit is %d", len(content), maxContent)
+	case store.CheckContent(content) != nil:
+		return badRequest("%v", store.CheckContent(content))
 	case kind != "" && !kindRE.MatchString(kind):
 		return badRequest("kind %q must be lowercase letters, digits, _ : or -, up to 32 characters", kind)
 	case len(key) > maxKey:

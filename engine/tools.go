@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
@@ -78,19 +77,16 @@ func (e *Engine) RecallMemory(ctx context.Context, owner, query, scope string, l
 	return out, nil
 }
 
-// maxSaved bounds a memory the model saves.
-const maxSaved = 4000
-
 // SaveMemory stores content for owner as a memory the model chose to keep
 // (source), of kind category ("note" when empty), keyed by its text, so
 // saving it again is another mention of it; it returns once searchable.
 func (e *Engine) SaveMemory(ctx context.Context, owner, content, category, source string) (*store.Memory, store.Op, error) {
 	content = strings.TrimSpace(content)
-	switch {
-	case content == "":
+	if content == "" {
 		return nil, "", errors.New("content is empty: say what to remember")
-	case len(content) > maxSaved:
-		return nil, "", fmt.Errorf("content is %d bytes; keep a memory under %d", len(content), maxSaved)
+	}
+	if err := store.CheckContent(content); err != nil {
+		return nil, "", err
 	}
 	if category == "" {
 		category = "note"

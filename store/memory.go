@@ -74,6 +74,24 @@ const (
 	SourceTool   = "tool"
 )
 
+// MaxContent is the most a memory's text may hold, in bytes, however it
+// is made: the REST API, MCP, the model's save_memory, an import. One limit,
+// so that whatever a store holds can be exported and imported again: the
+// learner's own transcript turns reach about 8 KB, and memories made through
+// the API before this limit was shared went up to 16 KiB. What a memory
+// costs a prompt is bounded elsewhere: the block shows each memory in at
+// most inject.MaxItemTokens.
+const MaxContent = 16 << 10
+
+// CheckContent refuses content over MaxContent, in the words every way of
+// making a memory answers with.
+func CheckContent(content string) error {
+	if len(content) > MaxContent {
+		return fmt.Errorf("content is %d bytes; a memory holds at most %d: keep one fact or passage per memory", len(content), MaxContent)
+	}
+	return nil
+}
+
 // Version is a superseded value of a memory: what it said from At until
 // it stopped being true (Until, when known).
 type Version struct {
