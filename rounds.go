@@ -14,13 +14,18 @@ import (
 // roundWriter takes one answer of the upstream in a request that carries
 // the proxy's tools: it gives it to an Editor, and passes to the client
 // (through the learning tee) what the Editor lets through. Each round has
-// headers of its own, so reverse_proxy's copies of the upstream's headers
+// headers of its own, a copy of the client's as the handlers before this
+// one set them (HSTS, CORS, diagnostics), to which reverse_proxy adds the
+// upstream's: the client gets the last round's, so the upstream's headers
 // do not pile up across rounds.
 type roundWriter struct {
 	client   *tee
 	dialect  string
 	isMemory func(string) bool
 	prior    extract.Usage
+	// limit bounds what the Editor holds back (max_capture): a longer
+	// answer passes as it came, and the rounds stop.
+	limit int64
 	// prev, when set, is the round whose stream the client has: this
 	// round carries it on (no headers of its own) or, failing, gives
 	// nothing (discard).
@@ -32,6 +37,7 @@ type roundWriter struct {
 	editor  *extract.Editor // nil: passed through as it comes
 	started bool            // the client has the status line
 	wrote   bool            // the upstream answered
+	spent   bool            // the last round called only the proxy's tools
 }
 
 func (w *roundWriter) Header() http.Header { return w.header }
@@ -45,8 +51,11 @@ func (w *roundWriter) WriteHeader(code int) {
 		return
 	}
 	w.status, w.wrote = code, true
-	if code < 300 && w.header.Get("Content-Encoding") == "" {
-		w.editor = extract.NewEditor(w.dialect, w.header.Get("Content-Type"), w.isMemory, w.prior)
+	// An answer that says it is longer than the Editor may hold goes as it
+	// comes, unless a stream the client has must carry on.
+	long := w.prev == nil && w.header.Get("Content-Length") != "" && !fits(w.header.Get("Content-Length"), w.limit)
+	if code < 300 && w.header.Get("Content-Encoding") == "" && !long {
+		w.editor = extract.NewEditor(w.dialect, w.header.Get("Content-Type"), int(w.limit), w.isMemory, w.prior)
 	}
 	if w.prev != nil {
 		// The client's status and headers went with the first round.
@@ -61,6 +70,12 @@ func (w *roundWriter) WriteHeader(code int) {
 	if w.editor == nil {
 		w.start()
 	}
+}
+
+// fits reports whether a Content-Length is at most limit.
+func fits(length string, limit int64) bool {
+	n, err := strconv.ParseInt(length, 10, 64)
+	return err == nil && n <= limit
 }
 
 // copyHeader gives the client this round's headers.
@@ -82,7 +97,7 @@ func (w *roundWriter) start() {
 	}
 	w.started = true
 	w.copyHeader()
-	if w.editor != nil {
+	if w.editor != nil && w.editor.State() != extract.Untouched {
 		w.client.Header().Del("Content-Length")
 	}
 	w.client.WriteHeader(w.status)
@@ -124,7 +139,8 @@ func (w *roundWriter) ReadFrom(r io.Reader) (int64, error) { return io.Copy(writ
 // end finishes the round once the upstream's answer is whole, and reports
 // whether it was a tool round to run (the client's stream, if it has one,
 // to be carried on). On the last round, an answer that calls only the
-// proxy's tools goes to the client as it is, or ends its stream.
+// proxy's tools goes to the client as it is, or ends its stream; either
+// way with the usage of every round.
 func (w *roundWriter) end(last bool) bool {
 	if w.editor == nil {
 		return false
@@ -135,10 +151,13 @@ func (w *roundWriter) end(last bool) bool {
 		if !last {
 			return true
 		}
-		out = w.editor.Held()
+		w.spent = true
+		out = w.editor.AsCalled()
 		if w.prev != nil {
 			// Not a second answer in the client's stream: its end.
-			out = w.prev.Tail()
+			total := w.prior
+			total.Add(w.editor.Usage())
+			out = w.prev.TailWith(total)
 		}
 	case w.editor.Continues():
 		if !last {

@@ -34,6 +34,15 @@ const (
 // for one request.
 const defaultMaxToolRounds = 3
 
+// maxCallsPerAnswer bounds the proxy's calls it runs of one answer: the
+// calls past it are answered with an error and not run. Each call is a
+// search or a write, and one answer can hold thousands of them; so a
+// request runs at most (max_tool_rounds + 1) * maxCallsPerAnswer.
+const maxCallsPerAnswer = 16
+
+// notRun is the result of a call past maxCallsPerAnswer.
+var notRun = fmt.Sprintf(`{"error":"not run: the proxy runs at most %d memory calls per answer; call again in a later answer what still matters"}`, maxCallsPerAnswer)
+
 // toolDefs are the tools as the model is told of them.
 var toolDefs = map[string]inject.Tool{
 	toolSave: {
@@ -111,6 +120,10 @@ func (h *Handler) serveWithTools(t *tee, r *http.Request, next caddyhttp.Handler
 		mine[tl.Name] = true
 	}
 	isMemory := func(name string) bool { return mine[name] }
+	// What the handlers before this one set for the client; each round
+	// starts from it.
+	base := t.Header().Clone()
+	// prior is the usage of the rounds so far.
 	var prior extract.Usage
 	var recalled []string
 	// prev is the round whose stream the client has when a stream that
@@ -119,13 +132,13 @@ func (h *Handler) serveWithTools(t *tee, r *http.Request, next caddyhttp.Handler
 	var prev *extract.Editor
 	unfinished := func(err error) ([]string, error) {
 		if prev != nil {
-			_, _ = t.Write(prev.Tail())
+			_, _ = t.Write(prev.TailWith(prior))
 		}
 		return recalled, err
 	}
 	for round := 0; ; round++ {
 		setBody(r, body)
-		rw := &roundWriter{client: t, dialect: dialect, isMemory: isMemory, prior: prior, header: http.Header{}, prev: prev}
+		rw := &roundWriter{client: t, dialect: dialect, isMemory: isMemory, prior: prior, limit: h.MaxCapture, header: base.Clone(), prev: prev}
 		err := next.ServeHTTP(rw, r)
 		if prev == nil && err != nil && !rw.wrote {
 			return recalled, err
@@ -140,22 +153,20 @@ func (h *Handler) serveWithTools(t *tee, r *http.Request, next caddyhttp.Handler
 		last := round == h.MaxToolRounds
 		again := rw.end(last)
 		if !again {
-			if !last || !rw.editor.ToolRound() {
+			if !rw.spent {
 				h.besideClientCalls(r.Context(), owner, dialect, rw.editor)
 			}
 			return recalled, nil
 		}
-		if prev != nil || rw.editor.Continues() {
+		if rw.editor.Continues() {
+			// A tool round that talked first; one that did not leaves the
+			// client's stream to the round that began it, end and all.
 			prev = rw.editor
 		}
 		// A tool round: run the calls, and ask again.
 		calls := rw.editor.Calls()
-		results := make([]string, len(calls))
-		for i, c := range calls {
-			var texts []string
-			results[i], texts = h.runTool(r.Context(), owner, c)
-			recalled = append(recalled, texts...)
-		}
+		results, texts := h.runCalls(r.Context(), owner, calls)
+		recalled = append(recalled, texts...)
 		prior.Add(rw.editor.Usage())
 		if body, err = inject.AppendRound(dialect, body, rw.editor.Text(), calls, results); err != nil {
 			return unfinished(fmt.Errorf("continuing after the memory tools: %w", err))
@@ -169,17 +180,39 @@ func (h *Handler) serveWithTools(t *tee, r *http.Request, next caddyhttp.Handler
 // answer, which OpenAI stores whole: the next request continuing it owes
 // an output for each call, kept until then (see owedOutputs).
 func (h *Handler) besideClientCalls(ctx context.Context, owner, dialect string, ed *extract.Editor) {
-	var owe []string
+	var calls []inject.ToolCall
 	for _, c := range ed.Calls() {
-		if c.Name != toolSave && dialect != inject.NameOpenAIResponses {
+		if c.Name == toolSave || dialect == inject.NameOpenAIResponses {
+			calls = append(calls, c)
+		}
+	}
+	results, _ := h.runCalls(ctx, owner, calls)
+	if dialect != inject.NameOpenAIResponses {
+		return
+	}
+	owe := make([]string, len(calls))
+	for i, c := range calls {
+		owe[i] = inject.CallOutput(c.ID, results[i])
+	}
+	h.owed.put(owner, ed.ResponseID(), owe)
+}
+
+// runCalls runs the proxy's calls of one answer for owner, the first
+// maxCallsPerAnswer of them, and returns a result for each (notRun for the
+// others: the model's conversation needs one per call) and the memories
+// the recalls found.
+func (h *Handler) runCalls(ctx context.Context, owner string, calls []inject.ToolCall) (results, recalled []string) {
+	results = make([]string, len(calls))
+	for i, c := range calls {
+		if i >= maxCallsPerAnswer {
+			results[i] = notRun
 			continue
 		}
-		result, _ := h.runTool(ctx, owner, c)
-		owe = append(owe, inject.CallOutput(c.ID, result))
+		var texts []string
+		results[i], texts = h.runTool(ctx, owner, c)
+		recalled = append(recalled, texts...)
 	}
-	if dialect == inject.NameOpenAIResponses {
-		h.owed.put(owner, ed.ResponseID(), owe)
-	}
+	return results, recalled
 }
 
 // runTool runs one call of the proxy's tools for owner and returns its

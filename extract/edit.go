@@ -21,6 +21,9 @@ import (
 // then calls only the proxy's tools continues: its end (stop reason, usage,
 // [DONE]) is held back, and the next round's answer, resumed from it,
 // carries on the same stream for the client (see Continues and Resume).
+// What an Editor holds back is bounded: past its limit, what it held and
+// the rest of the answer go to the client as they came (Untouched), and
+// the proxy runs none of the answer's calls.
 
 // Usage is what an answer cost, in its format's tokens.
 type Usage struct {
@@ -38,6 +41,7 @@ const (
 	Undecided State = iota // held back: nothing has said what the answer is
 	Final                  // passed on to the client, edited
 	Held                   // a call came first: held to the end
+	Untouched              // past the limit: passed on as it came
 )
 
 // Editor edits one answer of the upstream for the client.
@@ -53,6 +57,9 @@ type Editor struct {
 	// has begun).
 	tail    [][]byte
 	tailing bool
+	// limit bounds the bytes held back (0: no bound); size is those in
+	// held and tail, partial aside.
+	limit, size int
 }
 
 // dialectEditor is the part of an Editor that knows a format.
@@ -133,24 +140,28 @@ func (a *answer) before(index int, memory bool) int {
 }
 
 // clientCalls counts the calls that are not the proxy's.
-func (a *answer) clientCalls() int {
+func (a *answer) clientCalls() int { return len(a.calls) - a.memoryCalls() }
+
+// memoryCalls counts the proxy's calls.
+func (a *answer) memoryCalls() int {
 	n := 0
 	for _, c := range a.calls {
-		if !a.isMemory(c.name) {
+		if a.isMemory(c.name) {
 			n++
 		}
 	}
 	return n
 }
 
-// NewEditor edits an answer of the named dialect and media type; isMemory
-// says which tool names are the proxy's; prior is the usage of the rounds
-// before. It returns nil for an answer it cannot edit (another media type):
-// that one goes to the client as it is.
-func NewEditor(dialect, contentType string, isMemory func(name string) bool, prior Usage) *Editor {
+// NewEditor edits an answer of the named dialect and media type, holding
+// back at most limit bytes of it (0: no bound); isMemory says which tool
+// names are the proxy's; prior is the usage of the rounds before. It
+// returns nil for an answer it cannot edit (another media type): that one
+// goes to the client as it is.
+func NewEditor(dialect, contentType string, limit int, isMemory func(name string) bool, prior Usage) *Editor {
 	mt, _, _ := mime.ParseMediaType(contentType)
 	a := &answer{isMemory: isMemory, prior: prior}
-	e := &Editor{}
+	e := &Editor{limit: limit}
 	switch mt {
 	case "application/json":
 	case "text/event-stream":
@@ -180,15 +191,14 @@ func NewEditor(dialect, contentType string, isMemory func(name string) bool, pri
 func (e *Editor) State() State { return e.state }
 
 // Write reads bytes of the answer and returns those ready for the client:
-// none while the answer is held back.
+// none while the answer is held back, p itself once it is Untouched.
 func (e *Editor) Write(p []byte) []byte {
-	if !e.stream {
-		e.partial = append(e.partial, p...)
-		return nil
+	if e.state == Untouched {
+		return p
 	}
-	e.partial = append(e.partial, p...)
+	e.hold(p)
 	var out []byte
-	for {
+	for e.stream {
 		i := eventEnd(e.partial, e.separator)
 		if i < 0 {
 			break
@@ -197,6 +207,42 @@ func (e *Editor) Write(p []byte) []byte {
 		e.partial = e.partial[i:]
 		out = e.event(ev, out)
 	}
+	if e.limit > 0 && e.size+len(e.partial) > e.limit {
+		out = e.untouched(out)
+	}
+	return out
+}
+
+// hold appends p to partial. A large partial grows by doubling: append
+// grows a large slice by about a quarter at a time, which copies a long
+// answer some five times over before it is whole.
+func (e *Editor) hold(p []byte) {
+	if need := len(e.partial) + len(p); need > cap(e.partial) {
+		n := max(2*cap(e.partial), need, 4<<10)
+		if e.limit > 0 {
+			// partial is within the limit: held past it, it goes out.
+			n = min(n, e.limit+len(p))
+		}
+		grown := make([]byte, len(e.partial), n)
+		copy(grown, e.partial)
+		e.partial = grown
+	}
+	e.partial = append(e.partial, p...)
+}
+
+// untouched gives up editing an answer that holds back more than its
+// limit: what is held goes out after out, as it came, and the rest of the
+// answer will pass as it comes.
+func (e *Editor) untouched(out []byte) []byte {
+	for _, ev := range e.held {
+		out = append(out, ev...)
+	}
+	for _, ev := range e.tail {
+		out = append(out, ev...)
+	}
+	out = append(out, e.partial...)
+	e.held, e.tail, e.partial, e.size = nil, nil, nil, 0
+	e.state = Untouched
 	return out
 }
 
@@ -233,7 +279,7 @@ func (e *Editor) event(ev []byte, out []byte) []byte {
 				for _, h := range e.held {
 					out = e.emit(h, out)
 				}
-				e.held = nil
+				e.held, e.size = nil, 0
 			}
 		}
 	}
@@ -244,20 +290,34 @@ func (e *Editor) event(ev []byte, out []byte) []byte {
 		}
 		if e.tailing {
 			e.tail = append(e.tail, bytes.Clone(ev))
+			e.size += len(ev)
 			return out
 		}
 		return e.emit(ev, out)
 	}
 	e.held = append(e.held, bytes.Clone(ev))
+	e.size += len(ev)
 	return out
 }
 
-// Held returns the answer as it came, for the client, when it is not to
-// be edited after all (the proxy's rounds are spent).
-func (e *Editor) Held() []byte {
-	out := bytes.Join(e.held, nil)
-	e.held = nil
-	return append(out, e.partial...)
+// AsCalled returns a held answer, once whole, for the client with its
+// calls as they came, the proxy's too, and only the usage of the rounds
+// before added: the last answer, when the proxy's rounds are spent.
+func (e *Editor) AsCalled() []byte {
+	a := e.d.answer()
+	mine := a.isMemory
+	a.isMemory = func(string) bool { return false } // no call is taken out
+	defer func() { a.isMemory = mine }()
+	var out []byte
+	for _, ev := range e.held {
+		if e.stream {
+			out = e.emit(ev, out)
+		} else {
+			out = append(out, e.d.edit(ev)...)
+		}
+	}
+	e.held, e.size = nil, 0
+	return out
 }
 
 // data is an event's JSON: an SSE event's data lines, joined, or an NDJSON
@@ -320,6 +380,9 @@ func (e *Editor) End() []byte {
 		return nil
 	}
 	e.ended = true
+	if e.state == Untouched {
+		return nil
+	}
 	if !e.stream {
 		data := bytes.TrimSpace(e.partial)
 		e.partial = nil
@@ -329,10 +392,13 @@ func (e *Editor) End() []byte {
 		}
 		e.d.observe(data)
 		if e.ToolRound() {
-			e.held = [][]byte{data}
+			e.held, e.size = [][]byte{data}, len(data)
 			return nil
 		}
 		e.state = Final
+		if a := e.d.answer(); a.prior == (Usage{}) && a.memoryCalls() == 0 {
+			return data // nothing to take out or add: as it came
+		}
 		return e.d.edit(data)
 	}
 	var out []byte
@@ -353,7 +419,7 @@ func (e *Editor) End() []byte {
 	for _, h := range e.held {
 		out = e.emit(h, out)
 	}
-	e.held = nil
+	e.held, e.size = nil, 0
 	return out
 }
 
@@ -371,8 +437,17 @@ func (e *Editor) Tail() []byte {
 	for _, ev := range e.tail {
 		out = e.emit(ev, out)
 	}
-	e.tail = nil
+	e.tail, e.size = nil, 0
 	return out
+}
+
+// TailWith is Tail with total, the usage of every round, as its usage:
+// rounds after this stream's that ended without one of their own (tool
+// rounds, a round that failed) count too.
+func (e *Editor) TailWith(total Usage) []byte {
+	a := e.d.answer()
+	a.prior = Usage{total.Input - a.usage.Input, total.Output - a.usage.Output}
+	return e.Tail()
 }
 
 // Resume makes e carry on the client's stream of prev, a round that
@@ -387,11 +462,15 @@ func (e *Editor) Resume(prev *Editor) {
 // tools (and at least one).
 func (e *Editor) ToolRound() bool {
 	a := e.d.answer()
-	return e.state != Final && len(a.calls) > 0 && a.clientCalls() == 0
+	return (e.state == Undecided || e.state == Held) && len(a.calls) > 0 && a.clientCalls() == 0
 }
 
-// Calls are the proxy's tool calls of the answer, in its order.
+// Calls are the proxy's tool calls of the answer, in its order: none of
+// an answer passed on Untouched, whose calls the client has as they came.
 func (e *Editor) Calls() []inject.ToolCall {
+	if e.state == Untouched {
+		return nil
+	}
 	a := e.d.answer()
 	var out []inject.ToolCall
 	for _, c := range a.calls {

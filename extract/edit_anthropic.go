@@ -16,6 +16,8 @@ type anthropicEditor struct {
 	// the rounds of one stream; offset is where this round's begin.
 	blocks, offset int
 	resumed        bool
+	// told is the input the client's message_start said.
+	told int
 }
 
 func (c *anthropicEditor) terminal(ev []byte) bool {
@@ -28,7 +30,7 @@ func (c *anthropicEditor) terminal(ev []byte) bool {
 
 func (c *anthropicEditor) resume(prev dialectEditor) {
 	if p, ok := prev.(*anthropicEditor); ok {
-		c.blocks, c.offset, c.resumed = p.blocks, p.blocks, true
+		c.blocks, c.offset, c.resumed, c.told = p.blocks, p.blocks, true, p.told
 	}
 }
 
@@ -103,7 +105,9 @@ func (c *anthropicEditor) edit(ev []byte) []byte {
 			if c.resumed {
 				return false // the client's message has started
 			}
-			addUsage(obj(obj(v["message"])["usage"]), "input_tokens", "output_tokens", Usage{Input: prior.Input})
+			u := obj(obj(v["message"])["usage"])
+			addUsage(u, "input_tokens", "output_tokens", Usage{Input: prior.Input})
+			c.told = num(u["input_tokens"])
 		case "content_block_start", "content_block_delta", "content_block_stop":
 			index := num(v["index"])
 			if c.a.memory(index) {
@@ -115,9 +119,16 @@ func (c *anthropicEditor) edit(ev []byte) []byte {
 			v["index"] = json.Number(strconv.Itoa(c.offset + index - c.a.shift(index)))
 		case "message_delta":
 			c.fixStop(obj(v["delta"]))
-			addUsage(obj(v["usage"]), "input_tokens", "output_tokens", Usage{Output: prior.Output})
-			if u := obj(v["usage"]); c.resumed && u != nil {
-				// This round's message_start, which said it, was dropped.
+			u := obj(v["usage"])
+			add := Usage{Output: prior.Output}
+			_, said := u["input_tokens"]
+			if said {
+				add.Input = prior.Input
+			}
+			addUsage(u, "input_tokens", "output_tokens", add)
+			if u != nil && !said && prior.Input+c.a.usage.Input != c.told {
+				// The client's message_start did not say every round's
+				// input: rounds came after it, or this round's was dropped.
 				u["input_tokens"] = json.Number(strconv.Itoa(prior.Input + c.a.usage.Input))
 			}
 		}

@@ -21,6 +21,7 @@ func editJSON(raw []byte, fn func(map[string]any) bool) []byte {
 		return nil
 	}
 	var b bytes.Buffer
+	b.Grow(len(raw) + 64) // about its size again: no copies as it grows
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {

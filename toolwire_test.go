@@ -1,0 +1,222 @@
+package memory
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// What the proxy's tool rounds do to the HTTP answer itself, through real
+// Caddy: a long answer, and the headers of the handlers before memory.
+
+// TestMemoryToolsLongAnswer: with tools on, an answer longer than
+// max_capture is not held: it reaches the client byte for byte while the
+// upstream is still writing it, the proxy asks no second round (the answer
+// calls save_memory), and Caddy allocates a fraction of its size for it.
+func TestMemoryToolsLongAnswer(t *testing.T) {
+	const size = 4 << 20
+	long := strings.Repeat("The user wrote a very long story. ", size/34)
+	cases := []struct {
+		name, path, ctype string
+		answer            []byte
+		length            bool // the upstream says its Content-Length
+	}{
+		{"openai_chat", "/v1/chat/completions", "application/json", mustBytes(map[string]any{"id": "chatcmpl-long", "object": "chat.completion",
+			"choices": []any{map[string]any{"index": 0, "finish_reason": "tool_calls", "message": map[string]any{"role": "assistant", "content": nil,
+				"tool_calls": []any{map[string]any{"id": "call_1", "type": "function", "function": map[string]any{"name": "save_memory",
+					"arguments": mustJSON(map[string]any{"content": long})}}}}}},
+			"usage": map[string]any{"prompt_tokens": 10, "completion_tokens": 3, "total_tokens": 13}}), false},
+		{"ollama", "/api/chat", "application/json; charset=utf-8", mustBytes(map[string]any{"model": "llama-fake", "done": true, "done_reason": "stop",
+			"message": map[string]any{"role": "assistant", "content": "", "tool_calls": []any{map[string]any{"function": map[string]any{
+				"name": "save_memory", "arguments": map[string]any{"content": long}}}}}}), false},
+	}
+	for i := range len(cases) {
+		c := cases[i]
+		c.name, c.length = c.name+"/content-length", true
+		cases = append(cases, c)
+	}
+	release := map[string]chan struct{}{}
+	asked := map[string]*atomic.Int32{}
+	for _, c := range cases {
+		release[c.name], asked[c.name] = make(chan struct{}), new(atomic.Int32)
+	}
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		name := r.Header.Get("X-Case")
+		for _, c := range cases {
+			if c.name != name {
+				continue
+			}
+			w.Header().Set("Content-Type", c.ctype)
+			if asked[name].Add(1) > 1 {
+				_, _ = w.Write([]byte(`{"choices":[{"index":0,"message":{"role":"assistant","content":"a second round"}}]}`))
+				return
+			}
+			if c.length {
+				w.Header().Set("Content-Length", strconv.Itoa(len(c.answer)))
+			}
+			half := len(c.answer) / 2
+			_, _ = w.Write(c.answer[:half])
+			_ = http.NewResponseController(w).Flush()
+			select {
+			case <-release[name]:
+			case <-time.After(10 * time.Second):
+			}
+			_, _ = w.Write(c.answer[half:])
+		}
+	}))
+	defer up.Close()
+	storage := t.TempDir()
+	tester := startCaddy(t, siteConfig(storage, strings.TrimPrefix(up.URL, "http://"), "tools\n\t\tmax_capture 64KiB"))
+
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			body := `{"model":"m","stream":false,"messages":[{"role":"user","content":"Tell me a long story."}]}`
+			req, _ := http.NewRequest(http.MethodPost, caddyAddr+c.path, strings.NewReader(body))
+			req.Header.Set("Authorization", "Bearer key-long-answer")
+			req.Header.Set("X-Case", c.name)
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			first := make(chan struct{})
+			type result struct {
+				sum [32]byte
+				n   int64
+				err error
+			}
+			done := make(chan result, 1)
+			go func() {
+				resp, err := tester.Client.Do(req)
+				if err != nil {
+					close(first)
+					done <- result{err: err}
+					return
+				}
+				defer resp.Body.Close()
+				b := make([]byte, 1)
+				_, err = io.ReadFull(resp.Body, b)
+				close(first)
+				h := sha256.New()
+				h.Write(b)
+				n, err2 := io.Copy(h, resp.Body)
+				if err == nil {
+					err = err2
+				}
+				var sum [32]byte
+				copy(sum[:], h.Sum(nil))
+				done <- result{sum, n + 1, err}
+			}()
+			select {
+			case <-first:
+			case <-time.After(10 * time.Second):
+				t.Error("no byte of the answer reached the client while the upstream was still writing it")
+			}
+			close(release[c.name])
+			var res result
+			select {
+			case res = <-done:
+			case <-time.After(20 * time.Second):
+				t.Fatal("the answer never ended")
+			}
+			runtime.ReadMemStats(&after)
+			if res.err != nil {
+				t.Fatal(res.err)
+			}
+			if res.sum != sha256.Sum256(c.answer) {
+				t.Errorf("the client got %d bytes, not the upstream's %d as they came", res.n, len(c.answer))
+			}
+			if n := asked[c.name].Load(); n != 1 {
+				t.Errorf("the upstream was asked %d times, want once: past max_capture the rounds stop", n)
+			}
+			alloc := after.TotalAlloc - before.TotalAlloc
+			t.Logf("%d bytes allocated for an answer of %d", alloc, len(c.answer))
+			if alloc > uint64(len(c.answer))/2 {
+				t.Errorf("%d bytes allocated for an answer of %d: it was held", alloc, len(c.answer))
+			}
+		})
+	}
+}
+
+// TestMemoryToolsKeepHeaders: with tools on, the headers the handlers
+// before memory set (Caddy's header directive, memory's diagnostics) reach
+// the client, JSON and streamed, with and without a tool round; the
+// upstream's headers are its last round's only, and a JSON answer's
+// Content-Length is its length.
+func TestMemoryToolsKeepHeaders(t *testing.T) {
+	storage := t.TempDir()
+	up := newFakeLLM(t)
+	up.answer = func(body []byte) string {
+		if toolOutputs(body) == "" && bytes.Contains(body, []byte("look it up")) {
+			return toolPrefix + `recall_memory {"query":"dog"}`
+		}
+		return "Your dog is called Biscuit."
+	}
+	var rounds atomic.Int32
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Upstream-Round", strconv.Itoa(int(rounds.Add(1))))
+		up.serve(w, r)
+	}))
+	defer front.Close()
+	tester := startCaddy(t, globalOptions+fmt.Sprintf(`http://localhost:9080 {
+	header {
+		Strict-Transport-Security "max-age=31536000"
+		Access-Control-Allow-Origin https://app.example
+		X-Frame-Options DENY
+	}
+	memory {
+		storage %s
+		index_shards 4
+		tools
+		diagnostics
+	}
+	reverse_proxy %s
+}
+`, storage, strings.TrimPrefix(front.URL, "http://")))
+	want := map[string]string{"Strict-Transport-Security": "max-age=31536000",
+		"Access-Control-Allow-Origin": "https://app.example", "X-Frame-Options": "DENY"}
+	for _, w := range wires {
+		for _, stream := range []bool{false, true} {
+			for _, toolRound := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/stream=%v/tool_round=%v", w.name, stream, toolRound), func(t *testing.T) {
+					q := "What is my dog called?"
+					if toolRound {
+						q += " Please look it up."
+					}
+					before := rounds.Load()
+					resp, body := post(t, tester, w.path, fmt.Sprintf("key-headers-%s-%v-%v", w.name, stream, toolRound), w.body(stream, "sys", q))
+					if !bytes.Contains(body, []byte("Biscuit")) {
+						t.Fatalf("answer: %s", body)
+					}
+					if n := rounds.Load() - before; n != map[bool]int32{false: 1, true: 2}[toolRound] {
+						t.Errorf("the upstream was asked %d times", n)
+					}
+					for k, v := range want {
+						if got := resp.Header.Values(k); len(got) != 1 || got[0] != v {
+							t.Errorf("%s: %q, want %q", k, got, v)
+						}
+					}
+					if resp.Header.Get("X-Memory-Status") == "" || resp.Header.Get("X-Memory-Injected") == "" {
+						t.Errorf("the diagnostics headers are gone: %v", resp.Header)
+					}
+					if got := resp.Header.Values("X-Upstream-Round"); len(got) != 1 || got[0] != strconv.Itoa(int(rounds.Load())) {
+						t.Errorf("X-Upstream-Round %q, want the last round's alone (%d)", got, rounds.Load())
+					}
+					if got := resp.Header.Values("Via"); len(got) != 1 {
+						t.Errorf("Via %q, want reverse_proxy's one", got)
+					}
+					if cl := resp.Header.Values("Content-Length"); !stream && (len(cl) != 1 || cl[0] != strconv.Itoa(len(body))) {
+						t.Errorf("Content-Length %q for a body of %d", cl, len(body))
+					}
+				})
+			}
+		}
+	}
+}
