@@ -133,8 +133,8 @@ func TestMemoryToolCallsPerAnswer(t *testing.T) {
 }
 
 // TestMemoryContentLimit: a memory may hold store.MaxContent bytes however
-// it is made (REST, MCP, the model's save_memory); one byte more is refused
-// by each with the same message.
+// it is made (REST, an import, MCP, the model's save_memory); one byte more
+// is refused by each with the same message.
 func TestMemoryContentLimit(t *testing.T) {
 	storage := t.TempDir()
 	up := newFakeLLM(t)
@@ -155,6 +155,9 @@ func TestMemoryContentLimit(t *testing.T) {
 		}
 
 		status, out := api.do("POST", "/memory/memories", "key-long", map[string]any{"kind": "note", "content": text("REST")})
+		line := mustBytes(map[string]any{"kind": "note", "key": fmt.Sprint("imported-", n), "content": text("an import")})
+		importStatus, imported := api.do("POST", "/memory/import", "key-long", line)
+		importErr := fmt.Sprint(imported["errors"])
 		mcpOut, mcpErr := dialMCP(t, "/memory/mcp", "key-long").call("add_memory", map[string]any{"content": text("MCP")})
 		content.Store(text("the tool"))
 		before := len(up.all())
@@ -165,13 +168,17 @@ func TestMemoryContentLimit(t *testing.T) {
 		toolResult := toolOutputs(sent[len(sent)-1].Body)
 
 		if n == store.MaxContent {
-			if status != http.StatusCreated || mcpOut == nil || !strings.Contains(toolResult, `"saved":true`) {
-				t.Errorf("%d bytes: REST %d %s, MCP %q, the tool %s; want each to store it", n, status, errCode(out), mcpErr, toolResult)
+			if status != http.StatusCreated || imported["imported"] != 1.0 || mcpOut == nil || !strings.Contains(toolResult, `"saved":true`) {
+				t.Errorf("%d bytes: REST %d %s, import %d %v, MCP %q, the tool %s; want each to store it",
+					n, status, errCode(out), importStatus, importErr, mcpErr, toolResult)
 			}
 			continue
 		}
 		if status != http.StatusBadRequest || !strings.Contains(errCode(out), want) {
 			t.Errorf("%d bytes through REST: %d %s, want 400 %q", n, status, errCode(out), want)
+		}
+		if !strings.Contains(importErr, want) {
+			t.Errorf("%d bytes through an import: %d %s, want %q", n, importStatus, importErr, want)
 		}
 		if !strings.Contains(mcpErr, want) {
 			t.Errorf("%d bytes through MCP: %q, want %q", n, mcpErr, want)
