@@ -85,6 +85,9 @@ type dialectEditor interface {
 type answer struct {
 	text  strings.Builder
 	calls []call
+	// at is where each call is in calls, by its index in the answer: an
+	// answer can make thousands.
+	at    map[int]int
 	usage Usage
 	// prior is the usage of the rounds before, added to this answer's.
 	prior    Usage
@@ -100,23 +103,21 @@ type call struct {
 }
 
 func (a *answer) call(index int) *call {
-	for i := range a.calls {
-		if a.calls[i].index == index {
-			return &a.calls[i]
-		}
+	if i, ok := a.at[index]; ok {
+		return &a.calls[i]
 	}
+	if a.at == nil {
+		a.at = map[int]int{}
+	}
+	a.at[index] = len(a.calls)
 	a.calls = append(a.calls, call{index: index})
 	return &a.calls[len(a.calls)-1]
 }
 
 // memory reports whether the call at index is one of the proxy's tools.
 func (a *answer) memory(index int) bool {
-	for i := range a.calls {
-		if a.calls[i].index == index {
-			return a.isMemory(a.calls[i].name)
-		}
-	}
-	return false
+	i, ok := a.at[index]
+	return ok && a.isMemory(a.calls[i].name)
 }
 
 // kept is the new index of the client's call at index: the proxy's calls
