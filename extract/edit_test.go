@@ -1,0 +1,40 @@
+package extract
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// TestEditorPastItsLimit: an answer the editor would hold back whole (a
+// JSON answer, a stream that starts with a call) goes out as it came once
+// it is longer than the limit, what was held first; the proxy gets no
+// calls of it to run, and it is no tool round.
+func TestEditorPastItsLimit(t *testing.T) {
+	var sse strings.Builder
+	for i := range 100 {
+		fmt.Fprintf(&sse, "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":%d,\"id\":\"call_%d\",\"function\":{\"name\":\"save_memory\",\"arguments\":\"{}\"}}]}}]}\n\n", i, i)
+	}
+	sse.WriteString("data: [DONE]\n\n")
+	json := `{"choices":[{"index":0,"message":{"role":"assistant","tool_calls":[{"id":"call_1","function":{"name":"save_memory","arguments":"{\"content\":\"` +
+		strings.Repeat("x", 10<<10) + `\"}"}}]},"finish_reason":"tool_calls"}]}`
+	for _, c := range []struct{ ctype, body string }{{"text/event-stream", sse.String()}, {"application/json", json}} {
+		t.Run(c.ctype, func(t *testing.T) {
+			e := NewEditor("openai_chat", c.ctype, 1<<10, func(n string) bool { return n == "save_memory" }, Usage{})
+			var out []byte
+			for p := []byte(c.body); len(p) > 0; {
+				n := min(len(p), 100)
+				out = append(out, e.Write(p[:n])...)
+				p = p[n:]
+			}
+			out = append(out, e.End()...)
+			if !bytes.Equal(out, []byte(c.body)) {
+				t.Errorf("the client got %d bytes, not the %d of the answer as it came", len(out), len(c.body))
+			}
+			if e.State() != Untouched || e.ToolRound() || len(e.Calls()) != 0 {
+				t.Errorf("state %v, tool round %v, %d calls to run; want Untouched, none", e.State(), e.ToolRound(), len(e.Calls()))
+			}
+		})
+	}
+}
