@@ -32,7 +32,7 @@ func (l heldLearner) Enqueue(*engine.Job) bool {
 // hand-off promised the connection; the client sent its next request on
 // it, and the server closed it with that request unread.
 func TestShutdownDuringHandOffClosesConnection(t *testing.T) {
-	h := provisioned(t, &Handler{})
+	h, _ := provisioned(t, &Handler{})
 	l := heldLearner{make(chan struct{}, 1), make(chan struct{})}
 	h.learner = l
 	// An answer of known length, as reverse_proxy forwards a provider's.

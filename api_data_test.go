@@ -300,22 +300,22 @@ func TestAdminEndpointAndDiagnostics(t *testing.T) {
 
 	admin := func(method, path string) (int, map[string]any) { return adminCall(t, method, path) }
 	status, out := admin("GET", "/memory/stats")
-	st, _ := out[storage].(map[string]any)
+	st, _ := out["default"].(map[string]any)
 	if status != 200 || st == nil || st["memories"].(float64) != 3 || st["index_shards"].(float64) != 4 {
 		t.Errorf("admin stats: %d %v", status, out)
 	}
 	// One owner of three memories: searched from its records, not indexed.
-	if status, out = admin("POST", "/memory/reindex?storage="+storage); status != 200 || out[storage].(map[string]any)["indexed_docs"].(float64) != 0 ||
-		out[storage].(map[string]any)["index_lag"].(float64) != 0 {
+	if status, out = admin("POST", "/memory/reindex?storage=default"); status != 200 || out["default"].(map[string]any)["indexed_docs"].(float64) != 0 ||
+		out["default"].(map[string]any)["index_lag"].(float64) != 0 {
 		t.Errorf("admin reindex: %d %v", status, out)
 	}
-	if status, out = admin("POST", "/memory/compact"); status != 200 || out[storage].(map[string]any)["file_bytes_after"].(float64) <= 0 {
+	if status, out = admin("POST", "/memory/compact"); status != 200 || out["default"].(map[string]any)["file_bytes_after"].(float64) <= 0 {
 		t.Errorf("admin compact: %d %v", status, out)
 	}
 	if status, _ = admin("GET", "/memory/reindex"); status != http.StatusMethodNotAllowed {
 		t.Errorf("GET reindex: %d", status)
 	}
-	if status, _ = admin("GET", "/memory/stats?storage=/nowhere"); status != http.StatusNotFound {
+	if status, _ = admin("GET", "/memory/stats?storage=nowhere"); status != http.StatusNotFound {
 		t.Errorf("stats of an unknown storage: %d", status)
 	}
 	// Recall still works after reindex and compaction.

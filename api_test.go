@@ -17,34 +17,37 @@ import (
 // API behind basic_auth, the self-service API for API-key holders, the way
 // the README shows.
 func apiConfig(t *testing.T, storage, upstream, extra string) string {
+	return apiConfigWith(t, storage, "", upstream, "", extra)
+}
+
+// apiConfigWith is apiConfig with settings of the storage (settings) and
+// of the memory handler (directives).
+func apiConfigWith(t *testing.T, storage, settings, upstream, directives, extra string) string {
 	hash, err := bcrypt.GenerateFromPassword([]byte("s3cret"), bcrypt.MinCost)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return globalOptions + fmt.Sprintf(`http://localhost:9080 {
+	return withStorage(storage, settings) + fmt.Sprintf(`http://localhost:9080 {
 	memory {
-		storage %[1]s
-		index_shards 4
+		%[4]s
 	}
 	handle /memory/admin/* {
 		basic_auth {
-			admin %[3]s
+			admin %[2]s
 		}
 		memory_api {
-			storage %[1]s
 			mode admin
-			%[4]s
+			%[3]s
 		}
 	}
 	handle /memory/* {
 		memory_api {
-			storage %[1]s
-			%[4]s
+			%[3]s
 		}
 	}
-	reverse_proxy %[2]s
+	reverse_proxy %[1]s
 }
-`, storage, upstream, hash, extra)
+`, upstream, hash, extra, directives)
 }
 
 // apiCall is one request to the API.
@@ -397,21 +400,17 @@ func TestAPIAdminNeedsCaddyAuth(t *testing.T) {
 	storage := t.TempDir()
 	up := newFakeLLM(t)
 	cfg := func(extra string) string {
-		return globalOptions + fmt.Sprintf(`http://localhost:9080 {
-	memory {
-		storage %[1]s
-		index_shards 4
-	}
+		return withStorage(storage, "") + fmt.Sprintf(`http://localhost:9080 {
+	memory
 	handle /memory/admin/* {
 		memory_api {
-			storage %[1]s
 			mode admin
-			%[3]s
+			%[2]s
 		}
 	}
-	reverse_proxy %[2]s
+	reverse_proxy %[1]s
 }
-`, storage, up.addr(), extra)
+`, up.addr(), extra)
 	}
 	tester := startCaddy(t, cfg(""))
 	a := apiCall{t, tester.Client}
@@ -434,26 +433,36 @@ func TestAPIAdminNeedsCaddyAuth(t *testing.T) {
 	}
 }
 
-// TestAPITakesTheProxysStorage: a memory_api without a storage of its own
-// serves the memory handler's, not an empty database elsewhere.
+// TestAPITakesTheProxysStorage: a bare memory_api serves the storage the
+// bare memory handler uses, wherever the two sit: memory first, or memory
+// in a later handle and memory_api in an earlier one (which Caddy
+// provisions first). Before the memory app, the second order served
+// Caddy's default storage, another database, silently.
 func TestAPITakesTheProxysStorage(t *testing.T) {
-	storage := t.TempDir()
-	up := newFakeLLM(t)
-	tester := startCaddy(t, globalOptions+fmt.Sprintf(`http://localhost:9080 {
-	memory {
-		storage %s
-		index_shards 4
-	}
+	for name, site := range map[string]string{
+		"memory first": `	memory
 	handle /memory/* {
 		memory_api
 	}
-	reverse_proxy %s
-}
-`, storage, up.addr()))
-	api := apiCall{t, tester.Client}
-	post(t, tester, "/v1/chat/completions", "sk-own-storage", chatBody(false, msg("user", "I live in Lisbon.")))
-	settle(t, storage, 1)
-	if _, out := api.do("GET", "/memory/memories?kind=identity", "sk-own-storage", nil); !slices.Contains(listContents(out), "User lives in Lisbon.") {
-		t.Errorf("the API without a storage lists %v, want what the proxy learned", listContents(out))
+	reverse_proxy %s`,
+		"memory_api first": `	handle_path /memory/* {
+		memory_api
+	}
+	handle /v1/* {
+		memory
+		reverse_proxy %s
+	}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			storage := t.TempDir()
+			up := newFakeLLM(t)
+			tester := startCaddy(t, withStorage(storage, "")+"http://localhost:9080 {\n"+fmt.Sprintf(site, up.addr())+"\n}\n")
+			api := apiCall{t, tester.Client}
+			post(t, tester, "/v1/chat/completions", "sk-own-storage", chatBody(false, msg("user", "I live in Lisbon.")))
+			settle(t, storage, 1)
+			if _, out := api.do("GET", "/memory/memories?kind=identity", "sk-own-storage", nil); !slices.Contains(listContents(out), "User lives in Lisbon.") {
+				t.Errorf("the bare API lists %v, want what the proxy learned", listContents(out))
+			}
+		})
 	}
 }

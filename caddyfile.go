@@ -1,18 +1,13 @@
 package memory
 
 import (
-	"errors"
-	"fmt"
-	"strconv"
-
-	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
-	"github.com/dustin/go-humanize"
 
 	"github.com/caddy-memory/memory/api"
 	"github.com/caddy-memory/memory/inject"
+	"github.com/caddy-memory/memory/internal/cfile"
 )
 
 func init() {
@@ -40,10 +35,40 @@ func parseAPICaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, err
 	return a, err
 }
 
+// storageSettings are the settings of a storage, which the memory app
+// owns: given on a handler, they are a configuration error that says where
+// they went.
+var storageSettings = map[string]bool{
+	"encryption": true, "llm": true, "embed": true, "retention": true, "consolidate_every": true,
+	"salience_floor": true, "index_shards": true, "search_cache": true, "queue_size": true, "drain_timeout": true,
+}
+
+// storageName reads a handler's storage subdirective: the name of one of
+// the memory app's storages.
+func storageName(d *caddyfile.Dispenser) (string, error) {
+	name, err := cfile.OneArg(d, "storage")
+	if err != nil {
+		return "", err
+	}
+	for _, c := range name {
+		if c == '/' || c == '\\' || c == ':' {
+			return "", d.Errf("storage names a storage of the memory app now, not its place: "+
+				"configure it in the global options, { memory { storage default { path %s } } } (url for a PostgreSQL database), and keep storage <name> here, or nothing for the default", name)
+		}
+	}
+	return name, nil
+}
+
+// moved is the error for a storage setting given on a handler.
+func moved(d *caddyfile.Dispenser, directive, sub string) error {
+	return d.Errf("%s: %s is a setting of the storage, not of a route: move it to the storage in the global options, "+
+		"{ memory { storage default { %s ... } } }", directive, sub, sub)
+}
+
 // UnmarshalCaddyfile sets up the handler from Caddyfile tokens. Syntax:
 //
 //	memory [<matcher>] {
-//	    storage       <directory>|postgres://...
+//	    storage       <name>
 //	    owner         <placeholder template>...
 //	    session       <placeholder template>
 //	    scope         owner|session
@@ -55,41 +80,13 @@ func parseAPICaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, err
 //	    min_score     <float>
 //	    max_body      <size>
 //	    max_capture   <size>
-//	    search_cache  <size>|off
 //	    timeout       <duration>
 //	    fail          open|closed
 //	    diagnostics
-//	    llm {
-//	        url              <chat completions endpoint>
-//	        model            <model>
-//	        api_key          <key or placeholder>
-//	        debounce         <duration>
-//	        timeout          <duration>
-//	        calls_per_minute <n>
-//	    }
-//	    embed {
-//	        url            <embeddings endpoint>
-//	        model          <model>
-//	        dimensions     <n>
-//	        api_key        <key or placeholder>
-//	        timeout        <duration>
-//	        min_similarity <0..1>
-//	        batch_size     <n>
-//	    }
-//	    retention     turn|episode|fact <duration>
-//	    consolidate_every <duration>|off
-//	    salience_floor <0..1>
 //	    gate          heuristic|off
 //	    identity      on|off
 //	    tools         [save_memory] [recall_memory]
 //	    max_tool_rounds <n>
-//	    index_shards  <n>
-//	    queue_size    <n>
-//	    drain_timeout <duration>
-//	    encryption {
-//	        key      <key or placeholder>
-//	        old_keys <key or placeholder>...
-//	    }
 //	}
 func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the directive name
@@ -99,47 +96,13 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	seen := map[string]bool{}
 	for d.NextBlock(0) {
 		sub := d.Val()
-		if sub == "retention" {
-			if err := h.parseRetention(d, seen); err != nil {
-				return err
-			}
-			continue
+		if storageSettings[sub] {
+			return moved(d, "memory", sub)
 		}
-		if err := once(d, seen, sub); err != nil {
+		if err := cfile.Once(d, seen, sub); err != nil {
 			return err
 		}
 		switch sub {
-		case "identity":
-			arg, err := oneArg(d, sub)
-			if err != nil {
-				return err
-			}
-			if arg != "on" && arg != "off" {
-				return d.Errf("identity must be on or off, not %q", arg)
-			}
-			h.Identity = arg == "on"
-			continue
-		case "embed":
-			cfg, err := parseEmbed(d)
-			if err != nil {
-				return err
-			}
-			h.Embed = cfg
-			continue
-		case "encryption":
-			cfg, err := parseEncryption(d)
-			if err != nil {
-				return err
-			}
-			h.Encryption = cfg
-			continue
-		case "llm":
-			cfg, err := parseLLM(d)
-			if err != nil {
-				return err
-			}
-			h.LLM = cfg
-			continue
 		case "diagnostics":
 			if d.NextArg() {
 				return d.Errf("diagnostics takes no argument")
@@ -168,14 +131,24 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				h.NoSystemRole = args
 			}
 			continue
+		case "storage":
+			name, err := storageName(d)
+			if err != nil {
+				return err
+			}
+			h.Storage = name
+			continue
 		}
-		arg, err := oneArg(d, sub)
+		arg, err := cfile.OneArg(d, sub)
 		if err != nil {
 			return err
 		}
 		switch sub {
-		case "storage":
-			h.Storage = arg
+		case "identity":
+			if arg != "on" && arg != "off" {
+				return d.Errf("identity must be on or off, not %q", arg)
+			}
+			h.Identity = arg == "on"
 		case "session":
 			h.Session = arg
 		case "scope":
@@ -191,27 +164,19 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			}
 			h.Format = arg
 		case "max_tokens":
-			h.MaxTokens, err = positive(arg)
+			h.MaxTokens, err = cfile.Positive(arg)
 		case "max_items":
-			h.MaxItems, err = positive(arg)
+			h.MaxItems, err = cfile.Positive(arg)
 		case "min_score":
 			var f float64
-			if f, err = strconv.ParseFloat(arg, 64); err != nil || f < 0 || f > 1 {
-				return d.Errf("min_score: %q is not a number from 0 to 1", arg)
-			}
+			f, err = cfile.Fraction(arg)
 			h.MinScore = &f
 		case "max_body":
-			h.MaxBody, err = size(arg)
+			h.MaxBody, err = cfile.Size(arg)
 		case "max_capture":
-			h.MaxCapture, err = size(arg)
-		case "search_cache":
-			if arg == "off" {
-				h.SearchCache = -1
-			} else {
-				h.SearchCache, err = size(arg)
-			}
+			h.MaxCapture, err = cfile.Size(arg)
 		case "timeout":
-			h.Timeout, err = duration(arg)
+			h.Timeout, err = cfile.Duration(arg)
 		case "fail":
 			switch arg {
 			case "open":
@@ -221,31 +186,13 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			default:
 				return d.Errf("fail must be open or closed, not %q", arg)
 			}
-		case "consolidate_every":
-			var every caddy.Duration
-			if arg != "off" {
-				every, err = duration(arg)
-			}
-			h.ConsolidateEvery = &every
-		case "salience_floor":
-			var f float64
-			if f, err = strconv.ParseFloat(arg, 64); err != nil || f < 0 || f > 1 {
-				return d.Errf("salience_floor: %q is not a number from 0 to 1", arg)
-			}
-			h.SalienceFloor = &f
 		case "gate":
 			if arg != "heuristic" && arg != "off" {
 				return d.Errf("gate must be heuristic or off, not %q", arg)
 			}
 			h.Gate = arg
 		case "max_tool_rounds":
-			h.MaxToolRounds, err = positive(arg)
-		case "index_shards":
-			h.IndexShards, err = positive(arg)
-		case "queue_size":
-			h.QueueSize, err = positive(arg)
-		case "drain_timeout":
-			h.DrainTimeout, err = duration(arg)
+			h.MaxToolRounds, err = cfile.Positive(arg)
 		default:
 			return d.Errf("unrecognized memory subdirective '%s'", sub)
 		}
@@ -259,14 +206,12 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 // UnmarshalCaddyfile sets up the API from Caddyfile tokens. Syntax:
 //
 //	memory_api [<matcher>] {
-//	    storage     <directory>|postgres://...
+//	    storage     <name>
 //	    mode        self|admin
 //	    owner       <placeholder template>...
 //	    max_body    <size>
 //	    max_import  <size>
-//	    index_shards <n>
 //	    insecure_no_auth
-//	    encryption { ... }   # as memory's; not needed when a memory handler has the key
 //	}
 func (a *APIHandler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the directive name
@@ -276,7 +221,10 @@ func (a *APIHandler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	seen := map[string]bool{}
 	for d.NextBlock(0) {
 		sub := d.Val()
-		if err := once(d, seen, sub); err != nil {
+		if storageSettings[sub] {
+			return moved(d, "memory_api", sub)
+		}
+		if err := cfile.Once(d, seen, sub); err != nil {
 			return err
 		}
 		switch sub {
@@ -291,32 +239,28 @@ func (a *APIHandler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.ArgErr()
 			}
 			continue
-		case "encryption":
-			cfg, err := parseEncryption(d)
+		case "storage":
+			name, err := storageName(d)
 			if err != nil {
 				return err
 			}
-			a.Encryption = cfg
+			a.Storage = name
 			continue
 		}
-		arg, err := oneArg(d, sub)
+		arg, err := cfile.OneArg(d, sub)
 		if err != nil {
 			return err
 		}
 		switch sub {
-		case "storage":
-			a.Storage = arg
 		case "mode":
 			if arg != string(api.Self) && arg != string(api.Admin) {
 				return d.Errf("mode must be self or admin, not %q", arg)
 			}
 			a.Mode = arg
 		case "max_body":
-			a.MaxBody, err = size(arg)
+			a.MaxBody, err = cfile.Size(arg)
 		case "max_import":
-			a.MaxImport, err = size(arg)
-		case "index_shards":
-			a.IndexShards, err = positive(arg)
+			a.MaxImport, err = cfile.Size(arg)
 		default:
 			return d.Errf("unrecognized memory_api subdirective '%s'", sub)
 		}
@@ -325,170 +269,4 @@ func (a *APIHandler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		}
 	}
 	return nil
-}
-
-// parseRetention reads "retention <turn|episode|fact> <duration>", given
-// at most once per class; 0 keeps them for ever.
-func (h *Handler) parseRetention(d *caddyfile.Dispenser, seen map[string]bool) error {
-	var class, arg string
-	if !d.Args(&class, &arg) {
-		return d.ArgErr()
-	}
-	if d.NextArg() {
-		return d.Errf("retention takes a class and a duration, e.g. retention turn 90d")
-	}
-	if class != "turn" && class != "episode" && class != "fact" {
-		return d.Errf("retention is for turn, episode or fact, not %q", class)
-	}
-	if err := once(d, seen, "retention "+class); err != nil {
-		return err
-	}
-	var dur caddy.Duration
-	if arg != "0" {
-		var err error
-		if dur, err = duration(arg); err != nil {
-			return d.Errf("retention %s: %v (0 keeps them for ever)", class, err)
-		}
-	}
-	if h.Retention == nil {
-		h.Retention = map[string]caddy.Duration{}
-	}
-	h.Retention[class] = dur
-	return nil
-}
-
-// once refuses a subdirective given twice in one block: the second would
-// silently win.
-func once(d *caddyfile.Dispenser, seen map[string]bool, sub string) error {
-	if seen[sub] {
-		return d.Errf("%s already specified", sub)
-	}
-	seen[sub] = true
-	return nil
-}
-
-// oneArg reads the single argument of the subdirective named name.
-func oneArg(d *caddyfile.Dispenser, name string) (string, error) {
-	var arg string
-	if !d.Args(&arg) {
-		return "", d.ArgErr()
-	}
-	if d.NextArg() {
-		return "", d.Errf("%s takes one argument", name)
-	}
-	return arg, nil
-}
-
-// errUnknown is what a block's setter returns for a subdirective it does
-// not know.
-var errUnknown = errors.New("unrecognized")
-
-// block reads the nested block of the subdirective name, whose
-// subdirectives take one argument each and may each be given once, calling
-// set with each.
-func block(d *caddyfile.Dispenser, name string, set func(sub, arg string) error) error {
-	if d.NextArg() {
-		return d.ArgErr()
-	}
-	seen := map[string]bool{}
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		sub := d.Val()
-		if err := once(d, seen, name+" "+sub); err != nil {
-			return err
-		}
-		arg, err := oneArg(d, name+" "+sub)
-		if err != nil {
-			return err
-		}
-		if err := set(sub, arg); errors.Is(err, errUnknown) {
-			return d.Errf("unrecognized %s subdirective '%s'", name, sub)
-		} else if err != nil {
-			return d.Errf("%s %s: %v", name, sub, err)
-		}
-	}
-	return nil
-}
-
-// parseEmbed reads the embed block.
-func parseEmbed(d *caddyfile.Dispenser) (*EmbedConfig, error) {
-	cfg := new(EmbedConfig)
-	err := block(d, "embed", func(sub, arg string) (err error) {
-		switch sub {
-		case "url":
-			cfg.URL = arg
-		case "model":
-			cfg.Model = arg
-		case "dimensions":
-			cfg.Dimensions, err = positive(arg)
-		case "api_key":
-			cfg.APIKey = arg
-		case "timeout":
-			cfg.Timeout, err = duration(arg)
-		case "min_similarity":
-			if cfg.MinSimilarity, err = strconv.ParseFloat(arg, 64); err != nil || cfg.MinSimilarity < 0 || cfg.MinSimilarity > 1 {
-				return fmt.Errorf("%q is not a number from 0 to 1", arg)
-			}
-		case "batch_size":
-			cfg.BatchSize, err = positive(arg)
-		default:
-			return errUnknown
-		}
-		return err
-	})
-	if err == nil && (cfg.URL == "" || cfg.Model == "") {
-		err = d.Err("embed needs url and model")
-	}
-	return cfg, err
-}
-
-// parseLLM reads the llm block.
-func parseLLM(d *caddyfile.Dispenser) (*LLMConfig, error) {
-	cfg := new(LLMConfig)
-	err := block(d, "llm", func(sub, arg string) (err error) {
-		switch sub {
-		case "url":
-			cfg.URL = arg
-		case "model":
-			cfg.Model = arg
-		case "api_key":
-			cfg.APIKey = arg
-		case "debounce":
-			cfg.Debounce, err = duration(arg)
-		case "timeout":
-			cfg.Timeout, err = duration(arg)
-		case "calls_per_minute":
-			cfg.CallsPerMinute, err = positive(arg)
-		default:
-			return errUnknown
-		}
-		return err
-	})
-	if err == nil && (cfg.URL == "" || cfg.Model == "") {
-		err = d.Err("llm needs url and model")
-	}
-	return cfg, err
-}
-
-func positive(s string) (int, error) {
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 {
-		return 0, fmt.Errorf("%q is not a positive whole number", s)
-	}
-	return n, nil
-}
-
-func size(s string) (int64, error) {
-	n, err := humanize.ParseBytes(s)
-	if err != nil || n == 0 {
-		return 0, fmt.Errorf("%q is not a size such as 4MiB or 512KB", s)
-	}
-	return int64(n), nil
-}
-
-func duration(s string) (caddy.Duration, error) {
-	d, err := caddy.ParseDuration(s)
-	if err != nil || d <= 0 {
-		return 0, fmt.Errorf("%q is not a duration such as 500ms or 10s", s)
-	}
-	return caddy.Duration(d), nil
 }

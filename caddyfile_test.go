@@ -18,7 +18,7 @@ import (
 
 func TestCaddyfileEverySubdirective(t *testing.T) {
 	d := caddyfile.NewTestDispenser(`memory {
-		storage /var/lib/caddy/memory
+		storage main
 		owner {http.request.header.X-User} {http.request.remote.host}
 		session {http.request.header.X-Session}
 		scope session
@@ -30,43 +30,24 @@ func TestCaddyfileEverySubdirective(t *testing.T) {
 		min_score 0.5
 		max_body 1MiB
 		max_capture 512KiB
-		search_cache 64MiB
 		timeout 250ms
 		fail closed
-		index_shards 16
-		queue_size 99
-		drain_timeout 3s
-		retention turn 30d
-		retention episode 0
-		consolidate_every off
-		salience_floor 0.1
 		gate off
 		identity on
 		tools recall_memory
 		max_tool_rounds 2
-		llm {
-			url http://127.0.0.1:11434/v1/chat/completions
-			model qwen2.5:7b-instruct
-			api_key {env.MEMORY_LLM_KEY}
-			debounce 30s
-			timeout 2m
-			calls_per_minute 12
-		}
 	}`)
 	var h Handler
 	if err := h.UnmarshalCaddyfile(d); err != nil {
 		t.Fatal(err)
 	}
 	got, _ := json.Marshal(h)
-	want := `{"storage":"/var/lib/caddy/memory","owner":["{http.request.header.X-User}","{http.request.remote.host}"],` +
+	want := `{"storage":"main","owner":["{http.request.header.X-User}","{http.request.remote.host}"],` +
 		`"session":"{http.request.header.X-Session}","scope":"session","placement":"user",` +
 		`"no_system_role":["o1-mini","my-strict-model"],"format":"anthropic",` +
-		`"max_tokens":600,"max_items":5,"min_score":0.5,"max_body":1048576,"max_capture":524288,"search_cache":67108864,` +
-		`"timeout":250000000,"fail_closed":true,` +
-		`"llm":{"url":"http://127.0.0.1:11434/v1/chat/completions","model":"qwen2.5:7b-instruct","api_key":"{env.MEMORY_LLM_KEY}",` +
-		`"debounce":30000000000,"timeout":120000000000,"calls_per_minute":12},` +
-		`"retention":{"episode":0,"turn":2592000000000000},"consolidate_every":0,"salience_floor":0.1,"gate":"off","identity":true,` +
-		`"tools":["recall_memory"],"max_tool_rounds":2,"index_shards":16,"queue_size":99,"drain_timeout":3000000000}`
+		`"max_tokens":600,"max_items":5,"min_score":0.5,"max_body":1048576,"max_capture":524288,` +
+		`"timeout":250000000,"fail_closed":true,"gate":"off","identity":true,` +
+		`"tools":["recall_memory"],"max_tool_rounds":2}`
 	if string(got) != want {
 		t.Errorf("JSON\n got %s\nwant %s", got, want)
 	}
@@ -84,32 +65,29 @@ func TestCaddyfileBareDirective(t *testing.T) {
 
 func TestCaddyfileErrorsSayWhatIsWrong(t *testing.T) {
 	for in, want := range map[string]string{
-		"memory {\n bogus 1\n}":                                    "unrecognized memory subdirective 'bogus'",
-		"memory {\n scope world\n}":                                "scope must be owner or session",
-		"memory {\n fail maybe\n}":                                 "fail must be open or closed",
-		"memory {\n max_tokens lots\n}":                            `"lots" is not a positive whole number`,
-		"memory {\n max_items 0\n}":                                `"0" is not a positive whole number`,
-		"memory {\n max_body huge\n}":                              "is not a size",
-		"memory {\n timeout soon\n}":                               "is not a duration",
-		"memory {\n min_score -1\n}":                               "is not a number from 0 to 1",
-		"memory {\n storage\n}":                                    "wrong argument count",
-		"memory {\n storage /a /b\n}":                              "storage takes one argument",
-		"memory extra":                                             "wrong argument count",
-		"memory {\n max_tokens 500\n max_tokens 600\n}":            "max_tokens already specified",
-		"memory {\n owner {a}\n owner {b}\n}":                      "owner already specified",
-		"memory {\n embed {\n url u\n url v\n model m\n}\n}":       "embed url already specified",
-		"memory {\n llm {\n url u\n}\n}":                           "llm needs url and model",
-		"memory {\n retention turn 1d\n retention turn 2d\n}":      "retention turn already specified",
-		"memory {\n retention memories 1d\n}":                      "retention is for turn, episode or fact",
-		"memory {\n retention turn\n}":                             "wrong argument count",
-		"memory {\n gate maybe\n}":                                 "gate must be heuristic or off",
-		"memory {\n identity yes\n}":                               "identity must be on or off",
-		"memory {\n tools search_memory\n}":                        `"search_memory" is not a memory tool`,
-		"memory {\n tools\n tools\n}":                              "tools already specified",
-		"memory {\n max_tool_rounds 0\n}":                          `"0" is not a positive whole number`,
-		"memory {\n salience_floor 3\n}":                           "salience_floor",
-		"memory {\n llm {\n url u\n model m\n temperature 1\n}\n}": "unrecognized llm subdirective 'temperature'",
-		"memory {\n llm {\n url u\n model m\n debounce soon\n}\n}": "llm debounce: \"soon\" is not a duration",
+		"memory {\n bogus 1\n}":                         "unrecognized memory subdirective 'bogus'",
+		"memory {\n scope world\n}":                     "scope must be owner or session",
+		"memory {\n fail maybe\n}":                      "fail must be open or closed",
+		"memory {\n max_tokens lots\n}":                 `"lots" is not a positive whole number`,
+		"memory {\n max_items 0\n}":                     `"0" is not a positive whole number`,
+		"memory {\n max_body huge\n}":                   "is not a size",
+		"memory {\n timeout soon\n}":                    "is not a duration",
+		"memory {\n min_score -1\n}":                    "is not a number from 0 to 1",
+		"memory {\n storage\n}":                         "wrong argument count",
+		"memory {\n storage a b\n}":                     "storage takes one argument",
+		"memory {\n storage /var/lib/memory\n}":         "storage names a storage of the memory app now",
+		"memory {\n storage postgres://db/memory\n}":    "{ memory { storage default { path postgres://db/memory } } } (url for a PostgreSQL database)",
+		"memory extra":                                  "wrong argument count",
+		"memory {\n max_tokens 500\n max_tokens 600\n}": "max_tokens already specified",
+		"memory {\n owner {a}\n owner {b}\n}":           "owner already specified",
+		"memory {\n gate maybe\n}":                      "gate must be heuristic or off",
+		"memory {\n identity yes\n}":                    "identity must be on or off",
+		"memory {\n tools search_memory\n}":             `"search_memory" is not a memory tool`,
+		"memory {\n tools\n tools\n}":                   "tools already specified",
+		"memory {\n max_tool_rounds 0\n}":               `"0" is not a positive whole number`,
+		"memory {\n llm {\n url u\n model m\n}\n}":      "llm is a setting of the storage, not of a route: move it to the storage in the global options",
+		"memory {\n encryption {\n key k\n}\n}":         "encryption is a setting of the storage",
+		"memory {\n index_shards 4\n}":                  "{ memory { storage default { index_shards ... } } }",
 	} {
 		var h Handler
 		err := h.UnmarshalCaddyfile(caddyfile.NewTestDispenser(in))
@@ -121,6 +99,8 @@ func TestCaddyfileErrorsSayWhatIsWrong(t *testing.T) {
 		"memory_api {\n mode admin\n mode self\n}":              "mode already specified",
 		"memory_api {\n insecure_no_auth yes\n}":                "insecure_no_auth takes no argument",
 		"memory_api {\n insecure_no_auth\n insecure_no_auth\n}": "insecure_no_auth already specified",
+		"memory_api {\n encryption {\n key k\n}\n}":             "memory_api: encryption is a setting of the storage",
+		"memory_api {\n storage ./data\n}":                      "storage names a storage of the memory app now",
 	} {
 		var a APIHandler
 		err := a.UnmarshalCaddyfile(caddyfile.NewTestDispenser(in))
@@ -140,16 +120,15 @@ func TestValidateRejectsBadValues(t *testing.T) {
 		}
 	}
 	// A bad placement fails Provision before any storage is opened.
-	dir := t.TempDir()
-	bad := &Handler{Placement: "sideways", Storage: dir}
+	bad := &Handler{Placement: "sideways"}
 	ctx, cancel := caddy.NewContext(caddy.Context{Context: t.Context()})
 	defer cancel()
 	err := bad.Provision(ctx)
 	if err == nil || !strings.Contains(err.Error(), "use cache_safe, system or user") {
 		t.Errorf("bad placement: %v", err)
 	}
-	if engineAt(dir) != nil || bad.Cleanup() != nil {
-		t.Errorf("a failed Provision left the storage open")
+	if bad.storage != nil {
+		t.Errorf("a failed Provision took a storage")
 	}
 }
 
@@ -244,6 +223,38 @@ func TestExampleOwnerIsTheKey(t *testing.T) {
 	owners := regexp.MustCompile(`"owner":\[[^\]]*\]`).FindAllString(string(cfg), -1)
 	if len(owners) != 1 || owners[0] != `"owner":["{memory.api_key}"]` {
 		t.Errorf("Caddyfile.example's owners are %v, want the API key alone", owners)
+	}
+}
+
+// TestExampleStorageBlockWorks: the commented storage block of
+// Caddyfile.example, uncommented as a user would, gives the default storage
+// a path and an encryption key.
+func TestExampleStorageBlockWorks(t *testing.T) {
+	src, err := os.ReadFile("Caddyfile.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	in := false
+	for _, line := range strings.Split(string(src), "\n") {
+		if strings.HasPrefix(line, "\t# memory {") {
+			in = true
+		}
+		if in {
+			line = strings.Replace(line, "# ", "", 1)
+		}
+		if in && line == "\t}" {
+			in = false
+		}
+		out = append(out, line)
+	}
+	cfg, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(strings.Join(out, "\n")), nil)
+	if err != nil {
+		t.Fatalf("Caddyfile.example with its storage block uncommented does not adapt: %v", err)
+	}
+	want := `"memory":{"storages":{"default":{"path":"/var/lib/caddy/memory","encryption":{"key":"{env.MEMORY_KEY}"}}}}`
+	if !strings.Contains(string(cfg), want) {
+		t.Errorf("the uncommented storage block gives\n%s\nwant it to hold %s", cfg, want)
 	}
 }
 

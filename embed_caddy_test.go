@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus/testutil"
-
 	"github.com/caddy-memory/memory/embed/embedtest"
 )
 
@@ -20,13 +18,13 @@ func TestEmbeddingRecallThroughCaddy(t *testing.T) {
 	up := newFakeLLM(t)
 	emb := embedtest.NewServer()
 	t.Cleanup(emb.Close)
-	tester := startCaddy(t, siteConfig(storage, up.addr(), `embed {
-			url `+emb.Endpoint()+`
-			model test-embedder
-			api_key {env.MEMORY_TEST_EMBED_KEY}
-			timeout 2s
-			min_similarity 0.5
-		}`))
+	tester := startCaddy(t, storageConfig(storage, `embed {
+				url `+emb.Endpoint()+`
+				model test-embedder
+				api_key {env.MEMORY_TEST_EMBED_KEY}
+				timeout 2s
+				min_similarity 0.5
+			}`, up.addr(), ""))
 
 	post(t, tester, "/v1/chat/completions", "sk-emb", chatBody(false, msg("user", "I bike to my job every morning.")))
 	settle(t, storage, 1)
@@ -43,12 +41,12 @@ func TestEmbeddingRecallThroughCaddy(t *testing.T) {
 	}
 
 	emb.Fail.Store(true)
-	before := testutil.ToFloat64(embeddingFailures)
+	before := metric("caddy_memory_embedding_failures_total", "")
 	resp, _ := post(t, tester, "/v1/chat/completions", "sk-emb", chatBody(false, msg("user", "Do I bike to my job?")))
 	if resp.StatusCode != 200 || !strings.Contains(string(up.last("/chat/completions").Body), "bike to my job") {
 		t.Errorf("with the embeddings endpoint down, lexical recall should still work")
 	}
-	if testutil.ToFloat64(embeddingFailures) <= before {
+	if metric("caddy_memory_embedding_failures_total", "") <= before {
 		t.Errorf("the embedding failure was not counted")
 	}
 }

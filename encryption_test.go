@@ -16,7 +16,6 @@ import (
 	"time"
 
 	zap "github.com/blevesearch/zapx/v17"
-	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddytest"
 
 	"github.com/caddy-memory/memory/engine"
@@ -40,30 +39,48 @@ func keyID(t *testing.T, key string) string {
 	return k.ID()
 }
 
-// encryptedConfig is a memory handler with an encryption block (enc, e.g.
-// "key {env.MEMORY_TEST_KEY}"; "" for none) and memory_api in admin mode
-// without one: it takes the memory handler's key.
+// encryptedConfig is a storage with an encryption block (enc, e.g.
+// "key {env.MEMORY_TEST_KEY}"; "" for none), a memory handler and
+// memory_api in admin mode.
 func encryptedConfig(storage, upstream, enc string) string {
-	block := ""
-	if enc != "" {
-		block = "encryption {\n\t\t\t" + enc + "\n\t\t}"
-	}
-	return globalOptions + fmt.Sprintf(`http://localhost:9080 {
-	memory {
-		storage %[1]s
-		index_shards 4
-		%[3]s
-	}
+	return withStorage(storage, encryptionBlock(enc)) + fmt.Sprintf(`http://localhost:9080 {
+	memory
 	handle /memory/admin/* {
 		memory_api {
-			storage %[1]s
 			mode admin
 			insecure_no_auth
 		}
 	}
-	reverse_proxy %[2]s
+	reverse_proxy %s
 }
-`, storage, upstream, block)
+`, upstream)
+}
+
+// encryptionBlock is a storage's encryption block with enc, or nothing.
+func encryptionBlock(enc string) string {
+	if enc == "" {
+		return ""
+	}
+	return "encryption {\n\t\t\t\t" + enc + "\n\t\t\t}"
+}
+
+// encryptedConfigAPIFirst is encryptedConfig as an admin mount usually
+// is: memory_api in an earlier handle_path, so Caddy provisions it before
+// the memory handler, which sits in a later handle.
+func encryptedConfigAPIFirst(storage, upstream, enc string) string {
+	return withStorage(storage, encryptionBlock(enc)) + fmt.Sprintf(`http://localhost:9080 {
+	handle_path /memory/admin/* {
+		memory_api {
+			mode admin
+			insecure_no_auth
+		}
+	}
+	handle /v1/* {
+		memory
+		reverse_proxy %s
+	}
+}
+`, upstream)
 }
 
 // loadConfig loads a Caddyfile through the admin endpoint as `caddy
@@ -239,8 +256,8 @@ func encryptedStorage(t *testing.T) (string, *fakeLLM, *caddytest.Tester) {
 func TestEncryptedStorageThroughCaddy(t *testing.T) {
 	storage, up, tester := encryptedStorage(t)
 	recalls(t, tester, up, storage)
-	if _, out := adminCall(t, "GET", "/memory/stats"); out[storage].(map[string]any)["encryption"].(map[string]any)["key_id"] != keyID(t, keyA) {
-		t.Errorf("stats: %v", out[storage])
+	if _, out := adminCall(t, "GET", "/memory/stats"); out["default"].(map[string]any)["encryption"].(map[string]any)["key_id"] != keyID(t, keyA) {
+		t.Errorf("stats: %v", out)
 	}
 	unloadCaddy(t) // the engine closes, writing everything out
 
@@ -336,13 +353,13 @@ func TestEncryptAndDecryptOnAdminEndpoint(t *testing.T) {
 	if len(filesWith(t, db, "zqcrimsonword")) == 0 {
 		t.Fatal("the plaintext store does not hold the words: the scans below prove nothing")
 	}
-	if status, out := adminCall(t, "POST", "/memory/encrypt?storage="+storage); status != http.StatusConflict {
+	if status, out := adminCall(t, "POST", "/memory/encrypt?storage=default"); status != http.StatusConflict {
 		t.Errorf("encrypt without a configured key: %d %v", status, out)
 	}
 
 	reload(t, tester, encryptedConfig(storage, up.addr(), "key {env.MEMORY_TEST_KEY}"))
 	status, out := adminCall(t, "POST", "/memory/encrypt")
-	if res, _ := out[storage].(map[string]any); status != 200 || res["encryption"].(map[string]any)["key_id"] != keyID(t, keyA) {
+	if res, _ := out["default"].(map[string]any); status != 200 || res["encryption"].(map[string]any)["key_id"] != keyID(t, keyA) {
 		t.Fatalf("encrypt: %d %v", status, out)
 	}
 	recalls(t, tester, up, storage)
@@ -354,7 +371,7 @@ func TestEncryptAndDecryptOnAdminEndpoint(t *testing.T) {
 	}
 
 	status, out = adminCall(t, "POST", "/memory/decrypt")
-	if res, _ := out[storage].(map[string]any); status != 200 || res["encryption"].(map[string]any)["encrypted"] != false {
+	if res, _ := out["default"].(map[string]any); status != 200 || res["encryption"].(map[string]any)["encrypted"] != false {
 		t.Fatalf("decrypt: %d %v", status, out)
 	}
 	recalls(t, tester, up, storage)
@@ -391,46 +408,37 @@ func waitIndexed(t *testing.T, storage string) {
 	}
 }
 
-// TestAPIKeyFromMemoryHandler: memory_api provisioned before the memory
-// handler of its configuration gets the key when that handler brings it;
-// two handlers giving one storage different keys are refused.
-func TestAPIKeyFromMemoryHandler(t *testing.T) {
-	dir := t.TempDir()
-	keys, err := seal.NewRing(keyA, nil)
-	if err != nil {
-		t.Fatal(err)
+// TestEncryptionWhateverTheRouteOrder: the key belongs to the storage, so
+// an admin mount that Caddy provisions before the memory handler (an
+// earlier handle_path, the proxy in a later handle) changes nothing: the
+// store holds no plaintext, and a wrong key is refused whatever the order.
+// Before the memory app, memory_api opened such a storage first, without
+// the key, and everything was written in the clear.
+func TestEncryptionWhateverTheRouteOrder(t *testing.T) {
+	storage := t.TempDir()
+	t.Setenv("MEMORY_TEST_KEY", keyA)
+	up := newFakeLLM(t)
+	tester := startCaddy(t, encryptedConfigAPIFirst(storage, up.addr(), "key {env.MEMORY_TEST_KEY}"))
+	post(t, tester, "/v1/chat/completions", "sk-zqrawowner", chatBody(false, msg("user", "Remember that my zqcrimsonword bike is in locker zqlockerword.")))
+	settle(t, storage, 1)
+	a := apiCall{t, tester.Client}
+	if status, out := a.do("POST", "/memory/admin/memories", "", map[string]any{"owner": "sk-zqrawowner", "content": "The zqapiword code is 7.", "key": "zqapikeyname"}); status != 201 && status != 200 {
+		t.Fatalf("API write: %d %v", status, out)
 	}
-	e, err := engine.Open(engine.Config{Dir: dir, Shards: 2, Keys: keys})
-	if err != nil {
-		t.Fatal(err)
+	if got := searchFor(t, engineAt(storage), "sk-zqrawowner", "where is my zqcrimsonword bike"); !strings.Contains(got, "zqlockerword") {
+		t.Errorf("search: %q", got)
 	}
-	e.Close(context.Background())
-
-	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
-	defer cancel()
-	a := &APIHandler{Storage: dir, Mode: "admin", InsecureNoAuth: true}
-	if err := a.Provision(ctx); err != nil {
-		t.Fatalf("memory_api without a key, before the memory handler: %v", err)
+	unloadCaddy(t)
+	if found := filesWith(t, storage, secretWords...); len(found) > 0 {
+		t.Errorf("files of the encrypted storage hold: %v", found)
 	}
-	defer a.Cleanup()
-	if a.handler != nil {
-		t.Fatal("memory_api has an engine before any key was given")
-	}
-	h := &Handler{Storage: dir, IndexShards: 2, Encryption: &EncryptionConfig{Key: keyA}}
-	if err := h.Provision(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer h.Cleanup()
-	if a.handler == nil {
-		t.Error("memory_api did not get the memory handler's key")
-	}
-
-	other := &APIHandler{Storage: dir, Mode: "admin", InsecureNoAuth: true, Encryption: &EncryptionConfig{Key: keyB}}
-	err = other.Provision(ctx)
-	if err == nil {
-		other.Cleanup()
-	}
-	if err == nil || !strings.Contains(err.Error(), "two different encryption keys") || !strings.Contains(err.Error(), keyID(t, keyB)) {
-		t.Errorf("a second, different key for the storage: %v", err)
+	for name, cfg := range map[string]func(string, string, string) string{"memory_api first": encryptedConfigAPIFirst, "memory first": encryptedConfig} {
+		t.Setenv("MEMORY_TEST_KEY", keyB)
+		if status, body := loadConfig(t, cfg(storage, up.addr(), "key {env.MEMORY_TEST_KEY}")); status == 200 || !strings.Contains(body, "encrypted with another key") {
+			t.Errorf("%s, the wrong key: %d %s", name, status, body)
+		}
+		if status, body := loadConfig(t, cfg(storage, up.addr(), "")); status == 200 || !strings.Contains(body, "is encrypted and no key is configured") {
+			t.Errorf("%s, no key: %d %s", name, status, body)
+		}
 	}
 }

@@ -17,7 +17,7 @@ import (
 func TestALongLivedOwnerIsConsolidated(t *testing.T) {
 	storage := t.TempDir()
 	up := newFakeLLM(t)
-	tester := startCaddy(t, strings.Replace(apiConfig(t, storage, up.addr(), ""), "		index_shards 4\n", "		index_shards 4\n		diagnostics\n", 1))
+	tester := startCaddy(t, apiConfigWith(t, storage, "", up.addr(), "diagnostics", ""))
 	a := apiCall{t, tester.Client}
 	const turns, days = 5000, 400
 	now := time.Now().UTC()
@@ -99,7 +99,7 @@ func TestALongLivedOwnerIsConsolidated(t *testing.T) {
 func TestTheGateAndIdentityThroughCaddy(t *testing.T) {
 	storage := t.TempDir()
 	up := newFakeLLM(t)
-	tester := startCaddy(t, strings.Replace(apiConfig(t, storage, up.addr(), ""), "		index_shards 4\n", "		index_shards 4\n		diagnostics\n		identity on\n", 1))
+	tester := startCaddy(t, apiConfigWith(t, storage, "", up.addr(), "diagnostics\n\t\tidentity on", ""))
 	a := apiCall{t, tester.Client}
 	post(t, tester, "/v1/chat/completions", "sk-gate", chatBody(false, msg("user", "My name is Ola and I live in Gdansk.")))
 	post(t, tester, "/v1/chat/completions", "sk-gate", chatBody(false, msg("user", "I go running every morning at six. I am allergic to peanuts.")))
@@ -130,7 +130,7 @@ func TestTheGateAndIdentityThroughCaddy(t *testing.T) {
 	}
 
 	// With the gate off, the same small talk finds the morning run.
-	reload(t, tester, strings.Replace(apiConfig(t, storage, up.addr(), ""), "		index_shards 4\n", "		index_shards 4\n		diagnostics\n		gate off\n		min_score 0\n", 1))
+	reload(t, tester, apiConfigWith(t, storage, "", up.addr(), "diagnostics\n\t\tgate off\n\t\tmin_score 0", ""))
 	resp, _ = post(t, tester, "/v1/chat/completions", "sk-gate", chatBody(false, msg("user", "Good morning!")))
 	if s := resp.Header.Get("X-Memory-Status"); s != outcomeInjected {
 		t.Errorf("small talk without the gate: status %q; the test would not show the gate does anything", s)

@@ -23,14 +23,12 @@ func TestSessionsAreDistilledByAModel(t *testing.T) {
 	storage := t.TempDir()
 	up := newFakeLLM(t)
 	const debounce = 2 * time.Second
-	tester := startCaddy(t, strings.Replace(apiConfig(t, storage, up.addr(), ""), "		index_shards 4\n", fmt.Sprintf(`		index_shards 4
-		llm {
-			url %s
-			model distiller-1
-			api_key sk-model-key
-			debounce %s
-		}
-`, model.Endpoint(), debounce), 1))
+	tester := startCaddy(t, apiConfigWith(t, storage, fmt.Sprintf(`llm {
+				url %s
+				model distiller-1
+				api_key sk-model-key
+				debounce %s
+			}`, model.Endpoint(), debounce), up.addr(), "", ""))
 	a := apiCall{t, tester.Client}
 
 	// One conversation: the client resends its history every turn.

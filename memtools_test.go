@@ -30,21 +30,17 @@ import (
 // toolsConfig is a site whose memory offers both tools, with memory_api in
 // self mode at /memory/ to see what they stored.
 func toolsConfig(storage, upstream string) string {
-	return globalOptions + fmt.Sprintf(`http://localhost:9080 {
+	return withStorage(storage, "") + fmt.Sprintf(`http://localhost:9080 {
 	memory {
-		storage %[1]s
-		index_shards 4
 		tools
 		max_tool_rounds 2
 	}
 	handle /memory/* {
-		memory_api {
-			storage %[1]s
-		}
+		memory_api
 	}
-	reverse_proxy %[2]s
+	reverse_proxy %s
 }
-`, storage, upstream)
+`, upstream)
 }
 
 // toolOutputs is what the tool results of a request body say, in any of

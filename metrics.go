@@ -1,10 +1,9 @@
 package memory
 
 import (
-	"errors"
-	"time"
-
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/caddy-memory/memory/app"
 )
 
 // Request outcomes, the values of the "outcome" label.
@@ -34,61 +33,14 @@ var (
 		Help:    "Time to search and load memories on the request path.",
 		Buckets: []float64{.0005, .001, .002, .005, .01, .025, .05, .1, .25, .5},
 	})
-	jobsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: "caddy", Subsystem: "memory", Name: "extraction_jobs_total",
-		Help: "Turns handed to extraction, by result (done, failed, dropped).",
-	}, []string{"result"})
-	storedTotal = prometheus.NewCounter(prometheus.CounterOpts{
-		Namespace: "caddy", Subsystem: "memory", Name: "memories_stored_total",
-		Help: "Memories created or updated by extraction.",
-	})
-	embeddingFailures = prometheus.NewCounter(prometheus.CounterOpts{
-		Namespace: "caddy", Subsystem: "memory", Name: "embedding_failures_total",
-		Help: "Failed calls to the embeddings endpoint (recall fell back to lexical).",
-	})
-	llmCalls = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: "caddy", Subsystem: "memory", Name: "llm_calls_total",
-		Help: "Calls to the model that distils sessions, by result (ok, bad_json, error).",
-	}, []string{"result"})
 	toolCalls = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "caddy", Subsystem: "memory", Name: "tool_calls_total",
 		Help: "Calls of the proxy's memory tools the model made, by tool.",
 	}, []string{"tool"})
-	llmSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{
-		Namespace: "caddy", Subsystem: "memory", Name: "llm_call_seconds",
-		Help:    "Time a call to the model that distils sessions took.",
-		Buckets: []float64{.25, .5, 1, 2, 4, 8, 15, 30, 60, 120},
-	})
 )
 
 func registerMetrics(reg prometheus.Registerer) error {
-	if reg == nil {
-		return nil
-	}
-	for _, c := range []prometheus.Collector{requestsTotal, injectedPerRequest, retrievalSeconds, jobsTotal, storedTotal, embeddingFailures, llmCalls, llmSeconds, toolCalls} {
-		var already prometheus.AlreadyRegisteredError
-		if err := reg.Register(c); err != nil && !errors.As(err, &already) {
-			return err
-		}
-	}
-	return nil
+	return app.RegisterMetrics(reg, requestsTotal, injectedPerRequest, retrievalSeconds, toolCalls)
 }
 
 func outcome(o string) { requestsTotal.WithLabelValues(o).Inc() }
-
-// observer feeds the engine's background events into the metrics.
-type observer struct{}
-
-func (observer) JobDropped() { jobsTotal.WithLabelValues("dropped").Inc() }
-func (observer) JobFailed()  { jobsTotal.WithLabelValues("failed").Inc() }
-func (observer) EmbeddingFailed() {
-	embeddingFailures.Inc()
-}
-func (observer) LLMCall(result string, took time.Duration) {
-	llmCalls.WithLabelValues(result).Inc()
-	llmSeconds.Observe(took.Seconds())
-}
-func (observer) JobDone(stored int) {
-	jobsTotal.WithLabelValues("done").Inc()
-	storedTotal.Add(float64(stored))
-}

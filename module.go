@@ -3,10 +3,12 @@
 // what it remembers about the caller, places it in the request on the way to
 // the upstream, and learns from each turn after the response has gone out.
 //
-// This package is the Caddy glue: configuration, the Caddyfile directive,
-// provisioning, request orchestration, the response tee, the engine shared
-// across reloads, and metrics. The work itself lives in the store, index,
-// inject, extract and engine packages.
+// This package is the Caddy glue of the HTTP side: the memory and
+// memory_api handlers (their per-route configuration, Caddyfile directives
+// and provisioning), request orchestration, owners, the response tee and
+// the request metrics. Storages belong to the memory app (package app);
+// the work itself lives in the store, index, inject, extract and engine
+// packages.
 package memory
 
 import (
@@ -18,10 +20,9 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
-	"github.com/caddy-memory/memory/embed"
+	"github.com/caddy-memory/memory/app"
 	"github.com/caddy-memory/memory/engine"
 	"github.com/caddy-memory/memory/inject"
-	"github.com/caddy-memory/memory/llm"
 )
 
 func init() {
@@ -30,22 +31,19 @@ func init() {
 
 // Defaults.
 const (
-	defaultMaxTokens    = 800
-	defaultMaxItems     = 10
-	defaultMaxBody      = 4 << 20
-	defaultMaxCapture   = 2 << 20
-	defaultTimeout      = 500 * time.Millisecond
-	defaultDrainTimeout = 10 * time.Second
+	defaultMaxTokens  = 800
+	defaultMaxItems   = 10
+	defaultMaxBody    = 4 << 20
+	defaultMaxCapture = 2 << 20
+	defaultTimeout    = 500 * time.Millisecond
 )
 
 // Handler is the memory middleware. Put it in front of reverse_proxy.
 type Handler struct {
-	// Storage is the directory holding the memory database (a bbolt file and
-	// its Bleve index), or the postgres:// URL of a PostgreSQL database that
-	// several Caddy instances share (each keeps its replica and index under
-	// Caddy's data directory). Handlers with the same storage share one
-	// database.
-	// Default: "memory" in Caddy's data directory.
+	// Storage names the memory app's storage this handler reads and writes
+	// (see the app package: the global option memory { storage <name> {
+	// ... } }). Default: "default", a file storage in Caddy's data
+	// directory unless the app configures it.
 	Storage string `json:"storage,omitempty"`
 
 	// Owner names whose memories a request reads and writes: placeholder
@@ -102,36 +100,12 @@ type Handler struct {
 	// MaxCapture bounds the copy of a response kept for extraction (the
 	// client always gets all of it). Default: 2 MiB.
 	MaxCapture int64 `json:"max_capture,omitempty"`
-	// SearchCache is the memory the search postings of large owners (more
-	// memories than are searched from their records) may take; -1: none,
-	// those owners are searched through the index alone. Default: 256 MiB.
-	SearchCache int64 `json:"search_cache,omitempty"`
 	// Timeout bounds retrieval on the request path. Default: 500ms.
 	Timeout caddy.Duration `json:"timeout,omitempty"`
 	// FailClosed answers 503 when memory retrieval fails, instead of passing
 	// the request on without memories (the default).
 	FailClosed bool `json:"fail_closed,omitempty"`
-	// Embed turns on embedding recall (optional): memories are embedded in
-	// the background through an OpenAI-compatible embeddings endpoint and
-	// found by meaning as well as by words.
-	Embed *EmbedConfig `json:"embed,omitempty"`
-	// LLM turns on learning with a model (optional): each session's turns,
-	// once it has been quiet for a while, are distilled by one call to an
-	// OpenAI-compatible chat endpoint into an episode and standalone facts.
-	LLM *LLMConfig `json:"llm,omitempty"`
 
-	// Retention is how long memories of a class are kept, by class: "turn"
-	// (transcripts; default 90 days), "episode" (session digests; default
-	// 365 days), "fact" (default 0: for ever, evicted only as they fade).
-	// 0 keeps them for ever. Pinned memories, and those saved through the
-	// API or by the model's tools, are never pruned.
-	Retention map[string]caddy.Duration `json:"retention,omitempty"`
-	// ConsolidateEvery is the time between consolidation passes (decay,
-	// merge, promote, evict, prune). Default: 24h; 0 runs none.
-	ConsolidateEvery *caddy.Duration `json:"consolidate_every,omitempty"`
-	// SalienceFloor: a fact whose salience (0 to 1) falls below it, idle
-	// for 30 days, is evicted (deleted, recoverable). Default: 0.2.
-	SalienceFloor *float64 `json:"salience_floor,omitempty"`
 	// Gate is "heuristic" (the default: judge each question before
 	// searching; small talk gets no memories) or "off".
 	Gate string `json:"gate,omitempty"`
@@ -151,77 +125,19 @@ type Handler struct {
 	// and X-Memory-Time (time spent searching). For debugging a deployment.
 	Diagnostics bool `json:"diagnostics,omitempty"`
 
-	// IndexShards is the number of index shards for a new database (fixed
-	// at creation). Default: 64.
-	IndexShards int `json:"index_shards,omitempty"`
-	// QueueSize bounds the turns waiting in memory to be saved; beyond it
-	// turns are dropped and counted, never waited for. Default: 1024.
-	QueueSize int `json:"queue_size,omitempty"`
-	// DrainTimeout bounds the wait for pending work when the database is
-	// closed (at shutdown, or when no configuration uses it any more).
-	// Default: 10s.
-	DrainTimeout caddy.Duration `json:"drain_timeout,omitempty"`
-
-	// Encryption encrypts the storage at rest (opt-in). An encrypted
-	// storage opens only with its key.
-	Encryption *EncryptionConfig `json:"encryption,omitempty"`
-
-	logger      *zap.Logger
-	engine      *engine.Engine
-	owed        *owedOutputs // outputs of the proxy's calls owed to stored responses
-	learner     learner      // where turns go once answered: the engine
-	storagePath string       // the pool key, set only once acquired
-	placement   inject.Placement
-	minScore    float64
-	format      inject.Dialect
-}
-
-// EmbedConfig configures embedding recall.
-type EmbedConfig struct {
-	// URL is an OpenAI-compatible embeddings endpoint, e.g.
-	// https://api.openai.com/v1/embeddings or http://127.0.0.1:11434/v1/embeddings.
-	URL string `json:"url"`
-	// Model is the embedding model.
-	Model string `json:"model"`
-	// Dimensions asks the model for shorter vectors when it can (OpenAI's
-	// text-embedding-3); 0 takes the model's own.
-	Dimensions int `json:"dimensions,omitempty"`
-	// APIKey is sent as a bearer token; use a placeholder such as
-	// "{env.OPENAI_API_KEY}".
-	APIKey string `json:"api_key,omitempty"`
-	// Timeout bounds embedding a question on the request path; after it the
-	// request gets lexical recall only. Default: 300ms.
-	Timeout caddy.Duration `json:"timeout,omitempty"`
-	// MinSimilarity is the cosine similarity at which a memory found by
-	// meaning counts as relevant. It depends on the model. Default: 0.45.
-	MinSimilarity float64 `json:"min_similarity,omitempty"`
-	// BatchSize is how many memories are embedded per call. Default: 64.
-	BatchSize int `json:"batch_size,omitempty"`
+	logger    *zap.Logger
+	storage   *app.Storage
+	engine    *engine.Engine
+	owed      *owedOutputs // outputs of the proxy's calls owed to stored responses
+	learner   learner      // where turns go once answered: the engine
+	placement inject.Placement
+	minScore  float64
+	format    inject.Dialect
 }
 
 // learner takes a proxied turn to learn from, without waiting.
 type learner interface {
 	Enqueue(*engine.Job) bool
-}
-
-// LLMConfig configures learning with a model.
-type LLMConfig struct {
-	// URL is an OpenAI-compatible chat completions endpoint, e.g.
-	// http://127.0.0.1:11434/v1/chat/completions.
-	URL string `json:"url"`
-	// Model is the chat model, e.g. qwen2.5:7b-instruct.
-	Model string `json:"model"`
-	// APIKey is sent as a bearer token; use a placeholder such as
-	// "{env.MEMORY_LLM_KEY}".
-	APIKey string `json:"api_key,omitempty"`
-	// Debounce is the quiet time after a session's latest turn before it is
-	// distilled. Default: 60s.
-	Debounce caddy.Duration `json:"debounce,omitempty"`
-	// Timeout bounds one call. Default: 60s.
-	Timeout caddy.Duration `json:"timeout,omitempty"`
-	// CallsPerMinute caps the calls made, retries included; sessions wait
-	// their turn, nothing is lost. Default: 30.
-	CallsPerMinute int `json:"calls_per_minute,omitempty"`
 }
 
 // defaultNoSystemRole are the models known to reject the system role. The
@@ -236,9 +152,30 @@ func (Handler) CaddyModule() caddy.ModuleInfo {
 	}
 }
 
-// Provision sets defaults and acquires the shared engine for the storage path.
+// Provision sets defaults and takes its storage from the memory app.
 func (h *Handler) Provision(ctx caddy.Context) error {
 	h.logger = ctx.Logger()
+	if err := h.setDefaults(); err != nil {
+		return err
+	}
+	if err := registerMetrics(ctx.GetMetricsRegistry()); err != nil {
+		return err
+	}
+	memApp, err := app.From(ctx)
+	if err != nil {
+		return err
+	}
+	st, err := memApp.Storage(h.Storage)
+	if err != nil {
+		return fmt.Errorf("memory: %w", err)
+	}
+	h.use(st)
+	return nil
+}
+
+// setDefaults fills in what the configuration leaves out, and reads the
+// settings that need it.
+func (h *Handler) setDefaults() error {
 	if h.MaxTokens == 0 {
 		h.MaxTokens = defaultMaxTokens
 	}
@@ -254,16 +191,12 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if h.Timeout == 0 {
 		h.Timeout = caddy.Duration(defaultTimeout)
 	}
-	if h.DrainTimeout == 0 {
-		h.DrainTimeout = caddy.Duration(defaultDrainTimeout)
-	}
 	if h.Scope == "" {
 		h.Scope = "owner"
 	}
 	if h.Gate == "" {
 		h.Gate = "heuristic"
 	}
-	h.owed = new(owedOutputs)
 	if h.MaxToolRounds == 0 {
 		h.MaxToolRounds = defaultMaxToolRounds
 	}
@@ -289,76 +222,16 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 			return fmt.Errorf("memory: unknown format %q: use openai_chat, anthropic, ollama or openai_responses", h.Format)
 		}
 	}
-	if err := registerMetrics(ctx.GetMetricsRegistry()); err != nil {
-		return err
-	}
-
-	dir, err := storageDir(h.Storage)
-	if err != nil {
-		return err
-	}
-	keys, err := h.Encryption.ring()
-	if err != nil {
-		return fmt.Errorf("memory: %w", err)
-	}
-	keys, waiting, err := claimKeys(ctx, dir, "memory", keys)
-	if err != nil {
-		return err
-	}
-	h.engine, err = acquireEngine(dir, engine.Config{
-		Dir:       dir,
-		Database:  databaseOf(dir),
-		Shards:    h.IndexShards,
-		QueueSize: h.QueueSize,
-		Logger:    func() *zap.Logger { return caddy.Log().Named("http.handlers.memory") },
-		Observer:  observer{},
-		Keys:      keys,
-	}, time.Duration(h.DrainTimeout), h.logger, false)
-	if err != nil {
-		return fmt.Errorf("opening memory storage %s: %w", dir, err)
-	}
-	h.storagePath = dir
-	if err := attachWaiting(dir, keys, waiting); err != nil {
-		return err
-	}
-	h.learner = h.engine
-	if h.Embed != nil {
-		cfg := h.Embed
-		client := &embed.Client{URL: cfg.URL, Model: cfg.Model, Dimensions: cfg.Dimensions,
-			APIKey: caddy.NewReplacer().ReplaceKnown(cfg.APIKey, "")}
-		logFixed(h.logger, dir, h.engine.UseEmbedding(engine.EmbedConfig{Client: client, QueryTimeout: time.Duration(cfg.Timeout),
-			MinSimilarity: cfg.MinSimilarity, Batch: cfg.BatchSize}))
-	}
-	h.engine.UseLifecycle(h.lifecycle())
-	h.engine.UseSearchCache(int(h.SearchCache))
-	if c := h.LLM; c != nil {
-		client := &llm.Client{URL: c.URL, Model: c.Model, APIKey: caddy.NewReplacer().ReplaceKnown(c.APIKey, "")}
-		logFixed(h.logger, dir, h.engine.UseLLM(engine.LLMConfig{Client: client, Debounce: time.Duration(c.Debounce),
-			Timeout: time.Duration(c.Timeout), CallsPerMinute: c.CallsPerMinute}))
-	}
 	return nil
 }
 
-// lifecycle is the configured lifecycle, defaults filled in.
-func (h *Handler) lifecycle() engine.LifecycleConfig {
-	cfg := engine.DefaultLifecycle
-	for class, d := range h.Retention {
-		switch class {
-		case "turn":
-			cfg.TurnRetention = time.Duration(d)
-		case "episode":
-			cfg.EpisodeRetention = time.Duration(d)
-		case "fact":
-			cfg.FactRetention = time.Duration(d)
-		}
-	}
-	if h.ConsolidateEvery != nil {
-		cfg.Every = time.Duration(*h.ConsolidateEvery)
-	}
-	if h.SalienceFloor != nil {
-		cfg.SalienceFloor = *h.SalienceFloor
-	}
-	return cfg
+// use makes the handler read and write the storage st.
+func (h *Handler) use(st *app.Storage) {
+	h.storage = st
+	st.AddProxy(h)
+	h.engine = st.Engine()
+	h.learner = h.engine
+	h.owed = st.Shared().Value("owed_outputs", func() any { return new(owedOutputs) }).(*owedOutputs)
 }
 
 // Validate checks the configuration.
@@ -366,22 +239,11 @@ func (h *Handler) Validate() error {
 	if h.Scope != "owner" && h.Scope != "session" {
 		return fmt.Errorf("memory: unknown scope %q: use owner or session", h.Scope)
 	}
-	if h.MaxTokens < 0 || h.MaxItems < 0 || h.MaxBody < 0 || h.MaxCapture < 0 || h.IndexShards < 0 || h.QueueSize < 0 {
+	if h.MaxTokens < 0 || h.MaxItems < 0 || h.MaxBody < 0 || h.MaxCapture < 0 {
 		return fmt.Errorf("memory: sizes and counts must not be negative")
 	}
-	if h.Timeout < 0 || h.DrainTimeout < 0 || (h.ConsolidateEvery != nil && *h.ConsolidateEvery < 0) {
-		return fmt.Errorf("memory: durations must not be negative")
-	}
-	for class, d := range h.Retention {
-		if class != "turn" && class != "episode" && class != "fact" {
-			return fmt.Errorf("memory: retention is for turn, episode or fact, not %q", class)
-		}
-		if d < 0 {
-			return fmt.Errorf("memory: retention %s must not be negative (0 keeps them for ever)", class)
-		}
-	}
-	if f := h.SalienceFloor; f != nil && (*f < 0 || *f > 1) {
-		return fmt.Errorf("memory: salience_floor must be from 0 to 1")
+	if h.Timeout < 0 {
+		return fmt.Errorf("memory: timeout must not be negative")
 	}
 	if h.Gate != "heuristic" && h.Gate != "off" {
 		return fmt.Errorf("memory: unknown gate %q: use heuristic or off", h.Gate)
@@ -394,43 +256,13 @@ func (h *Handler) Validate() error {
 	if h.MaxToolRounds < 0 {
 		return fmt.Errorf("memory: max_tool_rounds must not be negative")
 	}
-	if l := h.LLM; l != nil {
-		if l.URL == "" || l.Model == "" {
-			return fmt.Errorf("memory: llm needs url and model (an OpenAI-compatible chat completions endpoint and its model)")
-		}
-		if l.Debounce < 0 || l.Timeout < 0 || l.CallsPerMinute < 0 {
-			return fmt.Errorf("memory: llm: debounce, timeout and calls_per_minute must not be negative")
-		}
-	}
-	if e := h.Embed; e != nil {
-		if e.URL == "" || e.Model == "" {
-			return fmt.Errorf("memory: embed needs url and model (an OpenAI-compatible embeddings endpoint and its model)")
-		}
-		if e.Dimensions < 0 || e.BatchSize < 0 || e.Timeout < 0 || e.MinSimilarity < 0 || e.MinSimilarity > 1 {
-			return fmt.Errorf("memory: embed: dimensions, batch_size and timeout must not be negative, min_similarity from 0 to 1")
-		}
-	}
 	return nil
-}
-
-// Cleanup releases the engine; the last handler using it closes it.
-// h.engine is left set: after a reload's grace period, requests of the old
-// config may still be running, and a closed engine fails their searches
-// open and counts their turns as dropped, where a nil one would panic.
-func (h *Handler) Cleanup() error {
-	if h.storagePath == "" {
-		return nil // Provision failed before acquiring it
-	}
-	path := h.storagePath
-	h.storagePath = ""
-	return releaseEngine(path)
 }
 
 // Interface guards
 var (
 	_ caddy.Provisioner           = (*Handler)(nil)
 	_ caddy.Validator             = (*Handler)(nil)
-	_ caddy.CleanerUpper          = (*Handler)(nil)
 	_ caddyhttp.MiddlewareHandler = (*Handler)(nil)
 	_ caddyfile.Unmarshaler       = (*Handler)(nil)
 )

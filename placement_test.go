@@ -135,10 +135,8 @@ func TestModelsWithoutSystemRoleGetUserPlacement(t *testing.T) {
 func TestFormatOverride(t *testing.T) {
 	storage := t.TempDir()
 	up := newFakeLLM(t)
-	tester := startCaddy(t, globalOptions+`http://localhost:9080 {
+	tester := startCaddy(t, withStorage(storage, "")+`http://localhost:9080 {
 	memory /claude/* {
-		storage `+storage+`
-		index_shards 4
 		format anthropic
 	}
 	reverse_proxy `+up.addr()+` {

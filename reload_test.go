@@ -18,8 +18,11 @@ import (
 	"github.com/caddyserver/caddy/v2/caddytest"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"go.uber.org/zap"
 
+	"github.com/caddy-memory/memory/app"
 	"github.com/caddy-memory/memory/engine"
+	"github.com/caddy-memory/memory/llm/llmtest"
 	"github.com/caddy-memory/memory/store"
 )
 
@@ -50,21 +53,17 @@ func TestReloadKeepsMemories(t *testing.T) {
 
 	// Second load on the same storage: other settings, and two sites whose
 	// handlers both use it.
-	reload(t, tester, globalOptions+fmt.Sprintf(`http://localhost:9080 {
+	reload(t, tester, withStorage(storage, "")+fmt.Sprintf(`http://localhost:9080 {
 	memory {
-		storage %[1]s
-		index_shards 4
 		placement user
 	}
-	reverse_proxy %[2]s
+	reverse_proxy %[1]s
 }
 http://127.0.0.1:9080 {
-	memory {
-		storage %[1]s
-	}
-	reverse_proxy %[2]s
+	memory
+	reverse_proxy %[1]s
 }
-`, storage, up.addr()))
+`, up.addr()))
 	if engineAt(storage) != before {
 		t.Errorf("the reload opened a second engine instead of sharing the first")
 	}
@@ -106,24 +105,31 @@ func TestLostIndexRecoversThroughCaddy(t *testing.T) {
 	}
 }
 
-// provisioned returns a handler provisioned outside a server, on its own
-// storage, released when the test ends.
-func provisioned(t *testing.T, h *Handler) *Handler {
+// provisioned returns a handler provisioned outside a server, on a storage
+// of its own that a memory app opened, and that app: cleaning it up closes
+// the storage (done when the test ends).
+func provisioned(t *testing.T, h *Handler) (*Handler, *app.App) {
 	t.Helper()
-	if h.Storage == "" {
-		h.Storage = t.TempDir()
-	}
-	h.IndexShards = 2
 	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
 	t.Cleanup(cancel)
-	if err := h.Provision(ctx); err != nil {
+	a := &app.App{Storages: map[string]*app.StorageConfig{"default": {Path: t.TempDir(), IndexShards: 2}}}
+	if err := a.Provision(ctx); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { a.Cleanup() })
+	h.logger = zap.NewNop()
+	if err := h.setDefaults(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := a.Storage("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.use(st)
 	if err := h.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { h.Cleanup() })
-	return h
+	return h, a
 }
 
 func chatRequest(t *testing.T, body []byte) *http.Request {
@@ -140,7 +146,7 @@ func chatRequest(t *testing.T, body []byte) *http.Request {
 func TestFailOpenAndFailClosed(t *testing.T) {
 	for _, closed := range []bool{false, true} {
 		t.Run(fmt.Sprintf("fail_closed=%v", closed), func(t *testing.T) {
-			h := provisioned(t, &Handler{FailClosed: closed})
+			h, _ := provisioned(t, &Handler{FailClosed: closed})
 			// The owner has a memory the question matches, so retrieval
 			// reads the store, and the store is closed: it fails.
 			remember(t, h, "User lives in Lisbon.")
@@ -207,9 +213,9 @@ func readAll(t *testing.T, r *http.Request) []byte {
 // cleaned up and the engine closed. They pass on unchanged and their turns
 // are dropped, instead of panicking on a handler without an engine.
 func TestRequestAfterCleanupFailsOpen(t *testing.T) {
-	h := provisioned(t, &Handler{})
+	h, memApp := provisioned(t, &Handler{})
 	remember(t, h, "User lives in Lisbon.")
-	if err := h.Cleanup(); err != nil { // the last user: the engine closes
+	if err := memApp.Cleanup(); err != nil { // the last user: the engine closes
 		t.Fatal(err)
 	}
 	body := chatBody(false, msg("user", "Where do I live?"))
@@ -220,5 +226,41 @@ func TestRequestAfterCleanupFailsOpen(t *testing.T) {
 	}
 	if string(upstreamGot) != string(body) {
 		t.Errorf("upstream got %q, want the original body", upstreamGot)
+	}
+}
+
+// TestReloadWithoutLLMMakesNoCalls: a reload that removes the storage's
+// llm block turns learning with a model off: turns after it make no calls.
+// Before the memory app, the distiller kept running until a restart.
+func TestReloadWithoutLLMMakesNoCalls(t *testing.T) {
+	model := llmtest.NewServer()
+	defer model.Close()
+	storage := t.TempDir()
+	up := newFakeLLM(t)
+	const debounce = 200 * time.Millisecond
+	llm := fmt.Sprintf(`llm {
+				url %s
+				model distiller-1
+				debounce %s
+			}`, model.Endpoint(), debounce)
+	tester := startCaddy(t, storageConfig(storage, llm, up.addr(), ""))
+	post(t, tester, "/v1/chat/completions", "sk-llm-off", chatBody(false, msg("user", "My sister is called Zofia.")))
+	settle(t, storage, 1)
+	deadline := time.Now().Add(10 * time.Second)
+	for len(model.Calls()) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the model was never called: the test would not show that a reload stops it")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	reload(t, tester, storageConfig(storage, "", up.addr(), ""))
+	turnsAtStart = handedOver()
+	post(t, tester, "/v1/chat/completions", "sk-llm-off", chatBody(false, msg("user", "My brother is called Tomas.")))
+	post(t, tester, "/v1/chat/completions", "sk-llm-off", chatBody(false, msg("system", "Another conversation."), msg("user", "I keep bees.")))
+	settle(t, storage, 2)
+	time.Sleep(5 * debounce)
+	if n := len(model.Calls()); n != 1 {
+		t.Errorf("%d calls to the model after a reload without llm, want the 1 before", n)
 	}
 }

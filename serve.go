@@ -233,8 +233,14 @@ func (h *Handler) recall(r *http.Request, req *inject.Request, enc, owner, sessi
 	return texts, nb, outcomeInjected, nil
 }
 
+// RecallRequest is what the handler asks of a recall for a question of
+// owner in session, as the API's preview asks it.
+func (h *Handler) RecallRequest(owner, session, query string) engine.RecallRequest {
+	return h.recallRequest(owner, session, query, "")
+}
+
 // recallRequest is what the handler asks of a recall, for a question of
-// owner in session; the API's preview asks the same.
+// owner in session.
 func (h *Handler) recallRequest(owner, session, query, turnKey string) engine.RecallRequest {
 	return engine.RecallRequest{
 		SearchRequest: engine.SearchRequest{

@@ -165,21 +165,19 @@ func TestMemoryToolsKeepHeaders(t *testing.T) {
 		up.serve(w, r)
 	}))
 	defer front.Close()
-	tester := startCaddy(t, globalOptions+fmt.Sprintf(`http://localhost:9080 {
+	tester := startCaddy(t, withStorage(storage, "")+fmt.Sprintf(`http://localhost:9080 {
 	header {
 		Strict-Transport-Security "max-age=31536000"
 		Access-Control-Allow-Origin https://app.example
 		X-Frame-Options DENY
 	}
 	memory {
-		storage %s
-		index_shards 4
 		tools
 		diagnostics
 	}
 	reverse_proxy %s
 }
-`, storage, strings.TrimPrefix(front.URL, "http://")))
+`, strings.TrimPrefix(front.URL, "http://")))
 	want := map[string]string{"Strict-Transport-Security": "max-age=31536000",
 		"Access-Control-Allow-Origin": "https://app.example", "X-Frame-Options": "DENY"}
 	for _, w := range wires {

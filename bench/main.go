@@ -46,7 +46,7 @@ import (
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
 	"github.com/jackc/pgx/v5"
 
-	memory "github.com/caddy-memory/memory"
+	_ "github.com/caddy-memory/memory"
 	"github.com/caddy-memory/memory/engine"
 	"github.com/caddy-memory/memory/inject"
 	"github.com/caddy-memory/memory/internal/seal"
@@ -199,19 +199,20 @@ func ab(c abConfig) (abResult, error) {
 	start := time.Now()
 	keys, extra, err := benchKeys(c.encrypt)
 	if c.searchCache != "" {
-		extra += "\n\t\tsearch_cache " + c.searchCache
+		extra += "\n\t\t\tsearch_cache " + c.searchCache
 	}
 	if err != nil {
 		return abResult{}, err
 	}
+	// The memory server's storage: the directory, or the database with the
+	// directory as its replica. The preload writes through that replica,
+	// so its index is built before the measurement, not in it.
+	where := "path " + storage
 	if c.database != "" {
 		if err := emptyDatabase(c.database); err != nil {
 			return abResult{}, err
 		}
-		// The preload writes through the replica the memory server will
-		// open, so its index is built before the measurement, not in it.
-		os.Setenv("XDG_DATA_HOME", storage)
-		storage = memory.ReplicaDir(c.database)
+		where = "url " + c.database + "\n\t\t\treplica " + storage
 	}
 	e, err := engine.Open(engine.Config{Dir: storage, Shards: c.shards, Keys: keys, Database: c.database})
 	if err != nil {
@@ -243,9 +244,6 @@ func ab(c abConfig) (abResult, error) {
 	}
 	took := time.Since(start)
 	fmt.Fprintf(os.Stderr, "preloaded in %s (%.0f memories/s, index settled included)\n", took.Round(time.Second), float64(c.memories)/took.Seconds())
-	if c.database != "" {
-		storage = c.database
-	}
 
 	up := &upstream{chunkDelay: c.chunkDelay, chunks: c.chunks}
 	up.delay.Store(int64(c.delay))
@@ -265,25 +263,29 @@ func ab(c abConfig) (abResult, error) {
 	log {
 		level ERROR
 	}
+	memory {
+		storage default {
+			%s
+			# A new store's first consolidation pass comes a minute after
+			# start, then once a day: over a few minutes of traffic it would
+			# be a once-a-day cost measured as if it were every request's.
+			consolidate_every off
+			%s
+		}
+	}
 }
 http://127.0.0.1:%d {
 	reverse_proxy %s
 }
 http://127.0.0.1:%d {
 	memory {
-		storage %s
 		diagnostics
-		# A new store's first consolidation pass comes a minute after start,
-		# then once a day: over a few minutes of traffic it would be a
-		# once-a-day cost measured as if it were every request's.
-		consolidate_every off
-		%s
 	}
 	reverse_proxy %s {
 		header_up X-Bench memory
 	}
 }
-`, bare, strings.TrimPrefix(upSrv.URL, "http://"), mem, storage, extra, strings.TrimPrefix(upSrv.URL, "http://"))), nil)
+`, where, extra, bare, strings.TrimPrefix(upSrv.URL, "http://"), mem, strings.TrimPrefix(upSrv.URL, "http://"))), nil)
 	if err != nil {
 		return abResult{}, err
 	}
@@ -400,7 +402,7 @@ func benchKeys(encrypt bool) (*seal.Ring, string, error) {
 	}
 	key := base64.StdEncoding.EncodeToString(raw)
 	keys, err := seal.NewRing(key, nil)
-	return keys, "encryption {\n\t\t\tkey " + key + "\n\t\t}", err
+	return keys, "encryption {\n\t\t\t\tkey " + key + "\n\t\t\t}", err
 }
 
 // alternate is the order the servers run in a round: turn about, so

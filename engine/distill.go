@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -63,6 +62,10 @@ type distiller struct {
 	limit    *rate.Limiter
 	wake     chan struct{}
 	done     chan struct{}
+	// ctx ends the distiller's calls: when the engine's deadline passes,
+	// or when a configuration without llm stops it (StopLLM).
+	ctx    context.Context
+	cancel context.CancelFunc
 
 	mu       sync.Mutex
 	failures map[string]retryAt // owner + 0 + session
@@ -76,10 +79,9 @@ type retryAt struct {
 func (d *distiller) config() *LLMConfig { return d.settings.Load() }
 
 // UseLLM turns on learning with a model with cfg. When it is on already,
-// cfg replaces the settings in effect (endpoint and model included: the
-// memories it learned stay what they are), except the rate cap, which is
-// returned, unchanged, while the engine is open.
-func (e *Engine) UseLLM(cfg LLMConfig) []Fixed {
+// cfg replaces the settings in effect (endpoint, model and rate cap
+// included: the memories it learned stay what they are).
+func (e *Engine) UseLLM(cfg LLMConfig) {
 	if cfg.Debounce <= 0 {
 		cfg.Debounce = DefaultDebounce
 	}
@@ -92,26 +94,50 @@ func (e *Engine) UseLLM(cfg LLMConfig) []Fixed {
 	if cfg.retry <= 0 {
 		cfg.retry = defaultRetry
 	}
+	e.learnersMu.Lock()
+	defer e.learnersMu.Unlock()
+	if d := e.distilling(); d != nil {
+		if d.config().CallsPerMinute != cfg.CallsPerMinute {
+			d.limit.SetLimit(perMinute(cfg.CallsPerMinute))
+			d.limit.SetBurst(cfg.CallsPerMinute)
+		}
+		d.settings.Store(&cfg)
+		return
+	}
 	d := &distiller{
-		limit:    rate.NewLimiter(rate.Every(time.Minute/time.Duration(cfg.CallsPerMinute)), cfg.CallsPerMinute),
+		limit:    rate.NewLimiter(perMinute(cfg.CallsPerMinute), cfg.CallsPerMinute),
 		wake:     make(chan struct{}, 1),
 		done:     make(chan struct{}),
 		failures: map[string]retryAt{},
 	}
+	d.ctx, d.cancel = context.WithCancel(e.stopCtx)
 	d.settings.Store(&cfg)
-	if e.llm.CompareAndSwap(nil, d) {
-		go e.distillLoop(d)
-		return nil
+	e.llm.Store(d)
+	go e.distillLoop(d)
+}
+
+// StopLLM turns learning with a model off, for a configuration without
+// llm: a call in flight is cancelled and the distiller stops. Sessions
+// waiting to be distilled stay marked in the store, for a later
+// configuration that turns it on again.
+func (e *Engine) StopLLM() {
+	e.learnersMu.Lock()
+	defer e.learnersMu.Unlock()
+	d := e.llm.Swap(nil)
+	if d == nil {
+		return
 	}
-	d = e.distilling()
-	if old := d.config(); old.CallsPerMinute != cfg.CallsPerMinute {
-		want := cfg.CallsPerMinute
-		cfg.CallsPerMinute = old.CallsPerMinute
-		d.settings.Store(&cfg)
-		return []Fixed{{"llm calls_per_minute", strconv.Itoa(want), strconv.Itoa(old.CallsPerMinute)}}
+	d.cancel()
+	<-d.done
+}
+
+func perMinute(n int) rate.Limit { return rate.Every(time.Minute / time.Duration(n)) }
+
+// wakeDistiller wakes the distiller, if learning with a model is on.
+func (e *Engine) wakeDistiller() {
+	if d := e.distilling(); d != nil {
+		e.wake(d.wake)
 	}
-	d.settings.Store(&cfg)
-	return nil
 }
 
 func (e *Engine) distilling() *distiller { return e.llm.Load() }
@@ -161,6 +187,8 @@ func (e *Engine) distillLoop(d *distiller) {
 		select {
 		case <-d.wake:
 		case <-tick.C:
+		case <-d.ctx.Done():
+			return // stopped (StopLLM), or the engine's deadline passed
 		case <-e.drain:
 			// Learning stops first, so what waits now is all.
 			select {
@@ -178,7 +206,7 @@ func (e *Engine) distillLoop(d *distiller) {
 // distillDue distils the sessions that are due; on a shared database, on
 // one instance at a time, so no session is distilled twice.
 func (e *Engine) distillDue(d *distiller, stopping bool) {
-	_, err := e.store.Once(e.stopCtx, "distill", func() error {
+	_, err := e.store.Once(d.ctx, "distill", func() error {
 		e.distillDueHere(d, stopping)
 		return nil
 	})
@@ -207,7 +235,7 @@ func (e *Engine) distillDueHere(d *distiller, stopping bool) {
 	}
 	slices.SortFunc(due, func(a, b store.SessionState) int { return a.Last.Compare(b.Last) })
 	for _, s := range due {
-		if e.stopping() {
+		if e.stopping() || d.ctx.Err() != nil {
 			return
 		}
 		if !stopping && !d.ready(s, now) {
@@ -217,7 +245,7 @@ func (e *Engine) distillDueHere(d *distiller, stopping bool) {
 			if !stopping {
 				return // the rest wait for their turn under the cap
 			}
-			if err := d.limit.Wait(e.stopCtx); err != nil {
+			if err := d.limit.Wait(d.ctx); err != nil {
 				return
 			}
 		}
@@ -279,7 +307,7 @@ func (e *Engine) distillSession(d *distiller, cfg *LLMConfig, s store.SessionSta
 	for i, t := range turns {
 		texts[i], refs[i] = t.content, t.ref
 	}
-	known, err := e.similarTo(s.Owner, texts)
+	known, err := e.similarTo(d.ctx, s.Owner, texts)
 	if err != nil {
 		e.log().Error("finding what a session's owner already remembers", zap.Error(err))
 		return
@@ -297,7 +325,7 @@ func (e *Engine) distillSession(d *distiller, cfg *LLMConfig, s store.SessionSta
 	}
 	system, user, _ := extract.DistillPrompt(extract.Session{Date: date, Turns: texts[:n], Known: known})
 
-	distilled, err := e.ask(cfg, system, user, len(known))
+	distilled, err := e.ask(d.ctx, cfg, system, user, len(known))
 	if err != nil {
 		wait := d.failed(s, cfg)
 		e.log().Warn("distilling a session failed; its turns wait for the next try",
@@ -335,10 +363,10 @@ func (e *Engine) distillSession(d *distiller, cfg *LLMConfig, s store.SessionSta
 
 // ask makes the call, and asks once more, saying why, when the answer
 // cannot be read.
-func (e *Engine) ask(cfg *LLMConfig, system, user string, known int) (extract.Distilled, error) {
+func (e *Engine) ask(stop context.Context, cfg *LLMConfig, system, user string, known int) (extract.Distilled, error) {
 	msgs := []llm.Message{{Role: "system", Content: system}, {Role: "user", Content: user}}
 	for attempt := 0; ; attempt++ {
-		ctx, cancel := context.WithTimeout(e.stopCtx, cfg.Timeout)
+		ctx, cancel := context.WithTimeout(stop, cfg.Timeout)
 		start := time.Now()
 		answer, err := cfg.Client.Complete(ctx, msgs, true)
 		cancel()
@@ -391,13 +419,13 @@ func (e *Engine) sessionTurns(s store.SessionState) ([]sessionTurn, error) {
 // similarTo is what the owner already remembers that is most like the
 // turns: facts, not transcripts or episodes, for the model to update or
 // leave alone.
-func (e *Engine) similarTo(owner string, turns []string) ([]extract.Known, error) {
+func (e *Engine) similarTo(ctx context.Context, owner string, turns []string) ([]extract.Known, error) {
 	var query strings.Builder
 	for _, t := range turns {
 		query.WriteString(t)
 		query.WriteByte('\n')
 	}
-	res, err := e.Search(e.stopCtx, SearchRequest{Owner: owner, Query: query.String(), Limit: 3 * maxKnown})
+	res, err := e.Search(ctx, SearchRequest{Owner: owner, Query: query.String(), Limit: 3 * maxKnown})
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -313,4 +314,50 @@ func TestRulesOnlyKeepsNoSessions(t *testing.T) {
 	if _, err := e.Ingest(context.Background(), owner, "s", []extract.Said{{Role: "user", Content: "hi"}}, true, true); err != ErrNoLLM {
 		t.Errorf("ingest asking for a model without one: %v", err)
 	}
+}
+
+// TestStopLLMStopsCalling: once learning with a model is turned off (a
+// configuration without llm), quiet sessions make no more calls, and a
+// call in flight does not hold the stop up; turned on again, the session
+// that waited is distilled.
+func TestStopLLMStopsCalling(t *testing.T) {
+	block := make(chan struct{})
+	var calls atomic.Int32
+	srv := llmtest.NewServer()
+	defer srv.Close()
+	defer close(block) // before the server's Close, which waits for the call
+	srv.Answer(func(llmtest.Call) llmtest.Answer {
+		if calls.Add(1) == 1 {
+			<-block
+		}
+		return distilled("The user's brother Tomas lives in Vilnius.")
+	})
+	e, _ := withModel(t, t.TempDir(), srv, 50*time.Millisecond)
+	defer closeEngine(t, e)
+	owner := e.OwnerID("sk-stop")
+	said(t, e, owner, "s1", 1, "My brother Tomas lives in Vilnius.", "Tell me more.")
+	waitFor(t, "the call in flight", func() bool { return len(srv.Calls()) == 1 })
+	stopped := make(chan struct{})
+	go func() { e.StopLLM(); close(stopped) }()
+	select {
+	case <-stopped:
+	case <-time.After(5 * time.Second):
+		t.Fatal("StopLLM waited for the call in flight")
+	}
+
+	said(t, e, owner, "s2", 1, "My sister Ona lives in Kaunas.", "Nice.")
+	settle(t, e)
+	time.Sleep(300 * time.Millisecond) // six debounces: a running distiller would have called
+	if n := len(srv.Calls()); n != 1 {
+		t.Fatalf("%d calls after learning with a model was turned off, want the 1 before", n)
+	}
+	if _, err := e.Ingest(context.Background(), owner, "s3", []extract.Said{{Role: "user", Content: "Hello"}}, true, true); err == nil {
+		t.Error("an ingest asking for the model was accepted with the model off")
+	}
+
+	e.UseLLM(LLMConfig{Client: &llm.Client{URL: srv.Endpoint(), Model: "test-model"}, Debounce: 50 * time.Millisecond,
+		Timeout: 5 * time.Second, retry: 50 * time.Millisecond})
+	waitFor(t, "the session cut short distilled once the model is on again", func() bool {
+		return len(memoriesBy(t, e, owner, store.SourceLLM)) > 0
+	})
 }

@@ -39,6 +39,10 @@ type embedder struct {
 	wake     chan struct{}
 	cache    *vectorCache
 	done     chan struct{}
+	// ctx ends the embedder's calls: when the engine's deadline passes, or
+	// when a configuration without embed stops it (StopEmbedding).
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
 func (em *embedder) config() *EmbedConfig { return em.settings.Load() }
@@ -61,13 +65,17 @@ func (e *Engine) UseEmbedding(cfg EmbedConfig) []Fixed {
 	if cfg.CacheBytes <= 0 {
 		cfg.CacheBytes = 256 << 20
 	}
-	em := &embedder{wake: make(chan struct{}, 1), cache: newVectorCache(cfg.CacheBytes), done: make(chan struct{})}
-	em.settings.Store(&cfg)
-	if e.emb.CompareAndSwap(nil, em) {
+	e.learnersMu.Lock()
+	defer e.learnersMu.Unlock()
+	em := e.embedding()
+	if em == nil {
+		em = &embedder{wake: make(chan struct{}, 1), cache: newVectorCache(cfg.CacheBytes), done: make(chan struct{})}
+		em.ctx, em.cancel = context.WithCancel(e.stopCtx)
+		em.settings.Store(&cfg)
+		e.emb.Store(em)
 		go e.embedLoop(em)
 		return nil
 	}
-	em = e.embedding()
 	old := em.config().Client
 	var fixed []Fixed
 	for _, f := range []Fixed{
@@ -87,6 +95,21 @@ func (e *Engine) UseEmbedding(cfg EmbedConfig) []Fixed {
 
 func (e *Engine) embedding() *embedder { return e.emb.Load() }
 
+// StopEmbedding turns embedding recall off, for a configuration without
+// embed: the embedder stops (a call in flight is cancelled) and searches
+// are lexical. The stored vectors stay; a later configuration that turns
+// it on again with the same model embeds only what changed meanwhile.
+func (e *Engine) StopEmbedding() {
+	e.learnersMu.Lock()
+	defer e.learnersMu.Unlock()
+	em := e.emb.Swap(nil)
+	if em == nil {
+		return
+	}
+	em.cancel()
+	<-em.done
+}
+
 // embedLoop gives memories vectors, following the change log from its own
 // durable position, in batches, off the request path. Failures wait and retry.
 func (e *Engine) embedLoop(em *embedder) {
@@ -98,10 +121,12 @@ func (e *Engine) embedLoop(em *embedder) {
 		select {
 		case <-em.wake:
 		case <-tick.C:
+		case <-em.ctx.Done():
+			return
 		case <-e.drain:
 			return
 		}
-		for !e.stopping() {
+		for !e.stopping() && em.ctx.Err() == nil {
 			more, err := e.embedPass(em)
 			if err != nil {
 				e.cfg.Observer.EmbeddingFailed()
@@ -109,6 +134,8 @@ func (e *Engine) embedLoop(em *embedder) {
 					zap.Error(err), zap.Duration("retry_in", backoff))
 				select {
 				case <-time.After(backoff):
+				case <-em.ctx.Done():
+					return
 				case <-e.drain:
 					return
 				}
@@ -197,7 +224,7 @@ func (e *Engine) embedBatch(em *embedder, batch []*store.Memory) error {
 	for i, m := range batch {
 		texts[i] = m.Content
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(em.ctx, time.Minute)
 	vecs, err := em.config().Client.Embed(ctx, texts)
 	cancel()
 	if err != nil {

@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -129,8 +128,10 @@ type Engine struct {
 	// a rebuild marks its shard (see indexPass).
 	applyMu sync.RWMutex
 
-	emb atomic.Pointer[embedder]  // set once embedding recall is on
-	llm atomic.Pointer[distiller] // set once learning with a model is on
+	emb atomic.Pointer[embedder]  // set while embedding recall is on
+	llm atomic.Pointer[distiller] // set while learning with a model is on
+	// learnersMu orders turning the learners on and off.
+	learnersMu sync.Mutex
 
 	// stopCtx is cancelled when Close's deadline passes: calls to other
 	// services made in the background end with it.
@@ -244,9 +245,7 @@ func Open(cfg Config) (*Engine, error) {
 		}
 		e.wake(e.wakeIndexer)
 		e.wake(e.wakeProcessor)
-		if d := e.distilling(); d != nil {
-			e.wake(d.wake)
-		}
+		e.wakeDistiller()
 	})
 	go e.writer()
 	go e.processor()
@@ -440,17 +439,10 @@ type Fixed struct {
 	Name, Configured, InEffect string
 }
 
-// Reconfigure applies cfg, a later configuration of the storage, to the
-// open engine where it can, and returns the settings it names (not zero)
-// that keep their value: the shard count is the storage's for good; the
-// queue's size is fixed while the engine is open.
-func (e *Engine) Reconfigure(cfg Config) []Fixed {
-	var fixed []Fixed
-	if k := e.index.K(); cfg.Shards != 0 && cfg.Shards != k {
-		fixed = append(fixed, Fixed{"index_shards", strconv.Itoa(cfg.Shards), strconv.Itoa(k) + " (fixed when the storage was created)"})
-	}
-	if n := cap(e.queue); cfg.QueueSize != 0 && cfg.QueueSize != n {
-		fixed = append(fixed, Fixed{"queue_size", strconv.Itoa(cfg.QueueSize), strconv.Itoa(n)})
-	}
-	return fixed
-}
+// Shards is the number of index shards (fixed when the storage was
+// created).
+func (e *Engine) Shards() int { return e.index.K() }
+
+// QueueSize is the bound of the queue of turns waiting to be saved (fixed
+// while the engine is open).
+func (e *Engine) QueueSize() int { return cap(e.queue) }

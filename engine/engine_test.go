@@ -482,25 +482,3 @@ func (c *countingObserver) calls(result string) int {
 	defer c.mu.Unlock()
 	return c.llm[result]
 }
-
-// TestReconfigureSaysWhatStays: a later configuration of an open storage
-// is told which of its settings the engine keeps (the storage's shard
-// count, the queue's size), and nothing for settings it leaves unset or
-// equal.
-func TestReconfigureSaysWhatStays(t *testing.T) {
-	e, err := openConfig(t, Config{Dir: t.TempDir(), Shards: 4, QueueSize: 10, LockTimeout: 200 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeEngine(t, e)
-	if fixed := e.Reconfigure(Config{Shards: 4, QueueSize: 10}); fixed != nil {
-		t.Errorf("the same settings: %v", fixed)
-	}
-	if fixed := e.Reconfigure(Config{}); fixed != nil {
-		t.Errorf("no settings: %v", fixed)
-	}
-	fixed := e.Reconfigure(Config{Shards: 8, QueueSize: 20})
-	if len(fixed) != 2 || fixed[0].Name != "index_shards" || fixed[1].Name != "queue_size" || fixed[1].InEffect != "10" {
-		t.Errorf("other shards and queue size: %+v", fixed)
-	}
-}

@@ -11,7 +11,7 @@ import (
 
 // ErrNoLLM is returned for a distillation asked of an engine without a
 // model to learn with.
-var ErrNoLLM = errors.New("learning with a model is not configured: add an llm block to the memory handler of this storage")
+var ErrNoLLM = errors.New("learning with a model is not configured: add an llm block to this storage in the global memory option")
 
 // Ingested reports what Ingest stored.
 type Ingested struct {
@@ -45,7 +45,7 @@ func (e *Engine) Ingest(ctx context.Context, owner, session string, said []extra
 		return nil
 	})
 	if distil && err == nil {
-		e.wake(e.distilling().wake)
+		e.wakeDistiller()
 	}
 	if err != nil {
 		return Ingested{}, err

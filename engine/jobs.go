@@ -353,7 +353,7 @@ func (e *Engine) process(items []queued) bool {
 		return false
 	}
 	if wakeDistiller {
-		e.wake(e.distilling().wake)
+		e.wakeDistiller()
 	}
 	for i, w := range ws {
 		if done[i] {

@@ -150,6 +150,7 @@ type instance struct {
 	dataHome string
 	cfgHome  string
 	dir      string // config and logs
+	replica  string // the storage's replica setting; "" for the default
 
 	mu        sync.Mutex
 	cmd       *exec.Cmd
@@ -191,6 +192,10 @@ func startInstance(t *testing.T, name, db string, up *upstream) *instance {
 }
 
 func (c *instance) caddyfile() string {
+	replica := ""
+	if c.replica != "" {
+		replica = "replica " + c.replica
+	}
 	return fmt.Sprintf(`{
 	admin 127.0.0.1:%[1]d
 	http_port %[2]d
@@ -199,12 +204,17 @@ func (c *instance) caddyfile() string {
 	skip_install_trust
 	persist_config off
 	grace_period 2s
+	memory {
+		storage default {
+			url %[4]s
+			%[6]s
+			index_shards 4
+		}
+	}
 }
 http://:%[2]d {
 	memory {
-		storage %[4]s
 		owner {memory.api_key}
-		index_shards 4
 		diagnostics
 	}
 	handle /memory/* {
@@ -212,7 +222,7 @@ http://:%[2]d {
 	}
 	reverse_proxy %[5]s
 }
-`, c.admin, c.http, freePort(c.t), c.db, strings.TrimPrefix(c.up.URL, "http://"))
+`, c.admin, c.http, freePort(c.t), c.db, strings.TrimPrefix(c.up.URL, "http://"), replica)
 }
 
 // start launches the process (again, after kill or stop: same data

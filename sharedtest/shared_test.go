@@ -2,6 +2,7 @@ package sharedtest_test
 
 import (
 	"net/http"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,11 +22,17 @@ const replication = 2 * time.Second
 // one saved through A's memory_api, one in a proxied chat turn that A
 // learns from; a question she then asks through instance B reaches B's
 // model with both. Bob, asking the same through B, gets nothing of hers.
+//
+// A and B run on one host with one data directory (as two instances of a
+// blue-green deploy do) and no replica setting: each takes a replica of its
+// own (the second, the default's next slot). Before, B refused to start.
 func TestFactToldThroughAIsInjectedThroughB(t *testing.T) {
 	db := pgtest.Database(t)
 	upA, upB := newUpstream(t), newUpstream(t)
 	a := startInstance(t, "A", db, upA)
-	b := startInstance(t, "B", db, upB)
+	b := newInstance(t, "B", db, upB)
+	b.dataHome = a.dataHome
+	b.start()
 	const ana, bob = "key-ana", "key-bob"
 
 	// Bob has a memory of his own through B, so B knows him too.
@@ -81,11 +88,16 @@ func TestFactToldThroughAIsInjectedThroughB(t *testing.T) {
 // memory_api changes what B's model is told: an edited memory is injected
 // with its new text and never its old one, a deleted one no longer, and once
 // she has forgotten herself B injects nothing for her key and lists nothing.
+//
+// Each names its replica directory (replica), in its data directory.
 func TestEditDeleteForgetThroughAReachB(t *testing.T) {
 	db := pgtest.Database(t)
 	upA, upB := newUpstream(t), newUpstream(t)
-	a := startInstance(t, "A", db, upA)
-	b := startInstance(t, "B", db, upB)
+	a, b := newInstance(t, "A", db, upA), newInstance(t, "B", db, upB)
+	for _, c := range []*instance{a, b} {
+		c.replica = filepath.Join(c.dataHome, "replica-"+c.name)
+		c.start()
+	}
 	const ana, bob = "key-ana", "key-bob"
 
 	locker := a.remember(ana, "fact", "locker", "User's locker code is zqalpha1111.")

@@ -197,7 +197,7 @@ func unlock(tx *bolt.Tx, path string, ring *seal.Ring) (secret []byte, c *crypt,
 	sealedWith, _ := seal.KeyID(check)
 	rotating := string(meta.Get(keyRotating))
 	if ring == nil {
-		return nil, nil, fmt.Errorf("%w: %s is sealed with key id %s; add to the memory handler "+
+		return nil, nil, fmt.Errorf("%w: %s is sealed with key id %s; add to its storage in the global memory option "+
 			"encryption { key <the key> } with the key it was encrypted with (nothing was read or changed)", ErrKeyRequired, path, sealedWith)
 	}
 	if _, err := ring.Open(nil, check, ad(labelCheck, "", keySealed)); err != nil {

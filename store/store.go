@@ -213,7 +213,7 @@ func openWith(path string, o Options) (*DB, error) {
 	if errors.Is(err, bolterrors.ErrTimeout) {
 		return nil, fmt.Errorf("%w: %s is held by another process, usually another running Caddy; "+
 			"use 'caddy reload' to change the configuration of the running server, "+
-			"or give this instance its own 'storage' path", ErrLocked, path)
+			"or give this instance a storage of its own (its own path, or with a url its own replica)", ErrLocked, path)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("opening memory store %s: %w", path, err)

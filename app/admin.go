@@ -1,4 +1,4 @@
-package memory
+package app
 
 import (
 	"context"
@@ -19,8 +19,8 @@ func init() {
 
 // adminAPI adds /memory/ routes to Caddy's admin endpoint (localhost:2019 by
 // default) for local operations: stats, reindex, compact. It holds nothing of
-// its own (Caddy never cleans up admin modules) and finds the open databases
-// at request time; ?storage=<dir> picks one.
+// its own (Caddy never cleans up admin modules) and finds the running
+// configuration's storages at request time; ?storage=<name> picks one.
 type adminAPI struct{}
 
 // CaddyModule returns the Caddy module information.
@@ -43,20 +43,21 @@ func (a adminAPI) Routes() []caddy.AdminRoute {
 	}
 }
 
-// open returns the open databases, by storage directory.
+// open returns the running configuration's storages, by name.
 func (adminAPI) open(r *http.Request) (map[string]*engine.Engine, error) {
 	want := r.URL.Query().Get("storage")
 	out := map[string]*engine.Engine{}
-	engines.Range(func(k, v any) bool {
-		if want == "" || want == k.(string) {
-			out[k.(string)] = v.(*pooledEngine).Engine
+	if v, err := caddy.ActiveContext().AppIfConfigured("memory"); err == nil {
+		for name, s := range v.(*App).Open() {
+			if want == "" || want == name {
+				out[name] = s.Engine()
+			}
 		}
-		return true
-	})
+	}
 	if len(out) == 0 {
-		msg := "no memory storage is open: no loaded configuration uses memory or memory_api"
+		msg := "no memory storage is open: the running configuration uses none"
 		if want != "" {
-			msg = fmt.Sprintf("memory storage %q is not open", want)
+			msg = fmt.Sprintf("the running configuration has no memory storage named %q", want)
 		}
 		return nil, caddy.APIError{HTTPStatus: http.StatusNotFound, Message: msg}
 	}
@@ -121,7 +122,7 @@ func (a adminAPI) encrypt(w http.ResponseWriter, r *http.Request) error {
 			return map[string]string{"skipped": "no encryption key is configured for this storage"}, nil
 		case keys == nil:
 			return nil, caddy.APIError{HTTPStatus: http.StatusConflict,
-				Message: "no encryption key is configured for this storage: add encryption { key ... } to its memory handler and reload first"}
+				Message: "no encryption key is configured for this storage: add encryption { key ... } to the storage in the global memory option and reload first"}
 		}
 		n, err := e.Encrypt(ctx, keys)
 		return map[string]any{"converted": n, "encryption": e.Encryption()}, err
@@ -145,8 +146,8 @@ func (a adminAPI) decrypt(w http.ResponseWriter, r *http.Request) error {
 	})
 }
 
-// each runs fn on every selected database and answers with the results by
-// storage directory.
+// each runs fn on every selected storage and answers with the results by
+// storage name.
 func (a adminAPI) each(w http.ResponseWriter, r *http.Request, fn func(context.Context, *engine.Engine) (any, error)) error {
 	open, err := a.open(r)
 	if err != nil {

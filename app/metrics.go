@@ -1,0 +1,70 @@
+package app
+
+import (
+	"errors"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// The storages' background work, as metrics. The collectors exist once per
+// process and are registered into each configuration's registry: Caddy
+// gives every config load a fresh registry, and collectors created per
+// config would keep counting into an orphan.
+var (
+	jobsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "caddy", Subsystem: "memory", Name: "extraction_jobs_total",
+		Help: "Turns handed to extraction, by result (done, failed, dropped).",
+	}, []string{"result"})
+	storedTotal = prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: "caddy", Subsystem: "memory", Name: "memories_stored_total",
+		Help: "Memories created or updated by extraction.",
+	})
+	embeddingFailures = prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: "caddy", Subsystem: "memory", Name: "embedding_failures_total",
+		Help: "Failed calls to the embeddings endpoint (recall fell back to lexical).",
+	})
+	llmCalls = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "caddy", Subsystem: "memory", Name: "llm_calls_total",
+		Help: "Calls to the model that distils sessions, by result (ok, bad_json, error).",
+	}, []string{"result"})
+	llmSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Namespace: "caddy", Subsystem: "memory", Name: "llm_call_seconds",
+		Help:    "Time a call to the model that distils sessions took.",
+		Buckets: []float64{.25, .5, 1, 2, 4, 8, 15, 30, 60, 120},
+	})
+)
+
+// RegisterMetrics registers collectors into a configuration's registry,
+// once each.
+func RegisterMetrics(reg prometheus.Registerer, cs ...prometheus.Collector) error {
+	if reg == nil {
+		return nil
+	}
+	for _, c := range cs {
+		var already prometheus.AlreadyRegisteredError
+		if err := reg.Register(c); err != nil && !errors.As(err, &already) {
+			return err
+		}
+	}
+	return nil
+}
+
+func registerMetrics(reg prometheus.Registerer) error {
+	return RegisterMetrics(reg, jobsTotal, storedTotal, embeddingFailures, llmCalls, llmSeconds)
+}
+
+// observer feeds the engines' background events into the metrics.
+type observer struct{}
+
+func (observer) JobDropped()      { jobsTotal.WithLabelValues("dropped").Inc() }
+func (observer) JobFailed()       { jobsTotal.WithLabelValues("failed").Inc() }
+func (observer) EmbeddingFailed() { embeddingFailures.Inc() }
+func (observer) LLMCall(result string, took time.Duration) {
+	llmCalls.WithLabelValues(result).Inc()
+	llmSeconds.Observe(took.Seconds())
+}
+func (observer) JobDone(stored int) {
+	jobsTotal.WithLabelValues("done").Inc()
+	storedTotal.Add(float64(stored))
+}

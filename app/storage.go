@@ -1,0 +1,333 @@
+package app
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"sync"
+
+	"github.com/caddyserver/caddy/v2"
+	"go.uber.org/zap"
+
+	"github.com/caddy-memory/memory/engine"
+	"github.com/caddy-memory/memory/internal/seal"
+	"github.com/caddy-memory/memory/store/postgres"
+)
+
+// Storage is one storage as a configuration sees it: its open engine,
+// shared with every other configuration that uses the same storage, and
+// the memory handlers of this configuration that proxy with it.
+type Storage struct {
+	Name string
+	p    *pooled
+	key  string
+
+	mu       sync.Mutex
+	proxies  []Proxy
+	released bool
+}
+
+// Proxy is a memory handler on a storage, as the management API's preview
+// needs it: what it asks of a recall.
+type Proxy interface {
+	RecallRequest(owner, session, query string) engine.RecallRequest
+}
+
+// Engine is the storage's open engine.
+func (s *Storage) Engine() *engine.Engine { return s.p.engine }
+
+// Dir is the directory of the storage's file (its replica, for a
+// PostgreSQL storage) and index.
+func (s *Storage) Dir() string { return s.p.dir }
+
+// Shared holds what the storage keeps for its features across reloads.
+func (s *Storage) Shared() *Shared { return &s.p.shared }
+
+// AddProxy records a memory handler of this configuration on the storage.
+func (s *Storage) AddProxy(p Proxy) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.proxies = append(s.proxies, p)
+}
+
+// Proxy is the first memory handler of this configuration on the storage,
+// or nil.
+func (s *Storage) Proxy() Proxy {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.proxies) == 0 {
+		return nil
+	}
+	return s.proxies[0]
+}
+
+func (s *Storage) release() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.released {
+		return nil
+	}
+	s.released = true
+	_, err := pool.Delete(s.key)
+	return err
+}
+
+// pool holds one open storage per location. Caddy provisions a new
+// configuration before it cleans up the old one, and bbolt takes an
+// exclusive lock, so a reload must share the storage instead of reopening
+// it.
+var pool = caddy.NewUsagePool()
+
+// pooled is an open storage.
+type pooled struct {
+	engine *engine.Engine
+	dir    string
+	unlock func()
+	shared Shared
+
+	mu  sync.Mutex
+	cfg *StorageConfig // the settings in effect
+}
+
+// Shared is what features keep per storage across reloads, in memory.
+type Shared struct {
+	mu     sync.Mutex
+	values map[string]any
+}
+
+// Value returns the value kept under name, made with make on first use.
+func (s *Shared) Value(name string, make func() any) any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if v, ok := s.values[name]; ok {
+		return v
+	}
+	if s.values == nil {
+		s.values = map[string]any{}
+	}
+	v := make()
+	s.values[name] = v
+	return v
+}
+
+// Destruct closes the storage when the last configuration using it is
+// cleaned up, waiting at most its drain_timeout.
+func (p *pooled) Destruct() error {
+	p.mu.Lock()
+	drain := p.cfg.drain()
+	p.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), drain)
+	defer cancel()
+	err := p.engine.Close(ctx)
+	p.unlock()
+	return err
+}
+
+// location is where a storage is.
+type location struct {
+	key string // the pool's key
+	dir string // the directory; "" for a replica in a slot to be chosen
+	url string // the database, placeholders replaced; "" for a file
+}
+
+func (l location) String() string {
+	if l.url != "" {
+		return "database " + postgres.Redact(l.url)
+	}
+	return "directory " + l.dir
+}
+
+// location resolves where the storage named name is.
+func (c *StorageConfig) location(name string) (location, error) {
+	if c.URL == "" {
+		dir := c.Path
+		switch {
+		case dir != "":
+		case name == DefaultName:
+			dir = filepath.Join(caddy.AppDataDir(), "memory")
+		default:
+			dir = filepath.Join(caddy.AppDataDir(), "memory-"+name)
+		}
+		dir, err := filepath.Abs(expand(dir))
+		if err != nil {
+			return location{}, fmt.Errorf("path: %w", err)
+		}
+		return location{key: "dir\x00" + dir, dir: dir}, nil
+	}
+	url := expand(c.URL)
+	loc := location{key: "url\x00" + postgres.Redact(url), url: url}
+	if c.Replica != "" {
+		dir, err := filepath.Abs(expand(c.Replica))
+		if err != nil {
+			return location{}, fmt.Errorf("replica: %w", err)
+		}
+		loc.dir, loc.key = dir, loc.key+"\x00"+dir
+	}
+	return loc, nil
+}
+
+// replicaSlots bounds the instances on one host that replicate one
+// database without a replica setting.
+const replicaSlots = 16
+
+// replicaSlot takes the default replica directory of the database at url
+// for this process: under Caddy's data directory, named after the URL
+// without its password; a second process on the host, with the same data
+// directory, takes the next slot (the name with -1, -2, ...).
+func replicaSlot(url string) (dir string, unlock func(), err error) {
+	sum := sha256.Sum256([]byte(postgres.Redact(url)))
+	base := filepath.Join(caddy.AppDataDir(), "memory", "replicas", hex.EncodeToString(sum[:8]))
+	for slot := range replicaSlots {
+		dir := base
+		if slot > 0 {
+			dir += "-" + strconv.Itoa(slot)
+		}
+		unlock, ok, err := lockDir(dir)
+		if err != nil {
+			return "", nil, fmt.Errorf("replica directory %s: %w", dir, err)
+		}
+		if ok {
+			return dir, unlock, nil
+		}
+	}
+	return "", nil, fmt.Errorf("%d processes on this host already replicate %s from %s: give this one a replica directory of its own (replica)",
+		replicaSlots, postgres.Redact(url), base)
+}
+
+// engineLogger is the storages' logger: an engine outlives the
+// configuration that opened it.
+func engineLogger() *zap.Logger { return caddy.Log().Named("memory") }
+
+// acquireStorage opens the storage sc describes for a configuration, or
+// shares the one already open at its location, applying what the new
+// settings change (see apply).
+func acquireStorage(name string, sc *StorageConfig, logger *zap.Logger) (*Storage, error) {
+	loc, err := sc.location(name)
+	if err != nil {
+		return nil, err
+	}
+	keys, err := sc.Encryption.ring()
+	if err != nil {
+		return nil, err
+	}
+	opened := false
+	v, _, err := pool.LoadOrNew(loc.key, func() (caddy.Destructor, error) {
+		p, err := openPooled(loc, sc, keys)
+		opened = err == nil
+		return p, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("opening %s: %w", loc, err)
+	}
+	p := v.(*pooled)
+	if !opened {
+		if err := p.apply(sc, keys, logger); err != nil {
+			_, _ = pool.Delete(loc.key)
+			return nil, err
+		}
+	}
+	return &Storage{Name: name, p: p, key: loc.key}, nil
+}
+
+// openPooled opens a storage and starts what its settings turn on.
+func openPooled(loc location, sc *StorageConfig, keys *seal.Ring) (*pooled, error) {
+	p := &pooled{dir: loc.dir, unlock: func() {}}
+	if loc.url != "" && loc.dir == "" {
+		var err error
+		if p.dir, p.unlock, err = replicaSlot(loc.url); err != nil {
+			return nil, err
+		}
+	}
+	e, err := engine.Open(engine.Config{
+		Dir:       p.dir,
+		Database:  loc.url,
+		Shards:    sc.IndexShards,
+		QueueSize: sc.QueueSize,
+		Logger:    engineLogger,
+		Observer:  observer{},
+		Keys:      keys,
+	})
+	if err != nil {
+		p.unlock()
+		return nil, err
+	}
+	p.engine = e
+	p.cfg = sc
+	p.run(sc)
+	return p, nil
+}
+
+// apply gives an open storage a later configuration's settings. What an
+// open storage cannot take refuses that configuration, with the reason,
+// before anything is changed; the key is applied first, as the one step
+// that can fail.
+func (p *pooled) apply(sc *StorageConfig, keys *seal.Ring, logger *zap.Logger) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := p.refused(sc); err != nil {
+		return err
+	}
+	if err := p.engine.UseKeys(keys); err != nil {
+		return err
+	}
+	if k := p.engine.Shards(); sc.IndexShards != 0 && sc.IndexShards != k {
+		logger.Warn("index_shards applies to a new storage; this one keeps the shards it was created with",
+			zap.Int("configured", sc.IndexShards), zap.Int("in_effect", k))
+	}
+	p.cfg = sc
+	p.run(sc)
+	return nil
+}
+
+// refused says why sc cannot apply to the open storage, or nil.
+func (p *pooled) refused(sc *StorageConfig) error {
+	restart := func(setting, now, want string) error {
+		return fmt.Errorf("%s cannot change while the storage is open (it is %s; the new configuration says %s): restart Caddy to change it",
+			setting, now, want)
+	}
+	want := sc.QueueSize
+	if want == 0 {
+		want = engine.DefaultQueueSize
+	}
+	if n := p.engine.QueueSize(); want != n {
+		return restart("queue_size", strconv.Itoa(n), strconv.Itoa(want))
+	}
+	if old, now := p.cfg.Embed, sc.Embed; old != nil && now != nil {
+		for _, f := range [][3]string{
+			{"embed url", old.URL, now.URL},
+			{"embed model", old.Model, now.Model},
+			{"embed dimensions", strconv.Itoa(old.Dimensions), strconv.Itoa(now.Dimensions)},
+		} {
+			if f[1] != f[2] {
+				// The stored vectors were made with the running model.
+				return restart(f[0], f[1], f[2])
+			}
+		}
+	}
+	if p.engine.Encryption().Encrypted && sc.Encryption == nil {
+		return fmt.Errorf("the storage is encrypted and the new configuration gives it no key: keep its encryption block " +
+			"(to leave encryption, POST /memory/decrypt on Caddy's admin endpoint first)")
+	}
+	return nil
+}
+
+// run starts or stops, and sets, what the settings turn on: ageing, the
+// search cache, the learners.
+func (p *pooled) run(sc *StorageConfig) {
+	e := p.engine
+	e.UseLifecycle(sc.lifecycle())
+	e.UseSearchCache(int(sc.SearchCache))
+	if l := sc.llm(); l != nil {
+		e.UseLLM(*l)
+	} else {
+		e.StopLLM()
+	}
+	if em := sc.embed(); em != nil {
+		_ = e.UseEmbedding(*em) // what it would keep as it was is refused above
+	} else {
+		e.StopEmbedding()
+	}
+}

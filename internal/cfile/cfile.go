@@ -1,0 +1,103 @@
+// Package cfile owns the small readers shared by this module's Caddyfile
+// parsers (the memory app's global option and the handlers' directives):
+// one argument, a nested block of single-argument settings, sizes and
+// durations, each setting given once.
+package cfile
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/dustin/go-humanize"
+)
+
+// Once refuses a subdirective given twice in one block: the second would
+// silently win.
+func Once(d *caddyfile.Dispenser, seen map[string]bool, sub string) error {
+	if seen[sub] {
+		return d.Errf("%s already specified", sub)
+	}
+	seen[sub] = true
+	return nil
+}
+
+// OneArg reads the single argument of the subdirective named name.
+func OneArg(d *caddyfile.Dispenser, name string) (string, error) {
+	var arg string
+	if !d.Args(&arg) {
+		return "", d.ArgErr()
+	}
+	if d.NextArg() {
+		return "", d.Errf("%s takes one argument", name)
+	}
+	return arg, nil
+}
+
+// ErrUnknown is what a block's setter returns for a subdirective it does
+// not know.
+var ErrUnknown = errors.New("unrecognized")
+
+// Block reads the nested block of the subdirective name, whose
+// subdirectives take one argument each and may each be given once, calling
+// set with each.
+func Block(d *caddyfile.Dispenser, name string, set func(sub, arg string) error) error {
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	seen := map[string]bool{}
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		sub := d.Val()
+		if err := Once(d, seen, name+" "+sub); err != nil {
+			return err
+		}
+		arg, err := OneArg(d, name+" "+sub)
+		if err != nil {
+			return err
+		}
+		if err := set(sub, arg); errors.Is(err, ErrUnknown) {
+			return d.Errf("unrecognized %s subdirective '%s'", name, sub)
+		} else if err != nil {
+			return d.Errf("%s %s: %v", name, sub, err)
+		}
+	}
+	return nil
+}
+
+// Positive reads a whole number of at least 1.
+func Positive(s string) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("%q is not a positive whole number", s)
+	}
+	return n, nil
+}
+
+// Size reads a size such as 4MiB.
+func Size(s string) (int64, error) {
+	n, err := humanize.ParseBytes(s)
+	if err != nil || n == 0 {
+		return 0, fmt.Errorf("%q is not a size such as 4MiB or 512KB", s)
+	}
+	return int64(n), nil
+}
+
+// Duration reads a positive duration.
+func Duration(s string) (caddy.Duration, error) {
+	d, err := caddy.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%q is not a duration such as 500ms or 10s", s)
+	}
+	return caddy.Duration(d), nil
+}
+
+// Fraction reads a number from 0 to 1.
+func Fraction(s string) (float64, error) {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f < 0 || f > 1 {
+		return 0, fmt.Errorf("%q is not a number from 0 to 1", s)
+	}
+	return f, nil
+}
