@@ -8,6 +8,7 @@ import (
 	"github.com/caddy-memory/memory/api"
 	"github.com/caddy-memory/memory/inject"
 	"github.com/caddy-memory/memory/internal/cfile"
+	"github.com/caddy-memory/memory/memtools"
 )
 
 func init() {
@@ -112,10 +113,10 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		case "tools":
 			h.Tools = d.RemainingArgs()
 			if len(h.Tools) == 0 {
-				h.Tools = []string{toolSave, toolRecall}
+				h.Tools = []string{memtools.Save, memtools.Recall}
 			}
 			for _, t := range h.Tools {
-				if _, ok := toolDefs[t]; !ok {
+				if !memtools.Known(t) {
 					return d.Errf("tools: %q is not a memory tool: use save_memory, recall_memory, or neither for both", t)
 				}
 			}

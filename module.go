@@ -23,6 +23,7 @@ import (
 	"github.com/caddy-memory/memory/app"
 	"github.com/caddy-memory/memory/engine"
 	"github.com/caddy-memory/memory/inject"
+	"github.com/caddy-memory/memory/memtools"
 )
 
 func init() {
@@ -128,8 +129,8 @@ type Handler struct {
 	logger    *zap.Logger
 	storage   *app.Storage
 	engine    *engine.Engine
-	owed      *owedOutputs // outputs of the proxy's calls owed to stored responses
-	learner   learner      // where turns go once answered: the engine
+	tools     *memtools.Runner
+	learner   learner // where turns go once answered: the engine
 	placement inject.Placement
 	minScore  float64
 	format    inject.Dialect
@@ -198,7 +199,7 @@ func (h *Handler) setDefaults() error {
 		h.Gate = "heuristic"
 	}
 	if h.MaxToolRounds == 0 {
-		h.MaxToolRounds = defaultMaxToolRounds
+		h.MaxToolRounds = memtools.DefaultMaxRounds
 	}
 	if h.Placement == "" {
 		h.Placement = string(inject.CacheSafe)
@@ -231,7 +232,9 @@ func (h *Handler) use(st *app.Storage) {
 	st.AddProxy(h)
 	h.engine = st.Engine()
 	h.learner = h.engine
-	h.owed = st.Shared().Value("owed_outputs", func() any { return new(owedOutputs) }).(*owedOutputs)
+	h.tools = &memtools.Runner{Tools: h.Tools, MaxRounds: h.MaxToolRounds, MaxCapture: h.MaxCapture, Engine: h.engine,
+		Owed:   st.Shared().Value("owed_outputs", func() any { return new(memtools.Owed) }).(*memtools.Owed),
+		Logger: h.logger, Called: func(tool string) { toolCalls.WithLabelValues(tool).Inc() }}
 }
 
 // Validate checks the configuration.
@@ -249,7 +252,7 @@ func (h *Handler) Validate() error {
 		return fmt.Errorf("memory: unknown gate %q: use heuristic or off", h.Gate)
 	}
 	for _, t := range h.Tools {
-		if _, ok := toolDefs[t]; !ok {
+		if !memtools.Known(t) {
 			return fmt.Errorf("memory: unknown tool %q: the tools are save_memory and recall_memory", t)
 		}
 	}

@@ -1,10 +1,8 @@
 package memory
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -19,6 +17,7 @@ import (
 	"github.com/caddy-memory/memory/extract"
 	"github.com/caddy-memory/memory/inject"
 	"github.com/caddy-memory/memory/internal/norm"
+	"github.com/caddy-memory/memory/internal/reqbody"
 )
 
 // ServeHTTP recalls, injects, proxies, and hands the turn to the engine. Any
@@ -81,7 +80,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		ref, _ = repl.GetString("http.request.uuid")
 	}
 	t := newTee(w, h.MaxCapture)
-	recalled, err := h.forward(t, r, next, req.Dialect, owner, body)
+	recalled, err := h.tools.Forward(t, r, next, req.Dialect, owner, body)
 	injected = append(injected, recalled...)
 	if err != nil {
 		return err
@@ -129,11 +128,11 @@ func (h *Handler) read(r *http.Request, dialect inject.Dialect) (req *inject.Req
 	if !contentenc.Identity(enc) && !contentenc.Supported(enc) {
 		return nil, nil, "", ""
 	}
-	raw, complete, err := readBody(r, h.MaxBody)
+	raw, complete, err := reqbody.Read(r, h.MaxBody)
 	if err != nil || !complete {
 		return nil, nil, "", ""
 	}
-	setBody(r, raw) // read once; from here the body is always whole again
+	reqbody.Set(r, raw) // read once; from here the body is always whole again
 	body, err = contentenc.Decode(enc, raw, h.MaxBody, false)
 	if err != nil { // too large once decoded (a bomb), or corrupt
 		return nil, nil, "", ""
@@ -217,7 +216,7 @@ func (h *Handler) recall(r *http.Request, req *inject.Request, enc, owner, sessi
 	if err != nil {
 		return nil, nil, "", fmt.Errorf("placing memories: %w", err)
 	}
-	setBody(r, nb)
+	reqbody.Set(r, nb)
 	if !contentenc.Identity(enc) {
 		r.Header.Del("Content-Encoding") // the rewritten body goes on decoded
 	}
@@ -256,48 +255,4 @@ func capLen(s string, n int) string {
 		return s[:n]
 	}
 	return s
-}
-
-// readBody reads at most max bytes of the request body. When the body is
-// larger, complete is false and r.Body is restored to the whole body, the
-// read part stitched back in front of the rest.
-func readBody(r *http.Request, max int64) (body []byte, complete bool, err error) {
-	if r.Body == nil || r.Body == http.NoBody {
-		return nil, false, nil
-	}
-	if r.ContentLength > max {
-		return nil, false, nil
-	}
-	// A declared length is read into one buffer of its size, not one that
-	// doubles as it fills (twice the memory, for a body near max_body).
-	var b bytes.Buffer
-	if r.ContentLength > 0 {
-		b.Grow(int(r.ContentLength) + bytes.MinRead)
-	}
-	_, err = b.ReadFrom(io.LimitReader(r.Body, max+1))
-	buf := b.Bytes()
-	if err != nil || int64(len(buf)) > max {
-		r.Body = stitched{io.MultiReader(bytes.NewReader(buf), r.Body), r.Body}
-		if err != nil {
-			return nil, false, fmt.Errorf("reading request body: %w", err)
-		}
-		return nil, false, nil
-	}
-	return buf, true, nil
-}
-
-// stitched is a body whose first bytes were already read: reads see them
-// again, Close closes the original.
-type stitched struct {
-	io.Reader
-	io.Closer
-}
-
-// setBody replaces the request body and every header that describes it.
-func setBody(r *http.Request, b []byte) {
-	r.Body = io.NopCloser(bytes.NewReader(b))
-	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
-	r.ContentLength = int64(len(b))
-	r.Header.Set("Content-Length", strconv.Itoa(len(b)))
-	r.TransferEncoding = nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
 	"github.com/caddy-memory/memory/extract"
+	"github.com/caddy-memory/memory/internal/reqbody"
 )
 
 // tee writes the upstream response to the client and keeps a bounded copy of
@@ -68,7 +69,7 @@ func (t *tee) keep(p []byte) {
 // ReadFrom sends io.Copy through Write; the wrapper's own ReadFrom would go
 // straight to the client and bypass the copy.
 func (t *tee) ReadFrom(r io.Reader) (int64, error) {
-	return io.Copy(writerOnly{t}, r)
+	return io.Copy(reqbody.WriterOnly{Writer: t}, r)
 }
 
 // FlushError and Flush serve callers that look for a flusher directly;
@@ -78,8 +79,3 @@ func (t *tee) FlushError() error {
 }
 
 func (t *tee) Flush() { _ = t.FlushError() }
-
-// writerOnly hides every method but Write, so io.Copy cannot find ReadFrom.
-type writerOnly struct{ io.Writer }
-
-var _ http.ResponseWriter = (*tee)(nil)

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/caddy-memory/memory/memtools"
 	"github.com/caddy-memory/memory/store"
 )
 
@@ -81,7 +82,7 @@ func rounds(t *testing.T, up *fakeLLM, before int, r toolReply, n int) []recorde
 }
 
 // TestMemoryToolCallsPerAnswer: one answer of 1,000 save_memory calls
-// stores the first maxCallsPerAnswer; every other call is answered with an
+// stores the first memtools.MaxCallsPerAnswer; every other call is answered with an
 // error, so the conversation stays valid in every format, and the client
 // gets the model's next answer as usual.
 func TestMemoryToolCallsPerAnswer(t *testing.T) {
@@ -117,15 +118,15 @@ func TestMemoryToolCallsPerAnswer(t *testing.T) {
 						saved++
 					}
 				}
-				if len(results) != 1000 || saved != maxCallsPerAnswer {
-					t.Errorf("the model read %d results, %d of them saved; want 1000 results, %d saved", len(results), saved, maxCallsPerAnswer)
+				if len(results) != 1000 || saved != memtools.MaxCallsPerAnswer {
+					t.Errorf("the model read %d results, %d of them saved; want 1000 results, %d saved", len(results), saved, memtools.MaxCallsPerAnswer)
 				}
-				if last := results[len(results)-1]; !strings.Contains(last, `"error"`) || !strings.Contains(last, fmt.Sprint(maxCallsPerAnswer)) {
+				if last := results[len(results)-1]; !strings.Contains(last, `"error"`) || !strings.Contains(last, fmt.Sprint(memtools.MaxCallsPerAnswer)) {
 					t.Errorf("a call past the cap was answered %s", last)
 				}
 				_, out := api.do("GET", "/memory/memories?source=tool&limit=500", key, nil)
-				if got := listContents(out); len(got) != maxCallsPerAnswer {
-					t.Errorf("%d memories stored, want %d", len(got), maxCallsPerAnswer)
+				if got := listContents(out); len(got) != memtools.MaxCallsPerAnswer {
+					t.Errorf("%d memories stored, want %d", len(got), memtools.MaxCallsPerAnswer)
 				}
 			})
 		}

@@ -1,4 +1,11 @@
-package memory
+// Package memtools owns the model's own memory tools inside the proxy: a
+// request gains save_memory and recall_memory in its format's shape, and
+// when the model calls only those, the proxy runs them for the request's
+// owner and asks the upstream again with the calls and their results, up
+// to a number of rounds; the client sees one ordinary answer. It owns the
+// rounds, the writer that edits each answer for the client, and the
+// outputs owed to stored OpenAI responses.
+package memtools
 
 import (
 	"context"
@@ -8,45 +15,77 @@ import (
 	"slices"
 	"time"
 
-	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/tidwall/gjson"
 	"go.uber.org/zap"
 
 	"github.com/caddy-memory/memory/engine"
 	"github.com/caddy-memory/memory/extract"
 	"github.com/caddy-memory/memory/inject"
+	"github.com/caddy-memory/memory/internal/reqbody"
 	"github.com/caddy-memory/memory/store"
 )
 
-// The model's own memory tools: with `tools`, a request gains save_memory
-// and recall_memory in its format's shape, and when the model calls only
-// those, the proxy runs them for the request's owner and asks the upstream
-// again with the calls and their results, up to max_tool_rounds; the
-// client sees one ordinary answer.
-
 // Names of the proxy's tools.
 const (
-	toolSave   = "save_memory"
-	toolRecall = "recall_memory"
+	Save   = "save_memory"
+	Recall = "recall_memory"
 )
 
-// defaultMaxToolRounds is how many times the proxy asks the upstream again
+// DefaultMaxRounds is how many times the proxy asks the upstream again
 // for one request.
-const defaultMaxToolRounds = 3
+const DefaultMaxRounds = 3
 
-// maxCallsPerAnswer bounds the proxy's calls it runs of one answer: the
+// MaxCallsPerAnswer bounds the proxy's calls it runs of one answer: the
 // calls past it are answered with an error and not run. Each call is a
 // search or a write, and one answer can hold thousands of them; so a
-// request runs at most (max_tool_rounds + 1) * maxCallsPerAnswer.
-const maxCallsPerAnswer = 16
+// request runs at most (max_tool_rounds + 1) * MaxCallsPerAnswer.
+const MaxCallsPerAnswer = 16
 
-// notRun is the result of a call past maxCallsPerAnswer.
-var notRun = fmt.Sprintf(`{"error":"not run: the proxy runs at most %d memory calls per answer; call again in a later answer what still matters"}`, maxCallsPerAnswer)
+// notRun is the result of a call past MaxCallsPerAnswer.
+var notRun = fmt.Sprintf(`{"error":"not run: the proxy runs at most %d memory calls per answer; call again in a later answer what still matters"}`, MaxCallsPerAnswer)
+
+// Known reports whether name is one of the proxy's tools.
+func Known(name string) bool {
+	_, ok := toolDefs[name]
+	return ok
+}
+
+// Next is the handler a request goes on to (reverse_proxy): Caddy's
+// caddyhttp.Handler.
+type Next interface {
+	ServeHTTP(http.ResponseWriter, *http.Request) error
+}
+
+// Client is where the final answer goes: the response writer with its
+// flush (the proxy's learning tee).
+type Client interface {
+	http.ResponseWriter
+	FlushError() error
+}
+
+// Runner runs the tools of one memory handler.
+type Runner struct {
+	// Tools are the tools offered; none: the feature is off.
+	Tools []string
+	// MaxRounds is how many times, at most, the upstream is asked again.
+	MaxRounds int
+	// MaxCapture bounds what is held of one answer to edit it (the
+	// handler's max_capture): a longer answer passes as it came, and the
+	// rounds stop.
+	MaxCapture int64
+	Engine     *engine.Engine
+	// Owed keeps outputs owed to stored OpenAI responses; it belongs to the
+	// storage, so a reload keeps it.
+	Owed   *Owed
+	Logger *zap.Logger
+	// Called hears each call the model makes of a tool (for the metrics).
+	Called func(tool string)
+}
 
 // toolDefs are the tools as the model is told of them.
 var toolDefs = map[string]inject.Tool{
-	toolSave: {
-		Name: toolSave,
+	Save: {
+		Name: Save,
 		Description: "Save something about the user to long-term memory, so it is remembered in later conversations: " +
 			"a preference, a fact about them or their life, or an instruction for how to help them. " +
 			"Write it as one standalone sentence in the third person (\"The user prefers window seats.\").",
@@ -55,8 +94,8 @@ var toolDefs = map[string]inject.Tool{
 			`"category":{"type":"string","enum":["preference","fact","instruction"],"description":"What kind of memory it is."}},` +
 			`"required":["content"]}`,
 	},
-	toolRecall: {
-		Name: toolRecall,
+	Recall: {
+		Name: Recall,
 		Description: "Search the long-term memory of earlier conversations with this user. " +
 			"Returns the 5 most relevant memories with their category, relevance (0 to 1) and when they were made.",
 		Parameters: `{"type":"object","properties":{` +
@@ -69,9 +108,9 @@ var toolDefs = map[string]inject.Tool{
 // recallLimit is how many memories recall_memory returns.
 const recallLimit = 5
 
-// memoryTools returns the proxy's tools a request gains: those configured
+// offered returns the proxy's tools a request gains: those configured
 // that the client does not define itself.
-func (h *Handler) memoryTools(dialect string, body []byte) []inject.Tool {
+func (h *Runner) offered(dialect string, body []byte) []inject.Tool {
 	if len(h.Tools) == 0 {
 		return nil
 	}
@@ -85,16 +124,17 @@ func (h *Handler) memoryTools(dialect string, body []byte) []inject.Tool {
 	return out
 }
 
-// forward sends the request on, through t: with the proxy's tools when it
+// Forward sends the request on, through t: with the proxy's tools when it
 // gains any (see serveWithTools), else as it is. It returns the texts the
-// tools recalled.
-func (h *Handler) forward(t *tee, r *http.Request, next caddyhttp.Handler, dialect, owner string, body []byte) ([]string, error) {
-	tools := h.memoryTools(dialect, body)
+// tools recalled: like the injected block, they are not to be learned
+// again.
+func (h *Runner) Forward(t Client, r *http.Request, next Next, dialect, owner string, body []byte) ([]string, error) {
+	tools := h.offered(dialect, body)
 	if tools == nil {
 		return nil, next.ServeHTTP(t, r)
 	}
 	if dialect == inject.NameOpenAIResponses {
-		if owe := h.owed.take(owner, gjson.GetBytes(body, "previous_response_id").String()); owe != nil {
+		if owe := h.Owed.take(owner, gjson.GetBytes(body, "previous_response_id").String()); owe != nil {
 			if b, err := inject.PrependInput(body, owe); err == nil {
 				body = b
 			}
@@ -102,7 +142,7 @@ func (h *Handler) forward(t *tee, r *http.Request, next caddyhttp.Handler, diale
 	}
 	withTools, err := inject.AddTools(dialect, body, tools)
 	if err != nil {
-		h.logger.Warn("memory tools not offered; request passed on without them", zap.Error(err))
+		h.Logger.Warn("memory tools not offered; request passed on without them", zap.Error(err))
 		return nil, next.ServeHTTP(t, r)
 	}
 	r.Header.Del("Content-Encoding") // the body goes on decoded
@@ -114,7 +154,7 @@ func (h *Handler) forward(t *tee, r *http.Request, next caddyhttp.Handler, diale
 // conversation sent again, and the final answer reaches the client through
 // t (the learning tee). It returns the texts the tools recalled: like the
 // injected block, they are not to be learned again.
-func (h *Handler) serveWithTools(t *tee, r *http.Request, next caddyhttp.Handler, dialect, owner string, body []byte, tools []inject.Tool) ([]string, error) {
+func (h *Runner) serveWithTools(t Client, r *http.Request, next Next, dialect, owner string, body []byte, tools []inject.Tool) ([]string, error) {
 	mine := map[string]bool{}
 	for _, tl := range tools {
 		mine[tl.Name] = true
@@ -137,7 +177,7 @@ func (h *Handler) serveWithTools(t *tee, r *http.Request, next caddyhttp.Handler
 		return recalled, err
 	}
 	for round := 0; ; round++ {
-		setBody(r, body)
+		reqbody.Set(r, body)
 		rw := &roundWriter{client: t, dialect: dialect, isMemory: isMemory, prior: prior, limit: h.MaxCapture, header: base.Clone(), prev: prev}
 		err := next.ServeHTTP(rw, r)
 		if prev == nil && err != nil && !rw.wrote {
@@ -145,12 +185,12 @@ func (h *Handler) serveWithTools(t *tee, r *http.Request, next caddyhttp.Handler
 		}
 		if err != nil || rw.editor == nil {
 			if prev != nil {
-				h.logger.Warn("the upstream failed to answer after the memory tools ran; the client's stream ends with what it had", zap.Error(err))
+				h.Logger.Warn("the upstream failed to answer after the memory tools ran; the client's stream ends with what it had", zap.Error(err))
 				return unfinished(nil)
 			}
 			return recalled, err
 		}
-		last := round == h.MaxToolRounds
+		last := round == h.MaxRounds
 		again := rw.end(last)
 		if !again {
 			if !rw.spent {
@@ -178,11 +218,11 @@ func (h *Handler) serveWithTools(t *tee, r *http.Request, next caddyhttp.Handler
 // with its own calls alone: what the model asked to save is saved. A
 // recall's result would reach no one, except in an OpenAI responses
 // answer, which OpenAI stores whole: the next request continuing it owes
-// an output for each call, kept until then (see owedOutputs).
-func (h *Handler) besideClientCalls(ctx context.Context, owner, dialect string, ed *extract.Editor) {
+// an output for each call, kept until then (see Owed).
+func (h *Runner) besideClientCalls(ctx context.Context, owner, dialect string, ed *extract.Editor) {
 	var calls []inject.ToolCall
 	for _, c := range ed.Calls() {
-		if c.Name == toolSave || dialect == inject.NameOpenAIResponses {
+		if c.Name == Save || dialect == inject.NameOpenAIResponses {
 			calls = append(calls, c)
 		}
 	}
@@ -194,17 +234,17 @@ func (h *Handler) besideClientCalls(ctx context.Context, owner, dialect string, 
 	for i, c := range calls {
 		owe[i] = inject.CallOutput(c.ID, results[i])
 	}
-	h.owed.put(owner, ed.ResponseID(), owe)
+	h.Owed.put(owner, ed.ResponseID(), owe)
 }
 
 // runCalls runs the proxy's calls of one answer for owner, the first
-// maxCallsPerAnswer of them, and returns a result for each (notRun for the
+// MaxCallsPerAnswer of them, and returns a result for each (notRun for the
 // others: the model's conversation needs one per call) and the memories
 // the recalls found.
-func (h *Handler) runCalls(ctx context.Context, owner string, calls []inject.ToolCall) (results, recalled []string) {
+func (h *Runner) runCalls(ctx context.Context, owner string, calls []inject.ToolCall) (results, recalled []string) {
 	results = make([]string, len(calls))
 	for i, c := range calls {
-		if i >= maxCallsPerAnswer {
+		if i >= MaxCallsPerAnswer {
 			results[i] = notRun
 			continue
 		}
@@ -218,7 +258,7 @@ func (h *Handler) runCalls(ctx context.Context, owner string, calls []inject.Too
 // runTool runs one call of the proxy's tools for owner and returns its
 // result, as the model reads it (JSON; an error is a result too, never a
 // failed request), and the memories it recalled.
-func (h *Handler) runTool(ctx context.Context, owner string, c inject.ToolCall) (string, []string) {
+func (h *Runner) runTool(ctx context.Context, owner string, c inject.ToolCall) (string, []string) {
 	fail := func(err error) (string, []string) {
 		b, _ := json.Marshal(map[string]string{"error": err.Error()})
 		return string(b), nil
@@ -233,22 +273,24 @@ func (h *Handler) runTool(ctx context.Context, owner string, c inject.ToolCall) 
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	toolCalls.WithLabelValues(c.Name).Inc()
+	if h.Called != nil {
+		h.Called(c.Name)
+	}
 	switch c.Name {
-	case toolSave:
+	case Save:
 		switch args.Category {
 		case "", "preference", "fact", "instruction":
 		default:
 			return fail(fmt.Errorf("category must be preference, fact or instruction, not %q", args.Category))
 		}
-		m, op, err := h.engine.SaveMemory(ctx, owner, args.Content, args.Category, store.SourceTool)
+		m, op, err := h.Engine.SaveMemory(ctx, owner, args.Content, args.Category, store.SourceTool)
 		if err != nil {
 			return fail(err)
 		}
 		b, _ := json.Marshal(map[string]any{"saved": true, "id": m.ID, "op": op})
 		return string(b), nil
-	case toolRecall:
-		found, err := h.engine.RecallMemory(ctx, owner, args.Query, args.Scope, recallLimit)
+	case Recall:
+		found, err := h.Engine.RecallMemory(ctx, owner, args.Query, args.Scope, recallLimit)
 		if err != nil {
 			return fail(err)
 		}

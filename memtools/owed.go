@@ -1,4 +1,4 @@
-package memory
+package memtools
 
 import (
 	"sync"
@@ -18,8 +18,8 @@ const (
 	owedFor   = time.Hour
 )
 
-// owedOutputs are function_call_output items owed to stored responses.
-type owedOutputs struct {
+// Owed are function_call_output items owed to stored responses.
+type Owed struct {
 	mu    sync.Mutex
 	items map[string]owed
 	order []string // keys, oldest first
@@ -33,7 +33,7 @@ type owed struct {
 func owedKey(owner, response string) string { return owner + "\x00" + response }
 
 // put remembers the outputs owed to owner's response.
-func (o *owedOutputs) put(owner, response string, items []string) {
+func (o *Owed) put(owner, response string, items []string) {
 	if response == "" || len(items) == 0 {
 		return
 	}
@@ -55,7 +55,7 @@ func (o *owedOutputs) put(owner, response string, items []string) {
 }
 
 // take returns, once, the outputs owed to owner's response.
-func (o *owedOutputs) take(owner, response string) []string {
+func (o *Owed) take(owner, response string) []string {
 	if response == "" {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package memory
+package memtools
 
 import (
 	"io"
@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/caddy-memory/memory/extract"
+	"github.com/caddy-memory/memory/internal/reqbody"
 )
 
 // One round of a request that carries the proxy's tools: the upstream's
@@ -19,7 +20,7 @@ import (
 // upstream's: the client gets the last round's, so the upstream's headers
 // do not pile up across rounds.
 type roundWriter struct {
-	client   *tee
+	client   Client
 	dialect  string
 	isMemory func(string) bool
 	prior    extract.Usage
@@ -134,7 +135,7 @@ func (w *roundWriter) FlushError() error {
 func (w *roundWriter) Flush() { _ = w.FlushError() }
 
 // ReadFrom sends io.Copy through Write.
-func (w *roundWriter) ReadFrom(r io.Reader) (int64, error) { return io.Copy(writerOnly{w}, r) }
+func (w *roundWriter) ReadFrom(r io.Reader) (int64, error) { return io.Copy(reqbody.WriterOnly{Writer: w}, r) }
 
 // end finishes the round once the upstream's answer is whole, and reports
 // whether it was a tool round to run (the client's stream, if it has one,
