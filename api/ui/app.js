@@ -36,8 +36,11 @@ async function api(method, path, body, raw) {
 		headers.Authorization = 'Bearer ' + sessionStorage.getItem(keyName);
 	}
 	let payload;
-	if (body instanceof Blob || typeof body === 'string') {
+	if (body instanceof Blob) {
+		// The only file the page sends is an import: JSON lines. The API
+		// refuses the types a foreign page's form could send.
 		payload = body;
+		headers['Content-Type'] = 'application/x-ndjson';
 	} else if (body !== undefined) {
 		payload = JSON.stringify(body);
 		headers['Content-Type'] = 'application/json';
