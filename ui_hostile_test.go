@@ -110,3 +110,86 @@ func TestForeignPagesCannotWriteThroughTheOperatorsBrowser(t *testing.T) {
 	}
 	tb.checkConsole()
 }
+
+// readingOrder says whether the characters of word, where it first
+// appears in the text of the element sel, are laid out left to right on
+// the screen, as they are written: what a reader sees, not the DOM.
+func readingOrder(sel, word string) string {
+	return fmt.Sprintf(`(() => {
+		const walker = document.createTreeWalker(document.querySelector(%s), NodeFilter.SHOW_TEXT);
+		for (let n; (n = walker.nextNode());) {
+			const i = n.data.indexOf(%s);
+			if (i < 0) continue;
+			const r = document.createRange();
+			const left = (k) => { r.setStart(n, i + k); r.setEnd(n, i + k + 1); return r.getBoundingClientRect().left; };
+			for (let k = 1; k < %d; k++) if (left(k) <= left(k - 1)) return 'reversed';
+			return 'left to right';
+		}
+		return 'not found';
+	})()`, jsString(sel), jsString(word), len(word))
+}
+
+// TestDashboardShowsHiddenCharacters: stored text with bidi controls and
+// zero-width characters shows them as marked tokens, so "evil.exe" reads
+// as written rather than as "exe.live", and a zero-width space is seen;
+// the joiners of emoji and of Persian words do their ordinary job; markup
+// stays text.
+func TestDashboardShowsHiddenCharacters(t *testing.T) {
+	storage := t.TempDir()
+	up := newFakeLLM(t)
+	a := apiCall{t, startCaddy(t, apiConfig(t, storage, up.addr(), "")).Client}
+	create := func(content string) int {
+		t.Helper()
+		status, out := a.do("POST", "/memory/admin/memories", "admin", map[string]any{"owner": "sk-bidi", "kind": "note", "content": content})
+		if status != http.StatusCreated {
+			t.Fatalf("creating %q: %d %s", content, status, errCode(out))
+		}
+		return idOf(memoryOf(out))
+	}
+	rtl := create("Run the attachment RTL \u202eevil.exe\u202c today")
+	zw := create("Log in at pay\u200bpal.example")
+	joined := create("Family 👨\u200d👩\u200d👧 says می\u200cخواهم")
+	markup := create(`Markup <img src=x onerror="window.pwned=1"><script>window.pwned=1</script> stays text`)
+	if status, out := a.do("PATCH", fmt.Sprintf("/memory/admin/memories/%d", zw), "admin", map[string]any{"content": "Log in at the bank\u2060 instead"}); status != http.StatusOK {
+		t.Fatalf("editing: %d %s", status, errCode(out))
+	}
+	owner := engineAt(storage).OwnerID("sk-bidi")
+
+	tb := openTab(t, 1280, 900)
+	tb.answerBasicAuth("admin", "s3cret")
+	tb.do("open the owner", chromedp.Navigate(caddyAddr+"/memory/admin/ui/#owner="+owner))
+	tb.until("the memories", `document.querySelectorAll('#memories-table tbody tr').length === 4`)
+	cell := func(id int) string {
+		return tb.eval(fmt.Sprintf(`document.querySelector(%s + ' td.content').innerText`, jsString(row(id))))
+	}
+	if got := cell(rtl); !strings.Contains(got, "RTL <U+202E>evil.exe<U+202C> today") || strings.ContainsRune(got, '\u202e') {
+		t.Errorf("the memory with bidi controls shows as %q", got)
+	}
+	if got := tb.eval(readingOrder(row(rtl)+" td.content", "evil.exe")); got != "left to right" {
+		t.Errorf("evil.exe is laid out %s", got)
+	}
+	if got := cell(zw); !strings.Contains(got, "the bank<U+2060> instead") {
+		t.Errorf("the memory with a word joiner shows as %q", got)
+	}
+	if got := cell(joined); !strings.Contains(got, "Family 👨\u200d👩\u200d👧 says می\u200cخواهم") || strings.Contains(got, "<U+") {
+		t.Errorf("emoji and Persian joiners show as %q", got)
+	}
+	if got := cell(markup); !strings.Contains(got, `<img src=x onerror="window.pwned=1"><script>`) ||
+		tb.eval(`String(document.querySelectorAll('#memories-table img, #memories-table script').length) + ' ' + typeof window.pwned`) != "0 undefined" {
+		t.Errorf("stored markup shows as %q, or became elements", got)
+	}
+
+	// The memory's page, its history included.
+	tb.open("the edited memory's page", fmt.Sprintf("%s/memory/admin/ui/#owner=%s&memory=%d", caddyAddr, owner, zw))
+	tb.until("its history", `!document.querySelector('#detail').hidden && document.querySelector('#history').innerText.includes('pal.example')`)
+	if got := tb.eval(`document.querySelector('#history').innerText`); !strings.Contains(got, "pay<U+200B>pal.example") {
+		t.Errorf("the history shows %q", got)
+	}
+	tb.open("the other memory's page", fmt.Sprintf("%s/memory/admin/ui/#owner=%s&memory=%d", caddyAddr, owner, rtl))
+	tb.until("its page", `!document.querySelector('#detail').hidden && document.querySelector('#detail-fields').innerText.includes('today')`)
+	if got := tb.eval(readingOrder("#detail-fields", "evil.exe")); got != "left to right" {
+		t.Errorf("on the memory's page, evil.exe is laid out %s", got)
+	}
+	t.Logf("screenshot (CI artifact): %s", tb.screenshot("dashboard-hidden-characters.png"))
+	tb.checkConsole()
+}
