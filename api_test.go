@@ -80,6 +80,13 @@ func (a apiCall) raw(method, path, auth string, body any) (int, []byte) {
 	if err != nil {
 		a.t.Fatal(err)
 	}
+	if r != nil {
+		// As docs/api.md has it: JSON lines to /import, JSON elsewhere.
+		req.Header.Set("Content-Type", "application/json")
+		if strings.Contains(path, "/import") {
+			req.Header.Set("Content-Type", "application/x-ndjson")
+		}
+	}
 	switch {
 	case auth == "admin":
 		req.SetBasicAuth("admin", "s3cret")

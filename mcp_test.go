@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -263,5 +264,72 @@ func TestMCPAdminModeThroughCaddy(t *testing.T) {
 	}
 	if _, out = a.do("GET", "/memory/admin/memories?owner=sk-dave&include_deleted=true", "admin", nil); len(listContents(out)) != 1 {
 		t.Errorf("forgetting Carol touched Dave: %v", out)
+	}
+}
+
+// TestMCPBatchIsRefusedThroughCaddy: a JSON-RPC batch buys no work per
+// item. Self mode takes any bearer string as an identity, so anyone who
+// reaches /mcp could otherwise send one small request of 10,000 calls and
+// get tens of megabytes back. MCP removed batches in 2025-06-18; a client
+// that announces an earlier revision (or none) gets the same refusal.
+func TestMCPBatchIsRefusedThroughCaddy(t *testing.T) {
+	storage := t.TempDir()
+	up := newFakeLLM(t)
+	startCaddy(t, apiConfig(t, storage, up.addr(), ""))
+
+	send := func(body, version string) (int, []byte, time.Duration) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, caddyAddr+"/memory/mcp", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer anyone-at-all")
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if version != "" {
+			req.Header.Set("MCP-Protocol-Version", version)
+		}
+		start := time.Now()
+		resp, err := (&http.Client{Timeout: 60 * time.Second}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		// Read at most a little more than a refusal can be: the
+		// unbounded answer was 58 MB.
+		raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		return resp.StatusCode, raw, time.Since(start)
+	}
+	calls := make([]string, 10_000)
+	for i := range calls {
+		calls[i] = fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list"}`, i+1)
+	}
+	batch := "[" + strings.Join(calls, ",") + "]"
+	for _, c := range []struct{ name, body, version string }{
+		{"10,000 calls, no protocol version", batch, ""},
+		{"10,000 calls, 2025-03-26", batch, "2025-03-26"},
+		{"after whitespace", " \r\n\t" + batch, ""},
+		{"one call", "[" + calls[0] + "]", ""},
+	} {
+		status, raw, took := send(c.body, c.version)
+		var answer struct {
+			JSONRPC string          `json:"jsonrpc"`
+			ID      json.RawMessage `json:"id"`
+			Error   struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		err := json.Unmarshal(raw, &answer)
+		if status != http.StatusBadRequest || err != nil || answer.JSONRPC != "2.0" || string(answer.ID) != "null" ||
+			answer.Error.Code != -32600 || !strings.Contains(answer.Error.Message, "one request per") {
+			t.Errorf("%s: %d, %d bytes in %v: %.300s", c.name, status, len(raw), took, raw)
+			continue
+		}
+		t.Logf("%s (%d bytes): refused with %d bytes in %v", c.name, len(c.body), len(raw), took)
+	}
+	// A single call still works, as does the SDK's client.
+	if status, raw, _ := send(calls[0], "2025-06-18"); status != http.StatusOK || !strings.Contains(string(raw), `"search_memory"`) {
+		t.Errorf("one tools/list: %d %.300s", status, raw)
+	}
+	if got := dialMCP(t, "/memory/mcp", "sk-batch").tools(); len(got) != 5 {
+		t.Errorf("the SDK's client lists %v", got)
 	}
 }

@@ -57,6 +57,9 @@ type Config struct {
 type Handler struct {
 	cfg Config
 	mux *http.ServeMux
+	// origins refuses state-changing requests from other origins' pages
+	// (see guard.go).
+	origins *http.CrossOriginProtection
 }
 
 // New returns a Handler.
@@ -70,7 +73,7 @@ func New(cfg Config) *Handler {
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
-	h := &Handler{cfg: cfg, mux: http.NewServeMux()}
+	h := &Handler{cfg: cfg, mux: http.NewServeMux(), origins: http.NewCrossOriginProtection()}
 	routes := map[string]http.HandlerFunc{
 		"GET /memories":          h.list,
 		"POST /memories":         h.create,
@@ -102,6 +105,9 @@ func New(cfg Config) *Handler {
 var Roots = []string{"memories", "search", "ingest", "export", "import", "owners", "stats", "health", "consolidate", "mcp", "preview", "ui"}
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// Every answer is what its Content-Type says: a browser must never
+	// guess HTML or script from a memory's text.
+	w.Header().Set("X-Content-Type-Options", "nosniff")
 	if h.cfg.Mode == Admin && h.cfg.Authenticated != nil && !h.cfg.Authenticated(r) {
 		writeError(w, errorf(http.StatusUnauthorized, "unauthorized",
 			"the admin API serves every owner and answers only authenticated requests: put basic_auth or forward_auth in front of memory_api (or, on a trusted network, set insecure_no_auth)"))
@@ -119,6 +125,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		writeError(w, errorf(http.StatusNotFound, "not_found", "no such endpoint: %s %s", r.Method, r.URL.Path))
+		return
+	}
+	if e := h.refuseForeign(r, pattern); e != nil {
+		writeError(w, e)
 		return
 	}
 	h.mux.ServeHTTP(w, r)

@@ -54,12 +54,24 @@ func do(t *testing.T, h http.Handler, method, path, body, as string) *httptest.R
 		r = strings.NewReader(body)
 	}
 	req := httptest.NewRequest(method, path, r)
+	if method == "POST" || method == "PATCH" {
+		req.Header.Set("Content-Type", contentType(path))
+	}
 	if as != "" {
 		req.Header.Set("Authorization", as)
 	}
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 	return rec
+}
+
+// contentType is what a client sends a body to path as: JSON lines to
+// /import, JSON elsewhere.
+func contentType(path string) string {
+	if strings.HasPrefix(path, "/import") {
+		return "application/x-ndjson"
+	}
+	return "application/json"
 }
 
 // ok decodes a successful JSON answer into v.

@@ -121,17 +121,49 @@ func (h *Handler) export(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.Header().Set("Content-Disposition", `attachment; filename="memories.jsonl"`)
-	bw := bufio.NewWriterSize(w, 64<<10)
+	out := &sentWriter{w: w}
+	bw := bufio.NewWriterSize(out, 64<<10)
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
 	err = h.cfg.Engine.Export(owner, func(m *store.Memory) error { return enc.Encode(m) })
-	if err != nil {
-		// The status line is gone; end the stream short, which a JSONL
-		// reader notices as a truncated last line.
-		h.cfg.Logger.Error("memory export failed midway", zap.Error(err))
-		return
+	if err == nil {
+		err = bw.Flush()
 	}
-	_ = bw.Flush()
+	switch {
+	case err == nil:
+	case out.err != nil:
+		// The client went away: there is no one left to tell.
+		panic(http.ErrAbortHandler)
+	case out.sent == 0:
+		// Nothing has reached the client: the status can still say it.
+		w.Header().Del("Content-Disposition")
+		h.fail(w, err)
+	default:
+		// The status line said 200: only a transfer that fails tells the
+		// client (curl's exit status, a reader's error) that the file it
+		// holds is not the whole export. net/http (and Caddy above it)
+		// abort the response on this panic, without logging a stack.
+		h.cfg.Logger.Error("memory export failed midway; the response is aborted",
+			zap.Int64("bytes_sent", out.sent), zap.Error(err))
+		panic(http.ErrAbortHandler)
+	}
+}
+
+// sentWriter counts what has been written through to the client, and
+// keeps the error of a write that failed.
+type sentWriter struct {
+	w    io.Writer
+	sent int64
+	err  error
+}
+
+func (s *sentWriter) Write(p []byte) (int, error) {
+	n, err := s.w.Write(p)
+	s.sent += int64(n)
+	if err != nil {
+		s.err = err
+	}
+	return n, err
 }
 
 // importResult is the answer to POST /import.

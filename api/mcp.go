@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -138,6 +139,9 @@ func (m *mcpService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		scope.self = m.h.cfg.Engine.OwnerID(caller)
 	}
+	if m.refuseBatch(w, r) {
+		return
+	}
 	instructions := mcpInstructions
 	if m.h.cfg.Mode == Admin {
 		instructions = mcpAdminInstructions
@@ -154,6 +158,41 @@ func (m *mcpService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	m.http.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), mcpServerKey{}, s)))
 }
+
+// refuseBatch answers a JSON-RPC batch (a body that is a JSON array) with
+// an error, and reports whether it did. The SDK answers every call of a
+// batch from a client that announces a revision before 2025-06-18 (or
+// none), so one small request of 10,000 calls bought tens of megabytes of
+// answers. MCP dropped batches in 2025-06-18 and no client we know sends
+// them, so they are refused whatever the revision rather than capped. The
+// leading whitespace read here is dropped: it means nothing in JSON.
+func (m *mcpService) refuseBatch(w http.ResponseWriter, r *http.Request) bool {
+	if r.Method != http.MethodPost || r.Body == nil {
+		return false
+	}
+	br := bufio.NewReader(http.MaxBytesReader(w, r.Body, m.h.cfg.MaxBody))
+	b, err := br.ReadByte()
+	for err == nil && isJSONSpace(b) {
+		b, err = br.ReadByte()
+	}
+	if err == nil && b == '[' {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{
+			"code":    jsonrpc.CodeInvalidRequest,
+			"message": "JSON-RPC batches are not supported (MCP removed them in revision 2025-06-18): send one request per HTTP POST",
+		}})
+		return true
+	}
+	if err == nil {
+		_ = br.UnreadByte()
+	}
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{br, r.Body}
+	return false
+}
+
+func isJSONSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\n' || b == '\r' }
 
 // recovering turns a panic while handling a request into that request's
 // failure. The SDK handles requests on goroutines of its own, beyond the

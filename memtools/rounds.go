@@ -135,7 +135,9 @@ func (w *roundWriter) FlushError() error {
 func (w *roundWriter) Flush() { _ = w.FlushError() }
 
 // ReadFrom sends io.Copy through Write.
-func (w *roundWriter) ReadFrom(r io.Reader) (int64, error) { return io.Copy(reqbody.WriterOnly{Writer: w}, r) }
+func (w *roundWriter) ReadFrom(r io.Reader) (int64, error) {
+	return io.Copy(reqbody.WriterOnly{Writer: w}, r)
+}
 
 // end finishes the round once the upstream's answer is whole, and reports
 // whether it was a tool round to run (the client's stream, if it has one,

@@ -36,8 +36,11 @@ async function api(method, path, body, raw) {
 		headers.Authorization = 'Bearer ' + sessionStorage.getItem(keyName);
 	}
 	let payload;
-	if (body instanceof Blob || typeof body === 'string') {
+	if (body instanceof Blob) {
+		// The only file the page sends is an import: JSON lines. The API
+		// refuses the types a foreign page's form could send.
 		payload = body;
+		headers['Content-Type'] = 'application/x-ndjson';
 	} else if (body !== undefined) {
 		payload = JSON.stringify(body);
 		headers['Content-Type'] = 'application/json';
@@ -72,6 +75,8 @@ function ownerBody(body) {
 
 // --- page helpers -------------------------------------------------------
 
+// el makes an element. Its text children go through visible: every text on
+// the page that the API returns passes through here.
 function el(tag, attrs, ...children) {
 	const e = document.createElement(tag);
 	for (const [k, v] of Object.entries(attrs || {})) {
@@ -82,9 +87,50 @@ function el(tag, attrs, ...children) {
 		else e.setAttribute(k, v === true ? '' : v);
 	}
 	for (const c of children.flat()) {
-		if (c !== undefined && c !== null && c !== false) e.append(c instanceof Node ? c : String(c));
+		if (c === undefined || c === null || c === false) continue;
+		if (c instanceof Node) e.append(c); else e.append(...visible(String(c)));
 	}
 	return e;
+}
+
+// Characters that show nothing themselves or change how the text around
+// them shows: bidi controls (U+202E shows "evil.exe" as "exe.live"),
+// zero-width and other format characters (tags among them, which can hide
+// a whole sentence from the eye but not from a model), control characters,
+// fillers, variation selectors, line and paragraph separators.
+const hiddenChar = /[\p{Cf}\p{Cc}\u034F\u115F\u1160\u2028\u2029\u3164\uFE00-\uFE0F\uFFA0\u{E0100}-\u{E01EF}]/u;
+const hiddenChars = new RegExp(hiddenChar.source, 'gu');
+// What a joiner joins in ordinary text: letters and their marks (ZWNJ in
+// Persian, ZWJ in Indic scripts) and emoji (family and profession sequences).
+const joins = /[\p{L}\p{M}\p{Extended_Pictographic}\p{Emoji_Modifier}]/u;
+
+// visible returns s as text and marked tokens (<U+202E>) for the
+// characters above that do not do their ordinary job where they stand:
+// memories come from anyone's chats, and the operator must see what the
+// model will be given.
+function visible(s) {
+	if (!hiddenChar.test(s)) return [s];
+	const out = [];
+	let last = 0;
+	for (const m of s.matchAll(hiddenChars)) {
+		const ch = m[0], i = m.index;
+		const before = [...s.slice(Math.max(0, i - 2), i)].pop() || '';
+		const after = [...s.slice(i + ch.length, i + ch.length + 2)][0] || '';
+		const ordinary = ch === '\t' || ch === '\n' || ch === '\r' ||
+			((ch === '\u200C' || ch === '\u200D') && joins.test(before) && joins.test(after)) ||
+			((ch === '\uFE0E' || ch === '\uFE0F') && before !== '' && !hiddenChar.test(before)); // text or emoji style of what precedes
+		if (ordinary) continue;
+		if (i > last) out.push(s.slice(last, i));
+		const code = 'U+' + ch.codePointAt(0).toString(16).toUpperCase().padStart(4, '0');
+		const token = document.createElement('span');
+		token.className = 'hidden-char';
+		token.title = 'An invisible character, ' + code + ', is here in the text';
+		token.textContent = '<' + code + '>';
+		out.push(token);
+		last = i + ch.length;
+	}
+	if (last < s.length) out.push(s.slice(last));
+	return out;
 }
 
 function button(label, onclick, cls, extra) {
@@ -100,7 +146,7 @@ function when(s) {
 
 function showError(err) {
 	const box = $('#error');
-	box.textContent = err instanceof Error ? err.message : String(err);
+	box.replaceChildren(...visible(err instanceof Error ? err.message : String(err)));
 	box.hidden = false;
 	if (err && err.status === 401 && mode === 'self') signOut();
 }
@@ -109,7 +155,7 @@ function clearError() { $('#error').hidden = true; }
 
 function notify(msg) {
 	const box = $('#notice');
-	box.textContent = msg;
+	box.replaceChildren(...visible(msg));
 	box.hidden = false;
 }
 
