@@ -21,7 +21,9 @@ import (
 // Caddy may hold several storages, with different keys or none: each call
 // names the file it is for, and the keys are found by the storage directory
 // that file lies in. A file of a storage without keys is written in the
-// clear.
+// clear. The hooks are chained in front of any the binary installed before
+// (another module's): files that are not a storage's, and files sealed by
+// another hook, are left to it.
 //
 // A file names the key it was sealed with (the hook's id, hookPrefix and
 // the key's id), so files sealed with a previous key still open while that
@@ -42,10 +44,39 @@ type hookKeys struct {
 	clear bool
 }
 
+// Bleve's hook signatures.
+type (
+	writerHookFunc = func(context []byte) (string, func([]byte) []byte, error)
+	readerHookFunc = func(id string, context []byte) (func([]byte) ([]byte, error), error)
+)
+
+// installHooks chains this module's hooks in front of whatever the binary
+// had installed: files outside this module's storages, and files another
+// hook sealed, are left to that one.
 var installHooks = sync.OnceFunc(func() {
-	bleveindex.WriterHook = writerHook
-	bleveindex.ReaderHook = readerHook
+	bleveindex.WriterHook, bleveindex.ReaderHook = chainHooks(bleveindex.WriterHook, bleveindex.ReaderHook)
 })
+
+// chainHooks returns this module's hooks, which hand what is not theirs to
+// prevWriter and prevReader (nil: none).
+func chainHooks(prevWriter writerHookFunc, prevReader readerHookFunc) (writerHookFunc, readerHookFunc) {
+	w := func(context []byte) (string, func([]byte) []byte, error) {
+		if hk, dir := keysFor(string(context)); dir != "" {
+			return sealer(hk)
+		}
+		if prevWriter != nil {
+			return prevWriter(context)
+		}
+		return "", nil, nil
+	}
+	r := func(id string, context []byte) (func([]byte) ([]byte, error), error) {
+		if !strings.HasPrefix(id, hookPrefix) && id != "" && prevReader != nil {
+			return prevReader(id, context)
+		}
+		return readerHook(id, context)
+	}
+	return w, r
+}
 
 // UseKeys makes the index files under dir open with keys, and new ones
 // sealed with the current key unless clear is set (nil keys: everything
@@ -81,8 +112,8 @@ func keysFor(path string) (hookKeys, string) {
 	return hookKeys{}, ""
 }
 
-func writerHook(context []byte) (string, func([]byte) []byte, error) {
-	hk, _ := keysFor(string(context))
+// sealer is what a file of a storage with keys hk is written through.
+func sealer(hk hookKeys) (string, func([]byte) []byte, error) {
 	if hk.keys == nil || hk.clear {
 		return "", nil, nil
 	}
