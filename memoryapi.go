@@ -90,6 +90,7 @@ func (a *APIHandler) Provision(ctx caddy.Context) error {
 		MaxImport:     a.MaxImport,
 		Logger:        ctx.Logger(),
 		Proxy:         api.Proxy{Recall: proxyRecall(st), Outcomes: outcomeCounts},
+		Receipts:      receiptsOf(st),
 	})
 	return nil
 }
@@ -112,7 +113,7 @@ func proxyRecall(st *app.Storage) func(owner, session, query string) engine.Reca
 // outcomeCounts reads the proxy's request counter, by outcome.
 func outcomeCounts() map[string]float64 {
 	out := map[string]float64{}
-	for _, o := range []string{outcomeInjected, outcomeNothing, outcomePassed, outcomeFailedOpen, outcomeFailedClosed} {
+	for _, o := range []string{outcomeInjected, outcomeNothing, outcomePassed, outcomeFailedOpen, outcomeFailedClosed, outcomeOptedOut} {
 		var m dto.Metric
 		if requestsTotal.WithLabelValues(o).Write(&m) == nil {
 			out[o] = m.GetCounter().GetValue()

@@ -13,6 +13,7 @@ const (
 	outcomePassed       = "passed_through"   // not rewritten: no owner, not a chat body, too large, compressed
 	outcomeFailedOpen   = "failed_open"      // memory failed; the request went on without it
 	outcomeFailedClosed = "failed_closed"    // memory failed; fail_closed answered 503
+	outcomeOptedOut     = "opted_out"        // the client asked for no memory (X-Memory: off)
 )
 
 // The collectors exist once per process and are registered into each

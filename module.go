@@ -23,6 +23,7 @@ import (
 	"github.com/caddy-memory/memory/app"
 	"github.com/caddy-memory/memory/engine"
 	"github.com/caddy-memory/memory/inject"
+	"github.com/caddy-memory/memory/internal/receipts"
 	"github.com/caddy-memory/memory/memtools"
 )
 
@@ -122,14 +123,16 @@ type Handler struct {
 	MaxToolRounds int `json:"max_tool_rounds,omitempty"`
 
 	// Diagnostics adds response headers saying what memory did:
-	// X-Memory-Status (the outcome), X-Memory-Injected (how many memories)
-	// and X-Memory-Time (time spent searching). For debugging a deployment.
+	// X-Memory-Status (the outcome), X-Memory-Injected (how many memories),
+	// X-Memory-Ids (their ids, in block order) and X-Memory-Time (time
+	// spent searching). For debugging a deployment.
 	Diagnostics bool `json:"diagnostics,omitempty"`
 
 	logger    *zap.Logger
 	storage   *app.Storage
 	engine    *engine.Engine
 	tools     *memtools.Runner
+	receipts  *receipts.Book // what recent requests were given, by owner
 	learner   learner // where turns go once answered: the engine
 	placement inject.Placement
 	minScore  float64
@@ -139,6 +142,11 @@ type Handler struct {
 // learner takes a proxied turn to learn from, without waiting.
 type learner interface {
 	Enqueue(*engine.Job) bool
+}
+
+// receiptsOf is the storage's book of receipts, kept across reloads.
+func receiptsOf(st *app.Storage) *receipts.Book {
+	return st.Shared().Value("receipts", func() any { return new(receipts.Book) }).(*receipts.Book)
 }
 
 // defaultNoSystemRole are the models known to reject the system role. The
@@ -232,6 +240,7 @@ func (h *Handler) use(st *app.Storage) {
 	st.AddProxy(h)
 	h.engine = st.Engine()
 	h.learner = h.engine
+	h.receipts = receiptsOf(st)
 	h.tools = &memtools.Runner{Tools: h.Tools, MaxRounds: h.MaxToolRounds, MaxCapture: h.MaxCapture, Engine: h.engine,
 		Owed:   st.Shared().Value("owed_outputs", func() any { return new(memtools.Owed) }).(*memtools.Owed),
 		Logger: h.logger, Called: func(tool string) { toolCalls.WithLabelValues(tool).Inc() }}

@@ -17,12 +17,14 @@ import (
 	"github.com/caddy-memory/memory/extract"
 	"github.com/caddy-memory/memory/inject"
 	"github.com/caddy-memory/memory/internal/norm"
+	"github.com/caddy-memory/memory/internal/receipts"
 	"github.com/caddy-memory/memory/internal/reqbody"
 )
 
 // ServeHTTP recalls, injects, proxies, and hands the turn to the engine. Any
 // memory failure passes the request on without memories (unless fail_closed).
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	control := takeControl(r)
 	if r.Method != http.MethodPost {
 		return next.ServeHTTP(w, r)
 	}
@@ -33,9 +35,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	if dialect == nil {
 		return next.ServeHTTP(w, r)
 	}
+	if control == controlOff {
+		h.report(w, outcomeOptedOut, nil, 0)
+		return next.ServeHTTP(w, r)
+	}
 	req, body, enc, rawOwner := h.read(r, dialect)
 	if req == nil {
-		h.report(w, outcomePassed, 0, 0)
+		h.report(w, outcomePassed, nil, 0)
 		return next.ServeHTTP(w, r)
 	}
 
@@ -54,23 +60,30 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	turnKey := extract.TurnKey(conversation, req.UserTurns(), req.Query())
 
 	start := time.Now()
-	injected, rewritten, result, err := h.recall(r, req, enc, owner, session, turnKey)
+	got, err := h.recall(r, req, enc, owner, session, turnKey)
 	took := time.Since(start)
-	if rewritten != nil {
-		body = rewritten
+	if got.body != nil {
+		body = got.body
 	}
 	if err != nil {
 		if h.FailClosed {
-			h.report(w, outcomeFailedClosed, 0, took)
+			h.report(w, outcomeFailedClosed, nil, took)
 			return caddyhttp.Error(http.StatusServiceUnavailable, err)
 		}
-		result = outcomeFailedOpen
+		got.outcome = outcomeFailedOpen
 		h.logger.Warn("memory unavailable; request passed on without memories", zap.Error(err))
 	}
-	h.report(w, result, len(injected), took)
+	h.report(w, got.outcome, got.ids, took)
+	h.receipts.Record(owner, receipts.Receipt{Time: start.UTC(), Outcome: got.outcome, MemoryIDs: got.ids,
+		Tokens: got.tokens, SearchMS: float64(took.Microseconds()) / 1000})
 	// Ask for a readable answer; encode, outside this handler, still
 	// compresses for the client. A compressed answer is decoded for the copy.
 	r.Header.Set("Accept-Encoding", "identity")
+	if control == controlNoLearn {
+		// Nothing of it is learned: no turn, and no tools (the model could
+		// save with them).
+		return next.ServeHTTP(w, r)
+	}
 
 	// The request's id, read before the proxy runs: Caddy makes it on first
 	// use, writing the request's variables, which reverse_proxy's dialer
@@ -81,7 +94,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	}
 	t := newTee(w, h.MaxCapture)
 	recalled, err := h.tools.Forward(t, r, next, req.Dialect, owner, body)
-	injected = append(injected, recalled...)
+	injected := append(got.texts, recalled...)
 	if err != nil {
 		return err
 	}
@@ -116,6 +129,25 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	return nil
 }
 
+// What a client asks of memory for one request, in the X-Memory header.
+const (
+	controlHeader  = "X-Memory"
+	controlOff     = "off"      // neither inject nor learn
+	controlNoLearn = "no-learn" // inject, learn nothing
+)
+
+// takeControl reads the request's X-Memory header and removes it, so it
+// never reaches the upstream. Another value than off or no-learn is
+// ignored: the request is handled as any other.
+func takeControl(r *http.Request) string {
+	v := strings.ToLower(strings.TrimSpace(r.Header.Get(controlHeader)))
+	r.Header.Del(controlHeader)
+	if v == controlOff || v == controlNoLearn {
+		return v
+	}
+	return ""
+}
+
 // read finds the owner and parses the request body. A nil request means the
 // request goes on untouched: no owner, an encoding or a body it cannot read,
 // or not a chat request. The body is always left whole.
@@ -144,15 +176,23 @@ func (h *Handler) read(r *http.Request, dialect inject.Dialect) (req *inject.Req
 }
 
 // report counts a request's outcome and, with diagnostics on, tells the
-// client in response headers.
-func (h *Handler) report(w http.ResponseWriter, result string, injected int, took time.Duration) {
+// client in response headers: the outcome, the memories injected (their
+// ids in block order) and the search time.
+func (h *Handler) report(w http.ResponseWriter, result string, ids []uint64, took time.Duration) {
 	outcome(result)
 	if !h.Diagnostics {
 		return
 	}
 	hd := w.Header()
 	hd.Set("X-Memory-Status", result)
-	hd.Set("X-Memory-Injected", strconv.Itoa(injected))
+	hd.Set("X-Memory-Injected", strconv.Itoa(len(ids)))
+	if len(ids) > 0 {
+		list := make([]string, len(ids))
+		for i, id := range ids {
+			list[i] = strconv.FormatUint(id, 10)
+		}
+		hd.Set("X-Memory-Ids", strings.Join(list, ","))
+	}
 	hd.Set("X-Memory-Time", strconv.FormatFloat(float64(took.Microseconds())/1000, 'f', 2, 64)+"ms")
 }
 
@@ -194,42 +234,48 @@ func (h *Handler) placementFor(model string) inject.Placement {
 
 const maxSessionLen = 200
 
+// recalled is what a request was given.
+type recalled struct {
+	outcome string
+	body    []byte   // the rewritten body; nil when unchanged
+	ids     []uint64 // the memories injected, in block order
+	texts   []string // each as the model sees it
+	tokens  int      // the block's estimated tokens
+}
+
 // recall retrieves the owner's relevant memories and rewrites the request
-// body to carry them, returning the injected memories as the model sees
-// them, the new body (nil when unchanged) and the outcome. On any error the
-// body stays as received.
-func (h *Handler) recall(r *http.Request, req *inject.Request, enc, owner, session, turnKey string) ([]string, []byte, string, error) {
+// body to carry them. On any error the body stays as received.
+func (h *Handler) recall(r *http.Request, req *inject.Request, enc, owner, session, turnKey string) (recalled, error) {
 	ctx, cancel := context.WithTimeout(r.Context(), time.Duration(h.Timeout))
 	defer cancel()
 	start := time.Now()
 	rec, err := h.engine.Recall(ctx, h.recallRequest(owner, session, req.Query(), turnKey))
 	retrievalSeconds.Observe(time.Since(start).Seconds())
 	if err != nil {
-		return nil, nil, "", fmt.Errorf("searching memories: %w", err)
+		return recalled{}, fmt.Errorf("searching memories: %w", err)
 	}
 	if rec.Block == "" {
 		injectedPerRequest.Observe(0)
-		return nil, nil, outcomeNothing, nil
+		return recalled{outcome: outcomeNothing}, nil
 	}
-	block, kept, texts := rec.Block, rec.Memories, rec.Texts
-	nb, err := req.Inject(block, h.placementFor(req.Model))
+	nb, err := req.Inject(rec.Block, h.placementFor(req.Model))
 	if err != nil {
-		return nil, nil, "", fmt.Errorf("placing memories: %w", err)
+		return recalled{}, fmt.Errorf("placing memories: %w", err)
 	}
 	reqbody.Set(r, nb)
 	if !contentenc.Identity(enc) {
 		r.Header.Del("Content-Encoding") // the rewritten body goes on decoded
 	}
-	injectedPerRequest.Observe(float64(len(kept)))
-	ids := make([]uint64, len(kept))
-	for i, m := range kept {
+	injectedPerRequest.Observe(float64(len(rec.Memories)))
+	ids := make([]uint64, len(rec.Memories))
+	for i, m := range rec.Memories {
 		ids[i] = m.Memory.ID
 	}
 	h.engine.Used(owner, ids...)
 	if c := h.logger.Check(zap.DebugLevel, "injected memories"); c != nil {
-		c.Write(zap.Int("memories", len(kept)), zap.Int("block_bytes", len(block)))
+		c.Write(zap.Int("memories", len(ids)), zap.Int("block_bytes", len(rec.Block)))
 	}
-	return texts, nb, outcomeInjected, nil
+	return recalled{outcome: outcomeInjected, body: nb, ids: ids, texts: rec.Texts, tokens: inject.EstimateTokens(rec.Block)}, nil
 }
 
 // RecallRequest is what the handler asks of a recall for a question of

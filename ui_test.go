@@ -423,3 +423,37 @@ func (tb *tab) eval2bool(expr string) bool {
 	tb.t.Helper()
 	return tb.eval(`String(`+expr+`)`) == "true"
 }
+
+// TestDashboardFindsAnOwnerAndShowsRecentRequests: the operator types the
+// API key they know into "API key or user" and that owner opens; "Recent
+// requests" lists the owner's chat requests, the injected memories' ids
+// linking to each memory's page.
+func TestDashboardFindsAnOwnerAndShowsRecentRequests(t *testing.T) {
+	storage := t.TempDir()
+	up := newFakeLLM(t)
+	tester := startCaddy(t, apiConfig(t, storage, up.addr(), ""))
+	post(t, tester, "/v1/chat/completions", "sk-erin-ui", chatBody(false, msg("user", "I live in Zqtallinn.")))
+	settle(t, storage, 1)
+	post(t, tester, "/v1/chat/completions", "sk-erin-ui", chatBody(false, msg("user", "Where do I live?")))
+	if !hasBlock(up.last("/chat/completions").Body) {
+		t.Fatal("nothing was injected: the test would show no receipt")
+	}
+	erin := engineAt(storage).OwnerID("sk-erin-ui")
+
+	tb := openTab(t, 1280, 1000)
+	tb.answerBasicAuth("admin", "s3cret")
+	tb.do("open the admin dashboard", chromedp.Navigate(caddyAddr+"/memory/admin/ui/"))
+	tb.until("the owners list", `document.querySelectorAll('#owners-table tbody tr').length > 0`)
+	tb.do("find erin by her key", chromedp.SendKeys(chromedp.ID("find-owner"), "sk-erin-ui"), chromedp.Click(chromedp.CSS("#find-form button")))
+	tb.until("erin's memories", fmt.Sprintf(`document.querySelector('#scope').innerText.includes(%q) && document.querySelector('#memories-table').innerText.includes('Zqtallinn')`, erin))
+	tb.until("her recent requests", `document.querySelectorAll('#recent-table tbody tr').length === 2 && document.querySelectorAll('#recent-table tbody a').length > 0`)
+	if got := tb.eval(`document.querySelector('#recent-table tbody tr').innerText`); !strings.Contains(got, "injected") {
+		t.Errorf("the newest request's row: %q", got)
+	}
+	tb.do("open an injected memory", chromedp.Click(chromedp.CSS("#recent-table tbody a")))
+	tb.until("its page", `!document.querySelector('#detail').hidden && document.querySelector('#detail-fields').innerText.includes('Zqtallinn')`)
+
+	tb.do("find a key nobody uses", chromedp.SendKeys(chromedp.ID("find-owner"), "sk-nobody"), chromedp.Click(chromedp.CSS("#find-form button")))
+	tb.until("said so", `!document.querySelector('#notice').hidden && document.querySelector('#notice').innerText.includes('No memories')`)
+	tb.checkConsole()
+}

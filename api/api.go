@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/caddy-memory/memory/engine"
+	"github.com/caddy-memory/memory/internal/receipts"
 	"github.com/caddy-memory/memory/store"
 )
 
@@ -51,6 +52,9 @@ type Config struct {
 	// Proxy tells the preview and the dashboard how the memory handlers on
 	// the same storage recall, and what they did.
 	Proxy Proxy
+	// Receipts are what the proxy's recent requests were given, by owner
+	// (GET /injections); nil keeps none.
+	Receipts *receipts.Book
 }
 
 // Handler serves the API. Paths are relative to where it is mounted.
@@ -73,6 +77,9 @@ func New(cfg Config) *Handler {
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
+	if cfg.Receipts == nil {
+		cfg.Receipts = new(receipts.Book)
+	}
 	h := &Handler{cfg: cfg, mux: http.NewServeMux(), origins: http.NewCrossOriginProtection()}
 	routes := map[string]http.HandlerFunc{
 		"GET /memories":          h.list,
@@ -91,6 +98,7 @@ func New(cfg Config) *Handler {
 		"POST /preview":          h.preview,
 		"GET /stats/owners":      h.owners,
 		"GET /stats/activity":    h.activity,
+		"GET /injections":        h.injections,
 		"GET /ui":                h.uiRoot,
 		"GET /ui/":               h.ui,
 		"/mcp":                   newMCP(h).ServeHTTP,
@@ -102,7 +110,7 @@ func New(cfg Config) *Handler {
 }
 
 // Roots are the first path segments of the API's routes.
-var Roots = []string{"memories", "search", "ingest", "export", "import", "owners", "stats", "health", "consolidate", "mcp", "preview", "ui"}
+var Roots = []string{"memories", "search", "ingest", "export", "import", "owners", "stats", "health", "consolidate", "mcp", "preview", "ui", "injections"}
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Every answer is what its Content-Type says: a browser must never

@@ -309,6 +309,7 @@ func (h *Handler) forget(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, err)
 		return
 	}
+	h.cfg.Receipts.Forget(owner)
 	writeJSON(w, http.StatusOK, map[string]any{"owner_id": owner, "forgotten": f})
 }
 

@@ -33,7 +33,9 @@ const (
 // owners serves GET /stats/owners (admin mode): every owner with their
 // counts and last activity, the most recently active first, limit at a
 // time. It walks every memory, as GET /stats does: about a second per
-// million.
+// million. With owner (the raw value the proxy sees, e.g. an API key) or
+// owner_id, that owner alone, or none when they have no memory: how an
+// operator finds the user they know.
 func (h *Handler) owners(w http.ResponseWriter, r *http.Request) {
 	if h.cfg.Mode == Self {
 		h.fail(w, errorf(http.StatusForbidden, "forbidden", "the owners list is for operators: use the admin API"))
@@ -44,8 +46,13 @@ func (h *Handler) owners(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, err)
 		return
 	}
+	one, err := h.ownerOf(r, queryOwner(r), false)
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
 	by := map[string]*ownerSummary{}
-	_, _, err = h.cfg.Engine.List(engine.ListQuery{Keep: func(m *store.Memory, now time.Time) bool {
+	_, _, err = h.cfg.Engine.List(engine.ListQuery{Owner: one, Keep: func(m *store.Memory, now time.Time) bool {
 		o := by[m.Owner]
 		if o == nil {
 			o = &ownerSummary{OwnerID: m.Owner, ByKind: map[string]int{}}
@@ -145,4 +152,18 @@ func intParam(r *http.Request, name string, def, max int) (int, error) {
 		return 0, badRequest("%s must be 1 to %d, not %q", name, max, v)
 	}
 	return n, nil
+}
+
+// injections serves GET /injections: what the proxy's most recent requests
+// of an owner (self mode: the caller; admin mode: owner or owner_id) were
+// given, newest first: the outcome, the ids of the memories injected in
+// block order, the block's estimated tokens and the search time. Kept in
+// memory only, a bounded number per owner, never the question's text.
+func (h *Handler) injections(w http.ResponseWriter, r *http.Request) {
+	owner, err := h.ownerOf(r, queryOwner(r), true)
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"injections": h.cfg.Receipts.Recent(owner)})
 }

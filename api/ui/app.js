@@ -190,7 +190,7 @@ async function route() {
 		if (owner !== state.owner) {
 			state.owner = owner;
 			markOwner();
-			await Promise.all([guarded(loadMemories), guarded(loadStats)]);
+			await Promise.all([guarded(loadMemories), guarded(loadStats), guarded(loadRecent)]);
 			updateForget();
 		}
 	}
@@ -233,6 +233,37 @@ async function loadOwners() {
 	}
 	$('#owners-empty').hidden = data.owners.length > 0;
 	markOwner();
+}
+
+// findOwner opens the owner a raw value (an API key, a user id) names.
+async function findOwner(ev) {
+	ev.preventDefault();
+	const raw = $('#find-owner').value;
+	const data = await api('GET', 'stats/owners?owner=' + encodeURIComponent(raw));
+	$('#find-owner').value = '';
+	if (data.owners.length === 0) {
+		notify('No memories are kept for that key or user.');
+		return;
+	}
+	setHash({ owner: data.owners[0].owner_id, memory: '' });
+}
+
+// --- recent requests ------------------------------------------------------
+
+async function loadRecent() {
+	const box = $('#recent');
+	box.hidden = mode === 'admin' && !state.owner;
+	if (box.hidden) return;
+	const data = await api('GET', 'injections' + ownerQuery('?'));
+	const tbody = $('#recent-table tbody');
+	tbody.replaceChildren(...data.injections.map((r) => el('tr', {},
+		el('td', { 'data-label': 'Time' }, when(r.time)),
+		el('td', { 'data-label': 'Outcome' }, r.outcome),
+		el('td', { 'data-label': 'Memories injected' }, r.memory_ids.map((id) =>
+			el('a', { href: '#' + new URLSearchParams(Object.assign(state.owner ? { owner: state.owner } : {}, { memory: String(id) })).toString(), class: 'mono' }, String(id) + ' '))),
+		el('td', { class: 'num', 'data-label': 'Tokens' }, r.tokens),
+		el('td', { class: 'num', 'data-label': 'Search' }, r.search_ms.toFixed(2) + ' ms'))));
+	$('#recent-empty').hidden = data.injections.length > 0;
 }
 
 function markOwner() {
@@ -627,7 +658,7 @@ async function start() {
 		markOwner();
 		updateForget();
 	}
-	await Promise.all([guarded(loadMemories), guarded(loadStats)]);
+	await Promise.all([guarded(loadMemories), guarded(loadStats), guarded(loadRecent)]);
 	await route();
 }
 
@@ -640,7 +671,8 @@ function wire() {
 	$('#detail-close').addEventListener('click', () => setHash({ memory: '' }));
 	$('#add-form').addEventListener('submit', (ev) => guarded(() => addMemory(ev)));
 	$('#preview-form').addEventListener('submit', (ev) => guarded(() => preview(ev)));
-	$('#refresh').addEventListener('click', () => guarded(async () => { await Promise.all([loadMemories(), loadStats(), checkHealth(), mode === 'admin' ? loadOwners() : null]); }));
+	$('#find-form').addEventListener('submit', (ev) => guarded(() => findOwner(ev)));
+	$('#refresh').addEventListener('click', () => guarded(async () => { await Promise.all([loadMemories(), loadStats(), loadRecent(), checkHealth(), mode === 'admin' ? loadOwners() : null]); }));
 	$('#consolidate').addEventListener('click', () => guarded(consolidate));
 	$('#export').addEventListener('click', () => guarded(exportJSONL));
 	$('#import-form').addEventListener('submit', (ev) => guarded(() => importJSONL(ev)));

@@ -1,0 +1,173 @@
+package memory
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// postWith sends a chat request through Caddy with extra headers.
+func postWith(t *testing.T, client *http.Client, key string, headers map[string]string, body []byte) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, caddyAddr+"/v1/chat/completions", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+key)
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp
+}
+
+// TestXMemoryHeader: X-Memory: off makes a request go through without
+// memory, neither injected nor learned (the store holds nothing of it);
+// no-learn injects and learns nothing; the header never reaches the
+// upstream, and another value is ignored.
+func TestXMemoryHeader(t *testing.T) {
+	storage := t.TempDir()
+	up := newFakeLLM(t)
+	tester := startCaddy(t, apiConfigWith(t, storage, "", up.addr(), "diagnostics", ""))
+	a := apiCall{t, tester.Client}
+	post(t, tester, "/v1/chat/completions", "sk-incognito", chatBody(false, msg("user", "I live in Zqlisbon.")))
+	settle(t, storage, 1)
+	before := listContents(mustList(t, a, "sk-incognito"))
+
+	resp := postWith(t, tester.Client, "sk-incognito", map[string]string{"X-Memory": "off"},
+		chatBody(false, msg("user", "Where do I live? I also keep a zqparrot.")))
+	sent := up.last("/chat/completions")
+	if hasBlock(sent.Body) || resp.Header.Get("X-Memory-Status") != outcomeOptedOut {
+		t.Errorf("X-Memory: off: status %q, block sent %v", resp.Header.Get("X-Memory-Status"), hasBlock(sent.Body))
+	}
+	if sent.Header.Get("X-Memory") != "" {
+		t.Errorf("the upstream got X-Memory: %q", sent.Header.Get("X-Memory"))
+	}
+
+	resp = postWith(t, tester.Client, "sk-incognito", map[string]string{"X-Memory": "No-Learn"},
+		chatBody(false, msg("user", "Where do I live? My cat is zqwhiskers.")))
+	sent = up.last("/chat/completions")
+	if !strings.Contains(string(sent.Body), "Zqlisbon") || resp.Header.Get("X-Memory-Status") != outcomeInjected {
+		t.Errorf("X-Memory: no-learn did not inject: %q %s", resp.Header.Get("X-Memory-Status"), sent.Body)
+	}
+	if sent.Header.Get("X-Memory") != "" {
+		t.Errorf("the upstream got X-Memory: %q", sent.Header.Get("X-Memory"))
+	}
+
+	postWith(t, tester.Client, "sk-incognito", map[string]string{"X-Memory": "maybe"},
+		chatBody(false, msg("user", "I keep bees.")))
+	if sent := up.last("/chat/completions"); sent.Header.Get("X-Memory") != "" {
+		t.Errorf("the upstream got X-Memory: %q", sent.Header.Get("X-Memory"))
+	}
+	settle(t, storage, 2) // the first turn and the last: off and no-learn hand nothing over
+	after := strings.Join(listContents(mustList(t, a, "sk-incognito")), " | ")
+	for _, secret := range []string{"zqparrot", "zqwhiskers"} {
+		if strings.Contains(after, secret) {
+			t.Errorf("a request with X-Memory off or no-learn left %q in the store: %s", secret, after)
+		}
+	}
+	if !strings.Contains(after, "bees") || len(listContents(mustList(t, a, "sk-incognito"))) <= len(before) {
+		t.Errorf("a request with another X-Memory value was not learned: %s", after)
+	}
+}
+
+func mustList(t *testing.T, a apiCall, key string) map[string]any {
+	t.Helper()
+	status, out := a.do("GET", "/memory/memories", key, nil)
+	if status != http.StatusOK {
+		t.Fatalf("listing %s: %d %v", key, status, out)
+	}
+	return out
+}
+
+// TestReceiptOfInjections: with diagnostics, a response names the injected
+// memories' ids in block order; GET /injections gives the owner's recent
+// requests, newest first, with the same ids and no text; another owner
+// sees only their own, and an operator finds an owner by the key they know.
+func TestReceiptOfInjections(t *testing.T) {
+	storage := t.TempDir()
+	up := newFakeLLM(t)
+	tester := startCaddy(t, apiConfigWith(t, storage, "", up.addr(), "diagnostics", ""))
+	a := apiCall{t, tester.Client}
+	post(t, tester, "/v1/chat/completions", "sk-receipt", chatBody(false, msg("user", "I live in Zqporto and I work as a zqbaker.")))
+	settle(t, storage, 1)
+
+	resp, _ := post(t, tester, "/v1/chat/completions", "sk-receipt", chatBody(false, msg("user", "Where do I live and what is my job?")))
+	idsHeader := resp.Header.Get("X-Memory-Ids")
+	if resp.Header.Get("X-Memory-Status") != outcomeInjected || idsHeader == "" {
+		t.Fatalf("headers: %v", resp.Header)
+	}
+	var ids []uint64
+	for _, s := range strings.Split(idsHeader, ",") {
+		id, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("X-Memory-Ids %q", idsHeader)
+		}
+		ids = append(ids, id)
+	}
+	if n, _ := strconv.Atoi(resp.Header.Get("X-Memory-Injected")); n != len(ids) {
+		t.Errorf("X-Memory-Injected %d, X-Memory-Ids %v", n, ids)
+	}
+	// Block order: each id's memory appears in the block in that order.
+	sent := string(up.last("/chat/completions").Body)
+	at := -1
+	for _, id := range ids {
+		status, m := a.do("GET", fmt.Sprintf("/memory/memories/%d", id), "sk-receipt", nil)
+		content, _ := m["content"].(string)
+		i := strings.Index(sent, strings.TrimSuffix(content, "."))
+		if status != http.StatusOK || i < 0 || i < at {
+			t.Errorf("memory %d (%q) is not next in the block: %d", id, content, i)
+		}
+		at = i
+	}
+	post(t, tester, "/v1/chat/completions", "sk-receipt", chatBody(false, msg("user", "Good morning!")))
+
+	status, out := a.do("GET", "/memory/injections", "sk-receipt", nil)
+	list, _ := out["injections"].([]any)
+	if status != http.StatusOK || len(list) != 3 {
+		t.Fatalf("GET /injections: %d %v", status, out)
+	}
+	newest, second := list[0].(map[string]any), list[1].(map[string]any)
+	if newest["outcome"] != outcomeNothing || len(newest["memory_ids"].([]any)) != 0 {
+		t.Errorf("the newest receipt: %v", newest)
+	}
+	var got []uint64
+	for _, v := range second["memory_ids"].([]any) {
+		got = append(got, uint64(v.(float64)))
+	}
+	if second["outcome"] != outcomeInjected || !slices.Equal(got, ids) || second["tokens"].(float64) <= 0 || second["time"] == "" {
+		t.Errorf("the receipt of the injected request: %v, want ids %v", second, ids)
+	}
+	_, raw := a.raw("GET", "/memory/injections", "sk-receipt", nil)
+	if strings.Contains(string(raw), "Where do I live") || strings.Contains(string(raw), "Zqporto") {
+		t.Errorf("a receipt holds text: %s", raw)
+	}
+	if _, out := a.do("GET", "/memory/injections", "sk-stranger", nil); len(out["injections"].([]any)) != 0 {
+		t.Errorf("another owner sees receipts: %v", out)
+	}
+	if status, _ := a.do("GET", "/memory/injections?owner=sk-receipt", "sk-stranger", nil); status != http.StatusForbidden {
+		t.Errorf("self mode naming an owner: %d", status)
+	}
+	if _, out := a.do("GET", "/memory/admin/injections?owner=sk-receipt", "admin", nil); len(out["injections"].([]any)) != 3 {
+		t.Errorf("the operator's view: %v", out)
+	}
+
+	// Finding an owner by the key the operator knows.
+	_, out = a.do("GET", "/memory/admin/stats/owners?owner=sk-receipt", "admin", nil)
+	owners, _ := out["owners"].([]any)
+	if len(owners) != 1 || owners[0].(map[string]any)["owner_id"] != engineAt(storage).OwnerID("sk-receipt") {
+		t.Errorf("GET /stats/owners?owner=: %v", out)
+	}
+	if _, out = a.do("GET", "/memory/admin/stats/owners?owner=sk-nobody", "admin", nil); len(out["owners"].([]any)) != 0 {
+		t.Errorf("an owner with no memory: %v", out)
+	}
+}
