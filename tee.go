@@ -7,7 +7,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
-	"github.com/caddy-memory/memory/extract"
+	"github.com/caddy-memory/memory/inject"
 	"github.com/caddy-memory/memory/internal/reqbody"
 )
 
@@ -37,7 +37,7 @@ func (t *tee) WriteHeader(code int) {
 		h := t.Header()
 		t.ctype = h.Get("Content-Type")
 		t.encoding = h.Get("Content-Encoding")
-		t.capture = code < 300 && extract.Decodes(t.ctype)
+		t.capture = code < 300 && inject.Decodes(t.ctype)
 	}
 	t.ResponseWriterWrapper.WriteHeader(code)
 }

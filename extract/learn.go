@@ -120,17 +120,17 @@ func Learn(t *Turn) (mems []Memory, responseID string, err error) {
 }
 
 // answerOf decodes the answer from the turn's copy of the response.
-func answerOf(t *Turn) (Assistant, error) {
+func answerOf(t *Turn) (inject.Assistant, error) {
 	if len(t.Response) == 0 {
-		return Assistant{}, nil
+		return inject.Assistant{}, nil
 	}
 	body, err := contentenc.Decode(t.ContentEncoding, t.Response, maxDecoded, t.Truncated)
 	if err != nil {
-		return Assistant{}, err
+		return inject.Assistant{}, err
 	}
-	a, err := Decode(t.Dialect, t.ContentType, body)
+	a, err := inject.Decode(t.Dialect, t.ContentType, body)
 	if err != nil && !t.Truncated {
-		return Assistant{}, err
+		return inject.Assistant{}, err
 	}
 	return a, nil
 }

@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/caddy-memory/memory/extract"
+	"github.com/caddy-memory/memory/inject"
 	"github.com/caddy-memory/memory/internal/reqbody"
 )
 
@@ -23,22 +23,22 @@ type roundWriter struct {
 	client   Client
 	dialect  string
 	isMemory func(string) bool
-	prior    extract.Usage
+	prior    inject.Usage
 	// limit bounds what the Editor holds back (max_capture): a longer
 	// answer passes as it came, and the rounds stop.
 	limit int64
 	// prev, when set, is the round whose stream the client has: this
 	// round carries it on (no headers of its own) or, failing, gives
 	// nothing (discard).
-	prev    *extract.Editor
+	prev    *inject.Editor
 	discard bool
 
 	header  http.Header
 	status  int
-	editor  *extract.Editor // nil: passed through as it comes
-	started bool            // the client has the status line
-	wrote   bool            // the upstream answered
-	spent   bool            // the last round called only the proxy's tools
+	editor  *inject.Editor // nil: passed through as it comes
+	started bool           // the client has the status line
+	wrote   bool           // the upstream answered
+	spent   bool           // the last round called only the proxy's tools
 }
 
 func (w *roundWriter) Header() http.Header { return w.header }
@@ -56,7 +56,7 @@ func (w *roundWriter) WriteHeader(code int) {
 	// comes, unless a stream the client has must carry on.
 	long := w.prev == nil && w.header.Get("Content-Length") != "" && !fits(w.header.Get("Content-Length"), w.limit)
 	if code < 300 && w.header.Get("Content-Encoding") == "" && !long {
-		w.editor = extract.NewEditor(w.dialect, w.header.Get("Content-Type"), int(w.limit), w.isMemory, w.prior)
+		w.editor = inject.NewEditor(w.dialect, w.header.Get("Content-Type"), int(w.limit), w.isMemory, w.prior)
 	}
 	if w.prev != nil {
 		// The client's status and headers went with the first round.
@@ -98,7 +98,7 @@ func (w *roundWriter) start() {
 	}
 	w.started = true
 	w.copyHeader()
-	if w.editor != nil && w.editor.State() != extract.Untouched {
+	if w.editor != nil && w.editor.State() != inject.Untouched {
 		w.client.Header().Del("Content-Length")
 	}
 	w.client.WriteHeader(w.status)
@@ -114,7 +114,7 @@ func (w *roundWriter) Write(p []byte) (int, error) {
 	if w.editor == nil {
 		return w.client.Write(p)
 	}
-	if out := w.editor.Write(p); len(out) > 0 || w.editor.State() == extract.Final {
+	if out := w.editor.Write(p); len(out) > 0 || w.editor.State() == inject.Final {
 		w.start()
 		if _, err := w.client.Write(out); err != nil {
 			return 0, err

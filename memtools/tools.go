@@ -19,7 +19,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/caddy-memory/memory/engine"
-	"github.com/caddy-memory/memory/extract"
 	"github.com/caddy-memory/memory/inject"
 	"github.com/caddy-memory/memory/internal/reqbody"
 	"github.com/caddy-memory/memory/store"
@@ -150,7 +149,7 @@ func (h *Runner) Forward(t Client, r *http.Request, next Next, dialect, owner st
 }
 
 // serveWithTools proxies a request that carries the proxy's tools: each
-// answer goes through an extract.Editor, tool rounds are run and the
+// answer goes through an inject.Editor, tool rounds are run and the
 // conversation sent again, and the final answer reaches the client through
 // t (the learning tee). It returns the texts the tools recalled: like the
 // injected block, they are not to be learned again.
@@ -164,12 +163,12 @@ func (h *Runner) serveWithTools(t Client, r *http.Request, next Next, dialect, o
 	// starts from it.
 	base := t.Header().Clone()
 	// prior is the usage of the rounds so far.
-	var prior extract.Usage
+	var prior inject.Usage
 	var recalled []string
 	// prev is the round whose stream the client has when a stream that
 	// talked before calling the proxy's tools carries on; its end is held,
 	// to close the client's stream should no round finish it.
-	var prev *extract.Editor
+	var prev *inject.Editor
 	unfinished := func(err error) ([]string, error) {
 		if prev != nil {
 			_, _ = t.Write(prev.TailWith(prior))
@@ -219,7 +218,7 @@ func (h *Runner) serveWithTools(t Client, r *http.Request, next Next, dialect, o
 // recall's result would reach no one, except in an OpenAI responses
 // answer, which OpenAI stores whole: the next request continuing it owes
 // an output for each call, kept until then (see Owed).
-func (h *Runner) besideClientCalls(ctx context.Context, owner, dialect string, ed *extract.Editor) {
+func (h *Runner) besideClientCalls(ctx context.Context, owner, dialect string, ed *inject.Editor) {
 	var calls []inject.ToolCall
 	for _, c := range ed.Calls() {
 		if c.Name == Save || dialect == inject.NameOpenAIResponses {

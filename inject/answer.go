@@ -1,10 +1,4 @@
-// Package extract owns learning: the response side of each LLM wire format
-// (decoding a JSON or streamed body into the assistant's turn), stripping
-// any injected memory block or quoted memory, what a proxied turn or an
-// ingested transcript teaches (Learn, Transcript) with the stable keys a
-// newer statement supersedes an older one by, and the rule-based extractor
-// that turns what a user says into standalone facts. It writes nothing.
-package extract
+package inject
 
 import (
 	"bufio"
@@ -15,8 +9,6 @@ import (
 	"strings"
 
 	"github.com/tidwall/gjson"
-
-	"github.com/caddy-memory/memory/inject"
 )
 
 // Assistant is the assistant's side of one turn.
@@ -33,19 +25,19 @@ var ErrUnknownFormat = errors.New("unknown response format")
 type decoder func(body []byte) (Assistant, error)
 
 var decoders = map[string]map[string]decoder{
-	inject.NameOpenAIChat: {
+	NameOpenAIChat: {
 		"application/json":  openAIChatJSON,
 		"text/event-stream": openAIChatSSE,
 	},
-	inject.NameAnthropic: {
+	NameAnthropic: {
 		"application/json":  anthropicJSON,
 		"text/event-stream": anthropicSSE,
 	},
-	inject.NameOllama: {
+	NameOllama: {
 		"application/json":     ollamaNDJSON, // one object is one line
 		"application/x-ndjson": ollamaNDJSON,
 	},
-	inject.NameOpenAIResponses: {
+	NameOpenAIResponses: {
 		"application/json":  responsesJSON,
 		"text/event-stream": responsesSSE,
 	},
@@ -73,12 +65,12 @@ func Decode(dialect, contentType string, body []byte) (Assistant, error) {
 		return Assistant{}, fmt.Errorf("%w: %s for %q", ErrUnknownFormat, mt, dialect)
 	}
 	a, err := dec(body)
-	a.Text = strings.TrimSpace(inject.Strip(a.Text))
+	a.Text = strings.TrimSpace(Strip(a.Text))
 	return a, err
 }
 
 func openAIChatJSON(body []byte) (Assistant, error) {
-	if !inject.ValidJSON(body) {
+	if !ValidJSON(body) {
 		return Assistant{}, errors.New("response is not valid JSON")
 	}
 	r := gjson.ParseBytes(body)
@@ -98,7 +90,7 @@ func openAIChatSSE(body []byte) (Assistant, error) {
 		if data == "[DONE]" {
 			return false
 		}
-		if !inject.ValidJSON([]byte(data)) {
+		if !ValidJSON([]byte(data)) {
 			return true
 		}
 		r := gjson.Parse(data)
@@ -125,7 +117,7 @@ func openAIChatSSE(body []byte) (Assistant, error) {
 }
 
 func anthropicJSON(body []byte) (Assistant, error) {
-	if !inject.ValidJSON(body) {
+	if !ValidJSON(body) {
 		return Assistant{}, errors.New("response is not valid JSON")
 	}
 	r := gjson.ParseBytes(body)
@@ -148,7 +140,7 @@ func anthropicSSE(body []byte) (Assistant, error) {
 	var a Assistant
 	var text strings.Builder
 	err := events(body, func(_, data string) bool {
-		if !inject.ValidJSON([]byte(data)) {
+		if !ValidJSON([]byte(data)) {
 			return true
 		}
 		r := gjson.Parse(data)
@@ -185,7 +177,7 @@ func ollamaNDJSON(body []byte) (Assistant, error) {
 	valid := 0
 	for sc.Scan() {
 		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 || !inject.ValidJSON(line) {
+		if len(line) == 0 || !ValidJSON(line) {
 			continue // a line cut off at the end of a capped copy
 		}
 		valid++
@@ -201,7 +193,7 @@ func ollamaNDJSON(body []byte) (Assistant, error) {
 }
 
 func responsesJSON(body []byte) (Assistant, error) {
-	if !inject.ValidJSON(body) {
+	if !ValidJSON(body) {
 		return Assistant{}, errors.New("response is not valid JSON")
 	}
 	return responseObject(gjson.ParseBytes(body)), nil
@@ -234,7 +226,7 @@ func responsesSSE(body []byte) (Assistant, error) {
 	var text strings.Builder
 	var final *Assistant
 	err := events(body, func(_, data string) bool {
-		if !inject.ValidJSON([]byte(data)) {
+		if !ValidJSON([]byte(data)) {
 			return true
 		}
 		r := gjson.Parse(data)

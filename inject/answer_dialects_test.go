@@ -1,11 +1,9 @@
-package extract
+package inject
 
 import (
 	"errors"
 	"strings"
 	"testing"
-
-	"github.com/caddy-memory/memory/inject"
 )
 
 // event builds one named server-sent event.
@@ -118,8 +116,8 @@ func TestDecodeAnthropicSSE(t *testing.T) {
 			text: "Hi. Bye.", id: "msg_s1"},
 		{name: "quoted block stripped", ct: "text/event-stream",
 			body: anthStream[0] + anthStream[5] +
-				event("content_block_delta", `{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":`+jsonStr("Noted. "+inject.BlockStart[:10])+`}}`) +
-				event("content_block_delta", `{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":`+jsonStr(inject.BlockStart[10:]+"\n- User lives in Oslo.\n"+inject.BlockEnd+"\nBye.")+`}}`),
+				event("content_block_delta", `{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":`+jsonStr("Noted. "+BlockStart[:10])+`}}`) +
+				event("content_block_delta", `{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":`+jsonStr(BlockStart[10:]+"\n- User lives in Oslo.\n"+BlockEnd+"\nBye.")+`}}`),
 			text: "Noted.\n\nBye.", id: "msg_s1"},
 		{name: "empty", ct: "text/event-stream", body: ""},
 	})
@@ -156,7 +154,7 @@ func TestDecodeOllama(t *testing.T) {
 			body:  `{"message":{"role":"assistant","content":"","tool_calls":[{"function":{"name":"w","arguments":{}}}]},"done":false}` + "\n" + final,
 			tools: 1},
 		{name: "quoted block stripped", ct: "application/x-ndjson",
-			body: line("Noted.\n"+inject.BlockStart, false) + line("\n- User lives in Oslo.\n"+inject.BlockEnd+"\nBye.", false) + final,
+			body: line("Noted.\n"+BlockStart, false) + line("\n- User lives in Oslo.\n"+BlockEnd+"\nBye.", false) + final,
 			text: "Noted.\n\nBye."},
 		{name: "empty body", ct: "application/x-ndjson", body: ""},
 	})
@@ -271,45 +269,4 @@ func TestDecodeDialectsKnownFormats(t *testing.T) {
 			t.Errorf("Decode(%q, %q) error = %v", tt.dialect, tt.ct, err)
 		}
 	}
-}
-
-// ---- StripQuoted ----
-
-func TestStripQuoted(t *testing.T) {
-	injected := []string{"User lives in Lisbon.", "User's favourite colour is green.", "User is 30."}
-	tests := []struct{ name, text, want string }{
-		{"list quoted back",
-			"Here is what I know:\n- User lives in Lisbon.\n- USER'S FAVOURITE COLOUR IS GREEN!\nAnything else?",
-			"Here is what I know:\nAnything else?"},
-		{"paraphrase around the memory",
-			"You told me: user lives in lisbon\nSo, pastel de nata?",
-			"So, pastel de nata?"},
-		{"other lines kept",
-			"Lisbon is lovely in spring.\nThe user lives near the sea.",
-			"Lisbon is lovely in spring.\nThe user lives near the sea."},
-		{"short memory is not taken for a quote",
-			"User is 30.\nHappy birthday!",
-			"User is 30.\nHappy birthday!"},
-		{"every line quoted", "- User lives in Lisbon.", ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := StripQuoted(tt.text, injected); got != tt.want {
-				t.Errorf("StripQuoted(%q) = %q, want %q", tt.text, got, tt.want)
-			}
-		})
-	}
-	t.Run("nothing injected", func(t *testing.T) {
-		text := "  - User lives in Lisbon.\n"
-		for _, inj := range [][]string{nil, {}, {"User is 30."}, {"  ", "!!"}} {
-			if got := StripQuoted(text, inj); got != text {
-				t.Errorf("StripQuoted(_, %q) = %q, want the text unchanged", inj, got)
-			}
-		}
-	})
-	t.Run("empty text", func(t *testing.T) {
-		if got := StripQuoted("", injected); got != "" {
-			t.Errorf("StripQuoted(\"\") = %q", got)
-		}
-	})
 }

@@ -1,4 +1,4 @@
-package extract
+package inject
 
 import (
 	"encoding/json"

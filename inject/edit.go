@@ -1,11 +1,9 @@
-package extract
+package inject
 
 import (
 	"bytes"
 	"mime"
 	"strings"
-
-	"github.com/caddy-memory/memory/inject"
 )
 
 // When the proxy offers the model tools of its own, each answer of the
@@ -173,14 +171,14 @@ func NewEditor(dialect, contentType string, limit int, isMemory func(name string
 		return nil
 	}
 	switch dialect {
-	case inject.NameOpenAIChat:
+	case NameOpenAIChat:
 		e.d = &chatEditor{a: a}
-	case inject.NameOllama:
+	case NameOllama:
 		e.d = &ollamaEditor{a: a}
 		e.stream, e.separator = true, []byte("\n") // one JSON object is one line
-	case inject.NameAnthropic:
+	case NameAnthropic:
 		e.d = &anthropicEditor{a: a}
-	case inject.NameOpenAIResponses:
+	case NameOpenAIResponses:
 		e.d = &responsesEditor{a: a}
 	default:
 		return nil
@@ -387,7 +385,7 @@ func (e *Editor) End() []byte {
 	if !e.stream {
 		data := bytes.TrimSpace(e.partial)
 		e.partial = nil
-		if len(data) == 0 || !inject.ValidJSON(data) {
+		if len(data) == 0 || !ValidJSON(data) {
 			e.state = Final
 			return data // not an answer to edit: as it came
 		}
@@ -468,15 +466,15 @@ func (e *Editor) ToolRound() bool {
 
 // Calls are the proxy's tool calls of the answer, in its order: none of
 // an answer passed on Untouched, whose calls the client has as they came.
-func (e *Editor) Calls() []inject.ToolCall {
+func (e *Editor) Calls() []ToolCall {
 	if e.state == Untouched {
 		return nil
 	}
 	a := e.d.answer()
-	var out []inject.ToolCall
+	var out []ToolCall
 	for _, c := range a.calls {
 		if a.isMemory(c.name) {
-			out = append(out, inject.ToolCall{ID: c.id, Name: c.name, Arguments: c.args.String()})
+			out = append(out, ToolCall{ID: c.id, Name: c.name, Arguments: c.args.String()})
 		}
 	}
 	return out
