@@ -161,7 +161,7 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			h.Placement = arg
 		case "format":
 			if inject.ByName(arg) == nil {
-				return d.Errf("format must be openai_chat, anthropic, ollama or openai_responses, not %q", arg)
+				return d.Errf("format must be %s, not %q", inject.Names(), arg)
 			}
 			h.Format = arg
 		case "max_tokens":

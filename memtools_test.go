@@ -356,7 +356,7 @@ func TestMemoryToolRecall(t *testing.T) {
 					t.Errorf("client got %+v, want one ordinary answer naming Biscuit", r)
 				}
 				sent := rounds(t, up, before, r, 2) // the call, then the answer
-				if names := strings.Join(inject.ToolNames(w.name, sent[0].Body), ","); !strings.Contains(names, "recall_memory") || !strings.Contains(names, "save_memory") {
+				if names := strings.Join(inject.ToolNames(sent[0].Body), ","); !strings.Contains(names, "recall_memory") || !strings.Contains(names, "save_memory") {
 					t.Errorf("the request offered tools %q, want both memory tools", names)
 				}
 				out := toolOutputs(sent[1].Body)
@@ -491,7 +491,7 @@ func TestClientsOwnToolWins(t *testing.T) {
 	if len(sent) != 1 {
 		t.Fatalf("the upstream was asked %d times, want once", len(sent))
 	}
-	if names := strings.Join(inject.ToolNames("openai_chat", sent[0].Body), ","); names != "save_memory,recall_memory" {
+	if names := strings.Join(inject.ToolNames(sent[0].Body), ","); names != "save_memory,recall_memory" {
 		t.Errorf("the upstream was offered %q, want the client's save_memory and the proxy's recall_memory", names)
 	}
 	if _, got := (apiCall{t, tester.Client}).do("GET", "/memory/memories?source=tool", "key-own-tool", nil); len(listContents(got)) != 0 {

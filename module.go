@@ -228,7 +228,7 @@ func (h *Handler) setDefaults() error {
 	}
 	if h.Format != "" {
 		if h.format = inject.ByName(h.Format); h.format == nil {
-			return fmt.Errorf("memory: unknown format %q: use openai_chat, anthropic, ollama or openai_responses", h.Format)
+			return fmt.Errorf("memory: unknown format %q: use %s", h.Format, inject.Names())
 		}
 	}
 	return nil

@@ -93,7 +93,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		ref, _ = repl.GetString("http.request.uuid")
 	}
 	t := newTee(w, h.MaxCapture)
-	recalled, err := h.tools.Forward(t, r, next, req.Dialect, owner, body)
+	recalled, err := h.tools.Forward(t, r, next, dialect, owner, body)
 	injected := append(got.texts, recalled...)
 	if err != nil {
 		return err

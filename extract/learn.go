@@ -128,7 +128,7 @@ func answerOf(t *Turn) (inject.Assistant, error) {
 	if err != nil {
 		return inject.Assistant{}, err
 	}
-	a, err := inject.Decode(t.Dialect, t.ContentType, body)
+	a, err := inject.Decode(inject.ByName(t.Dialect), t.ContentType, body)
 	if err != nil && !t.Truncated {
 		return inject.Assistant{}, err
 	}

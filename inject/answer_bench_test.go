@@ -23,7 +23,7 @@ func BenchmarkDecodeSSE(b *testing.B) {
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Decode("openai_chat", "text/event-stream", body); err != nil {
+		if _, err := Decode(OpenAIChat, "text/event-stream", body); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -51,7 +51,7 @@ func BenchmarkEditorJSON(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			b.ReportAllocs()
 			for b.Loop() {
-				e := NewEditor("openai_chat", "application/json", 2<<20, func(string) bool { return false }, bc.prior)
+				e := NewEditor(OpenAIChat, "application/json", 2<<20, func(string) bool { return false }, bc.prior)
 				for p := body; len(p) > 0; {
 					n := min(len(p), 32<<10)
 					e.Write(p[:n])

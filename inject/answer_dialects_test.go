@@ -24,7 +24,7 @@ func runDecodeCases(t *testing.T, dialect string, tests []decodeCase) {
 	t.Helper()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a, err := Decode(dialect, tt.ct, []byte(tt.body))
+			a, err := Decode(ByName(dialect), tt.ct, []byte(tt.body))
 			if err != nil {
 				t.Fatalf("Decode(%s, %s): %v", dialect, tt.ct, err)
 			}
@@ -72,7 +72,7 @@ func TestDecodeAnthropicJSON(t *testing.T) {
 			text: "I know this:\n\nYou live in Oslo.", id: "msg_04",
 		},
 	})
-	if a, err := Decode("anthropic", "application/json", []byte(`{"type":"error","error":{"type":"overloaded_error"`)); err == nil {
+	if a, err := Decode(Anthropic, "application/json", []byte(`{"type":"error","error":{"type":"overloaded_error"`)); err == nil {
 		t.Errorf("Decode of invalid JSON = %+v, nil error", a)
 	}
 }
@@ -159,11 +159,11 @@ func TestDecodeOllama(t *testing.T) {
 		{name: "empty body", ct: "application/x-ndjson", body: ""},
 	})
 	for _, body := range []string{`{"message":{"content":"cut`, "<html>502</html>", "not json\nat all\n"} {
-		if a, err := Decode("ollama", "application/x-ndjson", []byte(body)); err == nil {
+		if a, err := Decode(Ollama, "application/x-ndjson", []byte(body)); err == nil {
 			t.Errorf("Decode(%q) = %+v, nil error", body, a)
 		}
 	}
-	if _, err := Decode("ollama", "text/event-stream", []byte(stream)); err == nil {
+	if _, err := Decode(Ollama, "text/event-stream", []byte(stream)); err == nil {
 		t.Error("ollama decoded text/event-stream")
 	}
 }
@@ -264,7 +264,7 @@ func TestDecodeDialectsKnownFormats(t *testing.T) {
 		{"ollama", "text/html", false},
 	}
 	for _, tt := range tests {
-		_, err := Decode(tt.dialect, tt.ct, []byte(`{}`))
+		_, err := Decode(ByName(tt.dialect), tt.ct, []byte(`{}`))
 		if unknown := errors.Is(err, ErrUnknownFormat); unknown == tt.ok {
 			t.Errorf("Decode(%q, %q) error = %v", tt.dialect, tt.ct, err)
 		}

@@ -1,8 +1,8 @@
 package inject
 
 import (
-	"bytes"
 	"fmt"
+	"strings"
 
 	"github.com/tidwall/gjson"
 )
@@ -13,7 +13,35 @@ import (
 // tool_use, tool_result, ...). There is no system role inside messages.
 type anthropic struct{}
 
+// NameAnthropic is Anthropic's name in configuration and in jobs.
+const NameAnthropic = "anthropic"
+
+// Anthropic is the Anthropic messages format (POST .../v1/messages).
+var Anthropic Dialect = anthropic{}
+
 func (anthropic) Name() string { return NameAnthropic }
+
+func (anthropic) ServesPath(path string) bool { return strings.HasSuffix(path, "/v1/messages") }
+
+// toolDef is {"name", "description", "input_schema"}.
+func (anthropic) toolDef(t Tool) string {
+	return `{"name":` + string(jsonString(t.Name)) + `,"description":` + string(jsonString(t.Description)) + `,"input_schema":` + t.Parameters + `}`
+}
+
+// appendRound adds the assistant's turn (its text and tool_use blocks),
+// then a user turn of tool_result blocks.
+func (anthropic) appendRound(body []byte, text string, calls []ToolCall, results []string) ([]byte, error) {
+	var blocks, outs []string
+	if text != "" {
+		blocks = append(blocks, string(textPart(text)))
+	}
+	for i, c := range calls {
+		blocks = append(blocks, `{"type":"tool_use","id":`+string(jsonString(c.ID))+`,"name":`+string(jsonString(c.Name))+`,"input":`+object(c.Arguments)+`}`)
+		outs = append(outs, `{"type":"tool_result","tool_use_id":`+string(jsonString(c.ID))+`,"content":`+string(jsonString(results[i]))+`}`)
+	}
+	items := []string{`{"role":"assistant","content":[` + strings.Join(blocks, ",") + `]}`, `{"role":"user","content":[` + strings.Join(outs, ",") + `]}`}
+	return appendItems(body, "messages", items)
+}
 
 func (d anthropic) Parse(body []byte) (*Request, error) {
 	root, err := parseObject(body)
@@ -123,14 +151,4 @@ func leadingToolResults(c gjson.Result) int {
 		return true
 	})
 	return n
-}
-
-// addField adds "name": value as the first field of the body's top-level object.
-func addField(body []byte, name string, value []byte) ([]byte, error) {
-	at := bytes.IndexByte(body, '{')
-	if at < 0 {
-		return nil, fmt.Errorf("body is not an object")
-	}
-	field := append(append(jsonString(name), ':'), value...)
-	return splice(body, at+1, field, []byte(",")), nil
 }

@@ -1,7 +1,3 @@
-// Package inject owns the request side of each LLM wire format: parsing a chat
-// request, finding the text to search memories with, and placing a memory
-// block in the request without disturbing anything else; and rendering that
-// block under a token budget. It does no I/O.
 package inject
 
 import (

@@ -2,15 +2,58 @@ package inject
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/tidwall/gjson"
 )
 
-// chat is the messages-array format of OpenAI chat completions and Ollama:
-// {"messages": [{"role": ..., "content": string | [parts]}, ...]}.
+// chat is the request side OpenAI chat completions and Ollama share, the
+// messages array: {"messages": [{"role": ..., "content": string |
+// [parts]}, ...]}, and their tool definitions. Their rounds of tool use
+// and their answers differ (openAIChat here and in chat_answer.go, ollama
+// in ollama.go).
 type chat struct {
 	name            string
 	streamByDefault bool
+}
+
+// openAIChat is OpenAI chat completions; its answers are in chat_answer.go.
+type openAIChat struct{ chat }
+
+// NameOpenAIChat is OpenAIChat's name in configuration (the format
+// subdirective) and in jobs.
+const NameOpenAIChat = "openai_chat"
+
+// OpenAIChat is the OpenAI chat completions format (POST .../chat/completions),
+// spoken by OpenAI and by most compatible servers (vLLM, LM Studio, llama.cpp,
+// Ollama's /v1, OpenRouter, Groq, ...).
+var OpenAIChat Dialect = openAIChat{chat{name: NameOpenAIChat}}
+
+func (openAIChat) ServesPath(path string) bool { return strings.HasSuffix(path, "/chat/completions") }
+
+// appendRound adds the assistant's message with its tool_calls, then a
+// "tool" message with each result.
+func (openAIChat) appendRound(body []byte, text string, calls []ToolCall, results []string) ([]byte, error) {
+	var cs, items []string
+	for _, c := range calls {
+		cs = append(cs, `{"id":`+string(jsonString(c.ID))+`,"type":"function","function":{"name":`+string(jsonString(c.Name))+
+			`,"arguments":`+string(jsonString(c.Arguments))+`}}`)
+	}
+	content := "null"
+	if text != "" {
+		content = string(jsonString(text))
+	}
+	items = append(items, `{"role":"assistant","content":`+content+`,"tool_calls":[`+strings.Join(cs, ",")+`]}`)
+	for i, c := range calls {
+		items = append(items, `{"role":"tool","tool_call_id":`+string(jsonString(c.ID))+`,"content":`+string(jsonString(results[i]))+`}`)
+	}
+	return appendItems(body, "messages", items)
+}
+
+// toolDef is a function tool: {"type":"function","function":{...}}.
+func (chat) toolDef(t Tool) string {
+	return `{"type":"function","function":{"name":` + string(jsonString(t.Name)) + `,"description":` + string(jsonString(t.Description)) +
+		`,"parameters":` + t.Parameters + `}}`
 }
 
 func (d chat) Name() string { return d.name }

@@ -65,7 +65,7 @@ func TestDecodeJSON(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			for _, ct := range []string{"application/json", "application/json; charset=utf-8", "Application/JSON"} {
-				a, err := Decode("openai_chat", ct, []byte(tt.body))
+				a, err := Decode(OpenAIChat, ct, []byte(tt.body))
 				if err != nil {
 					t.Fatalf("Decode(%s): %v", ct, err)
 				}
@@ -79,7 +79,7 @@ func TestDecodeJSON(t *testing.T) {
 
 func TestDecodeJSONInvalid(t *testing.T) {
 	for _, body := range []string{``, `{"id":"x","choices":[`, `<html>502 Bad Gateway</html>`} {
-		a, err := Decode("openai_chat", "application/json", []byte(body))
+		a, err := Decode(OpenAIChat, "application/json", []byte(body))
 		if err == nil {
 			t.Errorf("Decode(%q) = %+v, want an error", body, a)
 		}
@@ -163,7 +163,7 @@ func TestDecodeStream(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a, err := Decode("openai_chat", ct, []byte(tt.body))
+			a, err := Decode(OpenAIChat, ct, []byte(tt.body))
 			if err != nil {
 				t.Fatalf("Decode: %v", err)
 			}
@@ -177,7 +177,7 @@ func TestDecodeStream(t *testing.T) {
 func TestDecodeLongStreamLine(t *testing.T) {
 	long := strings.Repeat("word ", 40000) // one 200 kB data line, beyond bufio's default 64 kB
 	body := sse(chunk("l", 0, `{"content":"`+long+`"}`), chunk("l", 0, `{"content":"end"}`), "[DONE]")
-	a, err := Decode("openai_chat", "text/event-stream", []byte(body))
+	a, err := Decode(OpenAIChat, "text/event-stream", []byte(body))
 	if err != nil {
 		t.Fatalf("Decode: %v", err)
 	}
@@ -197,7 +197,7 @@ func TestDecodeUnknownFormat(t *testing.T) {
 	}
 	body := []byte(`{"id":"x","choices":[{"index":0,"message":{"role":"assistant","content":"hi"}}]}`)
 	for _, tt := range tests {
-		a, err := Decode(tt.dialect, tt.ct, body)
+		a, err := Decode(ByName(tt.dialect), tt.ct, body)
 		if !errors.Is(err, ErrUnknownFormat) {
 			t.Errorf("Decode(%q, %q) error = %v, want ErrUnknownFormat", tt.dialect, tt.ct, err)
 		}

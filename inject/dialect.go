@@ -1,52 +1,67 @@
+// Package inject owns the LLM wire formats end to end, each one a Dialect:
+// parsing a chat request, finding the text to search memories with and
+// placing a memory block in it without disturbing anything else (and
+// rendering that block under a token budget); offering tools and appending
+// a round of calls and results; decoding an answer into the assistant's
+// turn, and editing answers in tool rounds. It does no I/O.
 package inject
 
 import "strings"
 
-// Dialect is the request side of one wire format.
+// Dialect is one wire format, end to end. Each is a set of files of its
+// own (chat.go and chat_answer.go, ollama.go, anthropic*.go, responses*.go)
+// and one entry of Dialects; what every format shares is done by this
+// package's functions that take a Dialect (AddTools, AppendRound, Decode,
+// NewEditor), so a new format is its files and its line in Dialects.
 type Dialect interface {
 	// Name is the format's name as used in configuration and in jobs.
 	Name() string
+	// ServesPath reports whether a request path speaks the format, by its
+	// suffix.
+	ServesPath(path string) bool
 	// Parse reads a request body; ErrNotJSON or ErrNotChat mean "pass it on".
 	Parse(body []byte) (*Request, error)
+
+	// toolDef is a tool's definition, a JSON object of the request's
+	// "tools" array.
+	toolDef(t Tool) string
+	// appendRound appends a round of tool use to the conversation of body
+	// (valid JSON, with a result for each call); see AppendRound.
+	appendRound(body []byte, text string, calls []ToolCall, results []string) ([]byte, error)
+	// decoder reads the format's answers of a media type (lower case), or
+	// is nil for a type it does not answer in.
+	decoder(mediaType string) decoder
+	// editor edits an answer read into a, framed as its media type says,
+	// and returns the framing the format reads it with.
+	editor(a *answer, f framing) (dialectEditor, framing)
 }
 
-// Dialect names, as used in configuration (the format subdirective).
-const (
-	NameOpenAIChat      = "openai_chat"
-	NameAnthropic       = "anthropic"
-	NameOllama          = "ollama"
-	NameOpenAIResponses = "openai_responses"
-)
+// Storing is a Dialect whose server keeps each answer, for a later request
+// to continue it by its id (the responses API's previous_response_id). An
+// answer that called the proxy's tools beside the client's own reaches the
+// client with the client's calls alone but is kept whole, so the request
+// that continues it owes an output for each of the proxy's calls: the
+// proxy keeps them and adds them to that request.
+type Storing interface {
+	Dialect
+	// Previous is the id of the kept answer a request body continues, or "".
+	Previous(body []byte) string
+	// Owed is the input item that carries the result of a call.
+	Owed(call ToolCall, result string) string
+	// PrependInput returns body with items (JSON objects) before its input.
+	PrependInput(body []byte, items []string) ([]byte, error)
+}
 
-// OpenAIChat is the OpenAI chat completions format (POST .../chat/completions),
-// spoken by OpenAI and by most compatible servers (vLLM, LM Studio, llama.cpp,
-// Ollama's /v1, OpenRouter, Groq, ...).
-var OpenAIChat Dialect = chat{name: NameOpenAIChat}
-
-// Ollama is Ollama's native chat format (POST .../api/chat), which streams
-// unless "stream": false.
-var Ollama Dialect = chat{name: NameOllama, streamByDefault: true}
-
-// Anthropic is the Anthropic messages format (POST .../v1/messages).
-var Anthropic Dialect = anthropic{}
-
-// OpenAIResponses is the OpenAI responses format (POST .../responses).
-var OpenAIResponses Dialect = responses{}
-
-// Dialects lists every dialect.
+// Dialects lists every dialect, in the order ForPath tries them. A new
+// format is its files and its entry here.
 var Dialects = []Dialect{OpenAIChat, Anthropic, Ollama, OpenAIResponses}
 
-// ForPath returns the dialect a request path speaks by its suffix, or nil.
+// ForPath returns the dialect a request path speaks, or nil.
 func ForPath(path string) Dialect {
-	switch {
-	case strings.HasSuffix(path, "/chat/completions"):
-		return OpenAIChat
-	case strings.HasSuffix(path, "/v1/messages"):
-		return Anthropic
-	case strings.HasSuffix(path, "/api/chat"):
-		return Ollama
-	case strings.HasSuffix(path, "/responses"):
-		return OpenAIResponses
+	for _, d := range Dialects {
+		if d.ServesPath(path) {
+			return d
+		}
 	}
 	return nil
 }
@@ -59,4 +74,14 @@ func ByName(name string) Dialect {
 		}
 	}
 	return nil
+}
+
+// Names lists the dialects' names for a message: "a, b or c".
+func Names() string {
+	names := make([]string, len(Dialects))
+	for i, d := range Dialects {
+		names[i] = d.Name()
+	}
+	last := len(names) - 1
+	return strings.Join(names[:last], ", ") + " or " + names[last]
 }

@@ -3,7 +3,6 @@ package inject
 import (
 	"bytes"
 	"mime"
-	"strings"
 )
 
 // When the proxy offers the model tools of its own, each answer of the
@@ -22,14 +21,6 @@ import (
 // What an Editor holds back is bounded: past its limit, what it held and
 // the rest of the answer go to the client as they came (Untouched), and
 // the proxy runs none of the answer's calls.
-
-// Usage is what an answer cost, in its format's tokens.
-type Usage struct {
-	Input, Output int
-}
-
-// Add adds u2 to u.
-func (u *Usage) Add(u2 Usage) { u.Input, u.Output = u.Input+u2.Input, u.Output+u2.Output }
 
 // State is what an Editor has made of an answer so far.
 type State int
@@ -60,128 +51,44 @@ type Editor struct {
 	limit, size int
 }
 
-// dialectEditor is the part of an Editor that knows a format.
-type dialectEditor interface {
-	// observe reads one event (a whole JSON answer, an SSE event's data, an
-	// NDJSON line) into the answer's text, calls and usage, and says
-	// whether it shows the answer's nature: Final for text, Held for a
-	// call, Undecided for neither.
-	observe(ev []byte) State
-	// edit rewrites an event for the client (nil drops it).
-	edit(ev []byte) []byte
-	// terminal reports whether an event ends the answer for the client
-	// (a stop reason, the usage, a last "done"): in a stream passed on, it
-	// and what follows wait for End.
-	terminal(ev []byte) bool
-	// resume carries on from the editor of the round before, whose
-	// stream the client has: its numbering and its ids.
-	resume(prev dialectEditor)
-	answer() *answer
-}
+// framing is how the events of an answer are told apart.
+type framing int
 
-// answer is what the events of an answer said.
-type answer struct {
-	text  strings.Builder
-	calls []call
-	// at is where each call is in calls, by its index in the answer: an
-	// answer can make thousands.
-	at    map[int]int
-	usage Usage
-	// prior is the usage of the rounds before, added to this answer's.
-	prior    Usage
-	isMemory func(name string) bool
-}
+// Framings of an answer.
+const (
+	wholeJSON framing = iota // one JSON value
+	sseEvents                // server-sent events, ending at a blank line
+	jsonLines                // one JSON value a line (NDJSON)
+)
 
-// call is a tool call being read from an answer, by its index in it.
-type call struct {
-	index int
-	id    string
-	name  string
-	args  strings.Builder
-}
-
-func (a *answer) call(index int) *call {
-	if i, ok := a.at[index]; ok {
-		return &a.calls[i]
-	}
-	if a.at == nil {
-		a.at = map[int]int{}
-	}
-	a.at[index] = len(a.calls)
-	a.calls = append(a.calls, call{index: index})
-	return &a.calls[len(a.calls)-1]
-}
-
-// memory reports whether the call at index is one of the proxy's tools.
-func (a *answer) memory(index int) bool {
-	i, ok := a.at[index]
-	return ok && a.isMemory(a.calls[i].name)
-}
-
-// kept is the new index of the client's call at index: the proxy's calls
-// before it are closed up.
-func (a *answer) kept(index int) int { return a.before(index, false) }
-
-// shift is how many of the proxy's calls come before index: what the
-// client's items after them (blocks, output items) close up by.
-func (a *answer) shift(index int) int { return a.before(index, true) }
-
-// before counts the calls before index that are the proxy's (memory) or
-// the client's.
-func (a *answer) before(index int, memory bool) int {
-	n := 0
-	for _, c := range a.calls {
-		if c.index < index && a.isMemory(c.name) == memory {
-			n++
-		}
-	}
-	return n
-}
-
-// clientCalls counts the calls that are not the proxy's.
-func (a *answer) clientCalls() int { return len(a.calls) - a.memoryCalls() }
-
-// memoryCalls counts the proxy's calls.
-func (a *answer) memoryCalls() int {
-	n := 0
-	for _, c := range a.calls {
-		if a.isMemory(c.name) {
-			n++
-		}
-	}
-	return n
-}
-
-// NewEditor edits an answer of the named dialect and media type, holding
-// back at most limit bytes of it (0: no bound); isMemory says which tool
-// names are the proxy's; prior is the usage of the rounds before. It
-// returns nil for an answer it cannot edit (another media type): that one
-// goes to the client as it is.
-func NewEditor(dialect, contentType string, limit int, isMemory func(name string) bool, prior Usage) *Editor {
+// NewEditor edits an answer of dialect d and of a media type, holding back
+// at most limit bytes of it (0: no bound); isMemory says which tool names
+// are the proxy's; prior is the usage of the rounds before. It returns nil
+// for an answer it cannot edit (another media type): that one goes to the
+// client as it is.
+func NewEditor(d Dialect, contentType string, limit int, isMemory func(name string) bool, prior Usage) *Editor {
 	mt, _, _ := mime.ParseMediaType(contentType)
-	a := &answer{isMemory: isMemory, prior: prior}
-	e := &Editor{limit: limit}
+	var f framing
 	switch mt {
 	case "application/json":
+		f = wholeJSON
 	case "text/event-stream":
-		e.stream, e.separator = true, []byte("\n\n")
+		f = sseEvents
 	case "application/x-ndjson":
-		e.stream, e.separator = true, []byte("\n")
+		f = jsonLines
 	default:
 		return nil
 	}
-	switch dialect {
-	case NameOpenAIChat:
-		e.d = &chatEditor{a: a}
-	case NameOllama:
-		e.d = &ollamaEditor{a: a}
-		e.stream, e.separator = true, []byte("\n") // one JSON object is one line
-	case NameAnthropic:
-		e.d = &anthropicEditor{a: a}
-	case NameOpenAIResponses:
-		e.d = &responsesEditor{a: a}
-	default:
+	if d == nil {
 		return nil
+	}
+	e := &Editor{limit: limit}
+	e.d, f = d.editor(&answer{isMemory: isMemory, prior: prior}, f)
+	switch f {
+	case sseEvents:
+		e.stream, e.separator = true, []byte("\n\n")
+	case jsonLines:
+		e.stream, e.separator = true, []byte("\n")
 	}
 	return e
 }
@@ -480,11 +387,11 @@ func (e *Editor) Calls() []ToolCall {
 	return out
 }
 
-// ResponseID is the id of an OpenAI responses answer, as the client knows
-// it ("" for other formats).
+// ResponseID is the id of an answer a Storing dialect's server keeps, as
+// the client knows it ("" for other formats).
 func (e *Editor) ResponseID() string {
-	if r, ok := e.d.(*responsesEditor); ok {
-		return r.id
+	if r, ok := e.d.(keptAnswer); ok {
+		return r.keptID()
 	}
 	return ""
 }

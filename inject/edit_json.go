@@ -3,6 +3,7 @@ package inject
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 )
 
 // Reading and rewriting the JSON events of an answer for the Editor.
@@ -54,4 +55,20 @@ func list(v any) []any {
 func str(v any) string {
 	s, _ := v.(string)
 	return s
+}
+
+// addUsage adds prior to a usage object's input and output fields (and
+// total_tokens, when it has one), touching only the fields it adds to.
+func addUsage(u map[string]any, input, output string, prior Usage) {
+	if u == nil {
+		return
+	}
+	for _, f := range []struct {
+		name string
+		n    int
+	}{{input, prior.Input}, {output, prior.Output}, {"total_tokens", prior.Input + prior.Output}} {
+		if _, ok := u[f.name]; f.n != 0 && (ok || f.name != "total_tokens") {
+			u[f.name] = json.Number(strconv.Itoa(num(u[f.name]) + f.n))
+		}
+	}
 }

@@ -21,7 +21,7 @@ func TestEditorPastItsLimit(t *testing.T) {
 		strings.Repeat("x", 10<<10) + `\"}"}}]},"finish_reason":"tool_calls"}]}`
 	for _, c := range []struct{ ctype, body string }{{"text/event-stream", sse.String()}, {"application/json", json}} {
 		t.Run(c.ctype, func(t *testing.T) {
-			e := NewEditor("openai_chat", c.ctype, 1<<10, func(n string) bool { return n == "save_memory" }, Usage{})
+			e := NewEditor(OpenAIChat, c.ctype, 1<<10, func(n string) bool { return n == "save_memory" }, Usage{})
 			var out []byte
 			for p := []byte(c.body); len(p) > 0; {
 				n := min(len(p), 100)

@@ -184,6 +184,16 @@ func replace(body []byte, from, to int, with []byte) []byte {
 	return append(out, body[to:]...)
 }
 
+// addField adds "name": value as the first field of the body's top-level object.
+func addField(body []byte, name string, value []byte) ([]byte, error) {
+	at := bytes.IndexByte(body, '{')
+	if at < 0 {
+		return nil, fmt.Errorf("body is not an object")
+	}
+	field := append(append(jsonString(name), ':'), value...)
+	return splice(body, at+1, field, []byte(",")), nil
+}
+
 // jsonString encodes s as a JSON string without HTML escaping, so the block
 // reads the same in the body as it does in logs.
 func jsonString(s string) []byte {

@@ -2,6 +2,7 @@ package inject
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/tidwall/gjson"
 )
@@ -12,7 +13,15 @@ import (
 // live on the server ("previous_response_id", "conversation").
 type responses struct{}
 
+// NameOpenAIResponses is OpenAIResponses' name in configuration and in jobs.
+const NameOpenAIResponses = "openai_responses"
+
+// OpenAIResponses is the OpenAI responses format (POST .../responses).
+var OpenAIResponses Dialect = responses{}
+
 func (responses) Name() string { return NameOpenAIResponses }
+
+func (responses) ServesPath(path string) bool { return strings.HasSuffix(path, "/responses") }
 
 func (d responses) Parse(body []byte) (*Request, error) {
 	root, err := parseObject(body)
@@ -131,3 +140,70 @@ func (responses) place(r *Request, input, instructions gjson.Result, contents []
 func inputText(text string) []byte {
 	return []byte(`{"type":"input_text","text":` + string(jsonString(text)) + `}`)
 }
+
+// toolDef is {"type":"function", "name", "description", "parameters"}.
+func (responses) toolDef(t Tool) string {
+	return `{"type":"function","name":` + string(jsonString(t.Name)) + `,"description":` + string(jsonString(t.Description)) +
+		`,"parameters":` + t.Parameters + `}`
+}
+
+// appendRound adds the assistant's message when it said something, then
+// a function_call item and its function_call_output for each call. A
+// string input becomes the equivalent list first.
+func (d responses) appendRound(body []byte, text string, calls []ToolCall, results []string) ([]byte, error) {
+	var items []string
+	if text != "" {
+		items = append(items, `{"role":"assistant","content":[{"type":"output_text","text":`+string(jsonString(text))+`}]}`)
+	}
+	for i, c := range calls {
+		items = append(items, `{"type":"function_call","call_id":`+string(jsonString(c.ID))+`,"name":`+string(jsonString(c.Name))+
+			`,"arguments":`+string(jsonString(c.Arguments))+`}`, d.Owed(c, results[i]))
+	}
+	if in := gjson.GetBytes(body, "input"); in.Type == gjson.String && spanOK(body, in) {
+		user := `{"role":"user","content":` + in.Raw + `}`
+		return replace(body, in.Index, in.Index+len(in.Raw), []byte("["+user+","+strings.Join(items, ",")+"]")), nil
+	}
+	return appendItems(body, "input", items)
+}
+
+// The responses API keeps each answer (unless "store": false), and a
+// request continues one by previous_response_id: responses is Storing.
+
+// Previous is the previous_response_id of a request body.
+func (responses) Previous(body []byte) string {
+	return gjson.GetBytes(body, "previous_response_id").String()
+}
+
+// Owed is the function_call_output item carrying a call's result.
+func (responses) Owed(call ToolCall, result string) string {
+	return `{"type":"function_call_output","call_id":` + string(jsonString(call.ID)) + `,"output":` + string(jsonString(result)) + `}`
+}
+
+// PrependInput returns a body with items (JSON objects) before its input:
+// for outputs the conversation owes to calls of the response it continues.
+// A string input becomes the equivalent user item after them.
+func (responses) PrependInput(body []byte, items []string) ([]byte, error) {
+	if len(items) == 0 {
+		return body, nil
+	}
+	if !ValidJSON(body) {
+		return nil, ErrNotJSON
+	}
+	joined := []byte(strings.Join(items, ","))
+	in := gjson.GetBytes(body, "input")
+	switch {
+	case !in.Exists():
+		return addField(body, "input", append(append([]byte{'['}, joined...), ']'))
+	case in.Type == gjson.String && spanOK(body, in):
+		user := `{"role":"user","content":` + in.Raw + `}`
+		return replace(body, in.Index, in.Index+len(in.Raw), []byte("["+string(joined)+","+user+"]")), nil
+	case in.IsArray() && spanOK(body, in):
+		if len(in.Array()) == 0 {
+			return splice(body, in.Index+1, joined), nil
+		}
+		return splice(body, in.Index+1, joined, []byte(",")), nil
+	}
+	return nil, fmt.Errorf("input is neither a string nor an array")
+}
+
+var _ Storing = responses{}

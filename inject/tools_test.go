@@ -13,7 +13,7 @@ func TestPrependInput(t *testing.T) {
 		`{"previous_response_id":"r","input":[]}`:                                                            `[` + item + `]`,
 		`{"previous_response_id":"r"}`:                                                                       `[` + item + `]`,
 	} {
-		out, err := PrependInput([]byte(in), []string{item})
+		out, err := responses{}.PrependInput([]byte(in), []string{item})
 		if err != nil {
 			t.Fatalf("%s: %v", in, err)
 		}
@@ -22,7 +22,17 @@ func TestPrependInput(t *testing.T) {
 			t.Errorf("%s:\n got %s (%v)\nwant input %s", in, out, err, want)
 		}
 	}
-	if _, err := PrependInput([]byte(`{"input":42}`), []string{item}); err == nil {
+	if _, err := (responses{}).PrependInput([]byte(`{"input":42}`), []string{item}); err == nil {
 		t.Error("a number as input was accepted")
+	}
+}
+
+// TestStoring: the responses API is the one format whose server keeps
+// answers, so the outputs owed to them are kept for it alone.
+func TestStoring(t *testing.T) {
+	for _, d := range Dialects {
+		if _, ok := d.(Storing); ok != (d == OpenAIResponses) {
+			t.Errorf("%s is Storing: %v", d.Name(), ok)
+		}
 	}
 }

@@ -21,7 +21,7 @@ import (
 // do not pile up across rounds.
 type roundWriter struct {
 	client   Client
-	dialect  string
+	dialect  inject.Dialect
 	isMemory func(string) bool
 	prior    inject.Usage
 	// limit bounds what the Editor holds back (max_capture): a longer

@@ -15,7 +15,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/tidwall/gjson"
 	"go.uber.org/zap"
 
 	"github.com/caddy-memory/memory/engine"
@@ -109,11 +108,11 @@ const recallLimit = 5
 
 // offered returns the proxy's tools a request gains: those configured
 // that the client does not define itself.
-func (h *Runner) offered(dialect string, body []byte) []inject.Tool {
+func (h *Runner) offered(body []byte) []inject.Tool {
 	if len(h.Tools) == 0 {
 		return nil
 	}
-	theirs := inject.ToolNames(dialect, body)
+	theirs := inject.ToolNames(body)
 	var out []inject.Tool
 	for _, name := range h.Tools {
 		if !slices.Contains(theirs, name) {
@@ -127,14 +126,14 @@ func (h *Runner) offered(dialect string, body []byte) []inject.Tool {
 // gains any (see serveWithTools), else as it is. It returns the texts the
 // tools recalled: like the injected block, they are not to be learned
 // again.
-func (h *Runner) Forward(t Client, r *http.Request, next Next, dialect, owner string, body []byte) ([]string, error) {
-	tools := h.offered(dialect, body)
+func (h *Runner) Forward(t Client, r *http.Request, next Next, dialect inject.Dialect, owner string, body []byte) ([]string, error) {
+	tools := h.offered(body)
 	if tools == nil {
 		return nil, next.ServeHTTP(t, r)
 	}
-	if dialect == inject.NameOpenAIResponses {
-		if owe := h.Owed.take(owner, gjson.GetBytes(body, "previous_response_id").String()); owe != nil {
-			if b, err := inject.PrependInput(body, owe); err == nil {
+	if s, ok := dialect.(inject.Storing); ok {
+		if owe := h.Owed.take(owner, s.Previous(body)); owe != nil {
+			if b, err := s.PrependInput(body, owe); err == nil {
 				body = b
 			}
 		}
@@ -153,7 +152,7 @@ func (h *Runner) Forward(t Client, r *http.Request, next Next, dialect, owner st
 // conversation sent again, and the final answer reaches the client through
 // t (the learning tee). It returns the texts the tools recalled: like the
 // injected block, they are not to be learned again.
-func (h *Runner) serveWithTools(t Client, r *http.Request, next Next, dialect, owner string, body []byte, tools []inject.Tool) ([]string, error) {
+func (h *Runner) serveWithTools(t Client, r *http.Request, next Next, dialect inject.Dialect, owner string, body []byte, tools []inject.Tool) ([]string, error) {
 	mine := map[string]bool{}
 	for _, tl := range tools {
 		mine[tl.Name] = true
@@ -215,23 +214,24 @@ func (h *Runner) serveWithTools(t Client, r *http.Request, next Next, dialect, o
 
 // besideClientCalls runs the proxy's calls of an answer the client has
 // with its own calls alone: what the model asked to save is saved. A
-// recall's result would reach no one, except in an OpenAI responses
-// answer, which OpenAI stores whole: the next request continuing it owes
-// an output for each call, kept until then (see Owed).
-func (h *Runner) besideClientCalls(ctx context.Context, owner, dialect string, ed *inject.Editor) {
+// recall's result would reach no one, except in an answer the server
+// keeps whole (inject.Storing: OpenAI responses): the next request
+// continuing it owes an output for each call, kept until then (see Owed).
+func (h *Runner) besideClientCalls(ctx context.Context, owner string, dialect inject.Dialect, ed *inject.Editor) {
+	s, keeps := dialect.(inject.Storing)
 	var calls []inject.ToolCall
 	for _, c := range ed.Calls() {
-		if c.Name == Save || dialect == inject.NameOpenAIResponses {
+		if c.Name == Save || keeps {
 			calls = append(calls, c)
 		}
 	}
 	results, _ := h.runCalls(ctx, owner, calls)
-	if dialect != inject.NameOpenAIResponses {
+	if !keeps {
 		return
 	}
 	owe := make([]string, len(calls))
 	for i, c := range calls {
-		owe[i] = inject.CallOutput(c.ID, results[i])
+		owe[i] = s.Owed(c, results[i])
 	}
 	h.Owed.put(owner, ed.ResponseID(), owe)
 }

@@ -2,10 +2,76 @@ package inject
 
 import (
 	"encoding/json"
+	"errors"
 	"strconv"
+	"strings"
 
 	"github.com/tidwall/gjson"
 )
+
+// The answers of Anthropic messages: decoded into the assistant's turn for learning,
+// and edited for the client in tool rounds.
+
+// decoder reads a JSON message or its SSE events.
+func (anthropic) decoder(mediaType string) decoder {
+	return jsonOrSSE(mediaType, anthropicJSON, anthropicSSE)
+}
+
+// editor reads the answer as its media type frames it.
+func (anthropic) editor(a *answer, f framing) (dialectEditor, framing) {
+	return &anthropicEditor{a: a}, f
+}
+
+func anthropicJSON(body []byte) (Assistant, error) {
+	if !ValidJSON(body) {
+		return Assistant{}, errors.New("response is not valid JSON")
+	}
+	r := gjson.ParseBytes(body)
+	a := Assistant{ID: r.Get("id").String()}
+	var parts []string
+	r.Get("content").ForEach(func(_, b gjson.Result) bool {
+		switch b.Get("type").String() {
+		case "text":
+			parts = append(parts, b.Get("text").String())
+		case "tool_use", "server_tool_use":
+			a.ToolCalls++
+		}
+		return true // thinking blocks are not the answer
+	})
+	a.Text = strings.Join(parts, "")
+	return a, nil
+}
+
+func anthropicSSE(body []byte) (Assistant, error) {
+	var a Assistant
+	var text strings.Builder
+	err := events(body, func(_, data string) bool {
+		if !ValidJSON([]byte(data)) {
+			return true
+		}
+		r := gjson.Parse(data)
+		switch r.Get("type").String() {
+		case "message_start":
+			a.ID = r.Get("message.id").String()
+		case "content_block_start":
+			switch r.Get("content_block.type").String() {
+			case "tool_use", "server_tool_use":
+				a.ToolCalls++
+			case "text":
+				text.WriteString(r.Get("content_block.text").String())
+			}
+		case "content_block_delta":
+			if r.Get("delta.type").String() == "text_delta" {
+				text.WriteString(r.Get("delta.text").String())
+			}
+		case "message_stop":
+			return false
+		}
+		return true
+	})
+	a.Text = text.String()
+	return a, err
+}
 
 // anthropicEditor edits Anthropic messages: a JSON message whose content
 // holds text and tool_use blocks, or the SSE events of one, whose blocks

@@ -2,10 +2,72 @@ package inject
 
 import (
 	"encoding/json"
+	"errors"
 	"strconv"
+	"strings"
 
 	"github.com/tidwall/gjson"
 )
+
+// The answers of OpenAI chat completions: decoded into the assistant's turn for learning,
+// and edited for the client in tool rounds.
+
+// decoder reads a JSON completion or its SSE chunks.
+func (openAIChat) decoder(mediaType string) decoder {
+	return jsonOrSSE(mediaType, openAIChatJSON, openAIChatSSE)
+}
+
+// editor reads the answer as its media type frames it.
+func (openAIChat) editor(a *answer, f framing) (dialectEditor, framing) {
+	return &chatEditor{a: a}, f
+}
+
+func openAIChatJSON(body []byte) (Assistant, error) {
+	if !ValidJSON(body) {
+		return Assistant{}, errors.New("response is not valid JSON")
+	}
+	r := gjson.ParseBytes(body)
+	msg := r.Get("choices.0.message")
+	return Assistant{
+		ID:        r.Get("id").String(),
+		Text:      msg.Get("content").String(),
+		ToolCalls: len(msg.Get("tool_calls").Array()),
+	}, nil
+}
+
+func openAIChatSSE(body []byte) (Assistant, error) {
+	var a Assistant
+	var text strings.Builder
+	tools := map[int64]bool{}
+	err := events(body, func(_, data string) bool {
+		if data == "[DONE]" {
+			return false
+		}
+		if !ValidJSON([]byte(data)) {
+			return true
+		}
+		r := gjson.Parse(data)
+		if a.ID == "" {
+			a.ID = r.Get("id").String()
+		}
+		r.Get("choices").ForEach(func(_, c gjson.Result) bool {
+			if c.Get("index").Int() != 0 {
+				return true // n > 1: the first choice is the one the client shows
+			}
+			d := c.Get("delta")
+			text.WriteString(d.Get("content").String())
+			d.Get("tool_calls").ForEach(func(_, t gjson.Result) bool {
+				tools[t.Get("index").Int()] = true
+				return true
+			})
+			return true
+		})
+		return true
+	})
+	a.Text = text.String()
+	a.ToolCalls = len(tools)
+	return a, err
+}
 
 // chatEditor edits OpenAI chat completions: a JSON completion, or SSE
 // chunks whose choices[0].delta carry text and tool calls by index.
@@ -121,91 +183,5 @@ func (c *chatEditor) edit(ev []byte) []byte {
 			}
 		}
 		return keep
-	})
-}
-
-// addUsage adds prior to a usage object's input and output fields (and
-// total_tokens, when it has one), touching only the fields it adds to.
-func addUsage(u map[string]any, input, output string, prior Usage) {
-	if u == nil {
-		return
-	}
-	for _, f := range []struct {
-		name string
-		n    int
-	}{{input, prior.Input}, {output, prior.Output}, {"total_tokens", prior.Input + prior.Output}} {
-		if _, ok := u[f.name]; f.n != 0 && (ok || f.name != "total_tokens") {
-			u[f.name] = json.Number(strconv.Itoa(num(u[f.name]) + f.n))
-		}
-	}
-}
-
-// ollamaEditor edits Ollama's chat answers: one JSON object, or one per
-// line, whose message carries text and whole tool calls; the last says
-// done, with the token counts.
-type ollamaEditor struct {
-	a     *answer
-	calls int // calls seen so far: Ollama's have no index
-	// edited counts the calls already edited, line by line, to find each
-	// call's index again.
-	edited int
-}
-
-func (o *ollamaEditor) answer() *answer { return o.a }
-
-func (o *ollamaEditor) terminal(ev []byte) bool { return gjson.GetBytes(ev, "done").Bool() }
-
-// resume has nothing to carry: Ollama's lines are not numbered.
-func (o *ollamaEditor) resume(dialectEditor) {}
-
-func (o *ollamaEditor) observe(ev []byte) State {
-	r := gjson.ParseBytes(ev)
-	if r.Get("done").Bool() {
-		o.a.usage = Usage{int(r.Get("prompt_eval_count").Int()), int(r.Get("eval_count").Int())}
-	}
-	state := Undecided
-	m := r.Get("message")
-	if t := m.Get("content").String(); t != "" {
-		o.a.text.WriteString(t)
-		state = Final
-	}
-	m.Get("tool_calls").ForEach(func(_, tc gjson.Result) bool {
-		cl := o.a.call(o.calls)
-		o.calls++
-		cl.name = tc.Get("function.name").String()
-		cl.args.WriteString(tc.Get("function.arguments").Raw)
-		if state == Undecided {
-			state = Held
-		}
-		return true
-	})
-	return state
-}
-
-func (o *ollamaEditor) edit(ev []byte) []byte {
-	return editJSON(ev, func(v map[string]any) bool {
-		if v["done"] == true && o.a.prior != (Usage{}) {
-			v["prompt_eval_count"] = json.Number(strconv.Itoa(num(v["prompt_eval_count"]) + o.a.prior.Input))
-			v["eval_count"] = json.Number(strconv.Itoa(num(v["eval_count"]) + o.a.prior.Output))
-		}
-		m := obj(v["message"])
-		calls := list(m["tool_calls"])
-		if calls == nil {
-			return true
-		}
-		var kept []any
-		for _, tc := range calls {
-			index := o.edited
-			o.edited++
-			if !o.a.memory(index) {
-				kept = append(kept, tc)
-			}
-		}
-		if len(kept) > 0 {
-			m["tool_calls"] = kept
-			return true
-		}
-		delete(m, "tool_calls")
-		return v["done"] == true || str(m["content"]) != ""
 	})
 }

@@ -2,10 +2,93 @@ package inject
 
 import (
 	"encoding/json"
+	"errors"
 	"strconv"
+	"strings"
 
 	"github.com/tidwall/gjson"
 )
+
+// The answers of OpenAI responses: decoded into the assistant's turn for learning,
+// and edited for the client in tool rounds.
+
+// decoder reads a JSON response or its SSE events.
+func (responses) decoder(mediaType string) decoder {
+	return jsonOrSSE(mediaType, responsesJSON, responsesSSE)
+}
+
+// editor reads the answer as its media type frames it.
+func (responses) editor(a *answer, f framing) (dialectEditor, framing) {
+	return &responsesEditor{a: a}, f
+}
+
+func responsesJSON(body []byte) (Assistant, error) {
+	if !ValidJSON(body) {
+		return Assistant{}, errors.New("response is not valid JSON")
+	}
+	return responseObject(gjson.ParseBytes(body)), nil
+}
+
+// responseObject reads a response object's output items.
+func responseObject(r gjson.Result) Assistant {
+	a := Assistant{ID: r.Get("id").String()}
+	var parts []string
+	r.Get("output").ForEach(func(_, it gjson.Result) bool {
+		switch it.Get("type").String() {
+		case "message":
+			it.Get("content").ForEach(func(_, c gjson.Result) bool {
+				if c.Get("type").String() == "output_text" {
+					parts = append(parts, c.Get("text").String())
+				}
+				return true
+			})
+		case "function_call", "custom_tool_call", "computer_call":
+			a.ToolCalls++
+		}
+		return true
+	})
+	a.Text = strings.Join(parts, "\n")
+	return a
+}
+
+func responsesSSE(body []byte) (Assistant, error) {
+	var a Assistant
+	var text strings.Builder
+	var final *Assistant
+	err := events(body, func(_, data string) bool {
+		if !ValidJSON([]byte(data)) {
+			return true
+		}
+		r := gjson.Parse(data)
+		switch r.Get("type").String() {
+		case "response.created", "response.in_progress":
+			if a.ID == "" {
+				a.ID = r.Get("response.id").String()
+			}
+		case "response.output_text.delta":
+			text.WriteString(r.Get("delta").String())
+		case "response.output_item.added":
+			switch r.Get("item.type").String() {
+			case "function_call", "custom_tool_call", "computer_call":
+				a.ToolCalls++
+			}
+		case "response.completed", "response.incomplete":
+			f := responseObject(r.Get("response"))
+			final = &f
+			return false
+		}
+		return true
+	})
+	if final != nil && (final.Text != "" || text.Len() == 0) {
+		// The completed response is authoritative when the stream got that far.
+		if final.ID == "" {
+			final.ID = a.ID
+		}
+		return *final, err
+	}
+	a.Text = text.String()
+	return a, err
+}
 
 // responsesEditor edits OpenAI responses: a JSON response whose output
 // items are messages and function calls, or the SSE events of one, which
@@ -38,6 +121,9 @@ func (c *responsesEditor) resume(prev dialectEditor) {
 }
 
 func (c *responsesEditor) answer() *answer { return c.a }
+
+// keptID is the response's id as the client knows it.
+func (c *responsesEditor) keptID() string { return c.id }
 
 func (c *responsesEditor) observe(ev []byte) State {
 	r := gjson.ParseBytes(ev)

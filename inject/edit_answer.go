@@ -1,0 +1,112 @@
+package inject
+
+import "strings"
+
+// What each format gives an Editor (a dialectEditor), and what it reads
+// an answer into: its text, its calls and its usage.
+
+// dialectEditor is the part of an Editor that knows a format.
+type dialectEditor interface {
+	// observe reads one event (a whole JSON answer, an SSE event's data, an
+	// NDJSON line) into the answer's text, calls and usage, and says
+	// whether it shows the answer's nature: Final for text, Held for a
+	// call, Undecided for neither.
+	observe(ev []byte) State
+	// edit rewrites an event for the client (nil drops it).
+	edit(ev []byte) []byte
+	// terminal reports whether an event ends the answer for the client
+	// (a stop reason, the usage, a last "done"): in a stream passed on, it
+	// and what follows wait for End.
+	terminal(ev []byte) bool
+	// resume carries on from the editor of the round before, whose
+	// stream the client has: its numbering and its ids.
+	resume(prev dialectEditor)
+	answer() *answer
+}
+
+// keptAnswer is a dialectEditor of a Storing dialect.
+type keptAnswer interface {
+	// keptID is the id of the answer, kept by the server.
+	keptID() string
+}
+
+// Usage is what an answer cost, in its format's tokens.
+type Usage struct {
+	Input, Output int
+}
+
+// Add adds u2 to u.
+func (u *Usage) Add(u2 Usage) { u.Input, u.Output = u.Input+u2.Input, u.Output+u2.Output }
+
+// answer is what the events of an answer said.
+type answer struct {
+	text  strings.Builder
+	calls []call
+	// at is where each call is in calls, by its index in the answer: an
+	// answer can make thousands.
+	at    map[int]int
+	usage Usage
+	// prior is the usage of the rounds before, added to this answer's.
+	prior    Usage
+	isMemory func(name string) bool
+}
+
+// call is a tool call being read from an answer, by its index in it.
+type call struct {
+	index int
+	id    string
+	name  string
+	args  strings.Builder
+}
+
+func (a *answer) call(index int) *call {
+	if i, ok := a.at[index]; ok {
+		return &a.calls[i]
+	}
+	if a.at == nil {
+		a.at = map[int]int{}
+	}
+	a.at[index] = len(a.calls)
+	a.calls = append(a.calls, call{index: index})
+	return &a.calls[len(a.calls)-1]
+}
+
+// memory reports whether the call at index is one of the proxy's tools.
+func (a *answer) memory(index int) bool {
+	i, ok := a.at[index]
+	return ok && a.isMemory(a.calls[i].name)
+}
+
+// kept is the new index of the client's call at index: the proxy's calls
+// before it are closed up.
+func (a *answer) kept(index int) int { return a.before(index, false) }
+
+// shift is how many of the proxy's calls come before index: what the
+// client's items after them (blocks, output items) close up by.
+func (a *answer) shift(index int) int { return a.before(index, true) }
+
+// before counts the calls before index that are the proxy's (memory) or
+// the client's.
+func (a *answer) before(index int, memory bool) int {
+	n := 0
+	for _, c := range a.calls {
+		if c.index < index && a.isMemory(c.name) == memory {
+			n++
+		}
+	}
+	return n
+}
+
+// clientCalls counts the calls that are not the proxy's.
+func (a *answer) clientCalls() int { return len(a.calls) - a.memoryCalls() }
+
+// memoryCalls counts the proxy's calls.
+func (a *answer) memoryCalls() int {
+	n := 0
+	for _, c := range a.calls {
+		if a.isMemory(c.name) {
+			n++
+		}
+	}
+	return n
+}
