@@ -1,7 +1,7 @@
-// Package extract owns learning: the response side of each LLM wire format
-// (decoding a JSON or streamed body into the assistant's turn), stripping
-// any injected memory block or quoted memory, what a proxied turn or an
-// ingested transcript teaches (Learn, Transcript) with the stable keys a
-// newer statement supersedes an older one by, and the rule-based extractor
-// that turns what a user says into standalone facts. It writes nothing.
+// Package extract owns learning: what a proxied turn or an ingested
+// transcript teaches (Learn, Transcript), with the stable keys by which a
+// newer statement supersedes an older one; the rule-based facts a user
+// states; the memories a model quoted back, stripped; and the prompt that
+// distills a session and the reading of its answer. It reads answers
+// through inject's dialects and writes nothing.
 package extract
