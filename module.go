@@ -133,7 +133,7 @@ type Handler struct {
 	engine    *engine.Engine
 	tools     *memtools.Runner
 	receipts  *receipts.Book // what recent requests were given, by owner
-	learner   learner // where turns go once answered: the engine
+	learner   learner        // where turns go once answered: the engine
 	placement inject.Placement
 	minScore  float64
 	format    inject.Dialect
