@@ -152,3 +152,17 @@ func leadingToolResults(c gjson.Result) int {
 	})
 	return n
 }
+
+func (anthropic) turns() turns { return anthropicTurns }
+
+// refusal is Anthropic's {"type": "error", "error": {"type":
+// "invalid_request_error", "message": "prompt is too long: 208310 tokens >
+// 200000 maximum"}}.
+func (anthropic) refusal(body []byte) (int, bool) {
+	e := gjson.GetBytes(body, "error")
+	msg := e.Get("message").String()
+	if e.Get("type").String() != "invalid_request_error" || !strings.HasPrefix(msg, "prompt is too long") {
+		return 0, false
+	}
+	return limitIn(msg), true
+}

@@ -150,3 +150,8 @@ func (d chat) place(r *Request, msgs gjson.Result, spans []chatMessage, block st
 func textPart(text string) []byte {
 	return []byte(`{"type":"text","text":` + string(jsonString(text)) + `}`)
 }
+
+func (chat) turns() turns { return chatTurns }
+
+// refusal is OpenAI's context_length_exceeded (see openAIRefusal).
+func (openAIChat) refusal(body []byte) (int, bool) { return openAIRefusal(body) }

@@ -34,6 +34,13 @@ type Dialect interface {
 	// editor edits an answer read into a, framed as its media type says,
 	// and returns the framing the format reads it with.
 	editor(a *answer, f framing) (dialectEditor, framing)
+
+	// refusal reads an error answer's JSON body: whether it refuses the
+	// request for its length, and the limit it names (see LengthRefusal).
+	refusal(body []byte) (limit int, ok bool)
+	// turns says how the format's conversation divides into turns (see
+	// Trim).
+	turns() turns
 }
 
 // Storing is a Dialect whose server keeps each answer, for a later request

@@ -146,3 +146,7 @@ func (o *ollamaEditor) edit(ev []byte) []byte {
 		return v["done"] == true || str(m["content"]) != ""
 	})
 }
+
+// refusal: Ollama does not refuse a long request, it cuts its oldest
+// tokens to its context (options.num_ctx); see OllamaContext.
+func (ollama) refusal([]byte) (int, bool) { return 0, false }

@@ -207,3 +207,8 @@ func (responses) PrependInput(body []byte, items []string) ([]byte, error) {
 }
 
 var _ Storing = responses{}
+
+func (responses) turns() turns { return responsesTurns }
+
+// refusal is OpenAI's context_length_exceeded (see openAIRefusal).
+func (responses) refusal(body []byte) (int, bool) { return openAIRefusal(body) }

@@ -1,0 +1,206 @@
+package inject
+
+import (
+	"errors"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/tidwall/gjson"
+)
+
+// A conversation longer than the model takes: the upstream refuses it for
+// its length (each provider in its own words), and the request can be
+// asked again with the conversation cut (Trim). The formats describe their
+// refusal and how their conversation divides into turns; the cutting is
+// the same for all.
+
+// ErrNotTrimmable means the conversation cannot be cut to fit: nothing
+// but its latest turn (and the instructions) is left, or it is not a list
+// of turns.
+var ErrNotTrimmable = errors.New("the conversation cannot be cut to fit")
+
+// turns describes how a format's conversation divides into turns.
+type turns struct {
+	// field is the top-level array of the conversation.
+	field string
+	// kept reports an item that is kept wherever it is (instructions).
+	kept func(item gjson.Result) bool
+	// starts reports an item that begins a turn: a message the user said
+	// (not a tool's result). A turn runs to the next one, so tool calls
+	// always stay with their results.
+	starts func(item gjson.Result) bool
+}
+
+// LengthRefusal reports whether an answer (its status and body) is d's
+// refusal of a request for its length, and the most tokens the refusal
+// says the model takes (0 when it names none).
+func LengthRefusal(d Dialect, status int, body []byte) (limit int, ok bool) {
+	if status != 400 && status != 413 || !ValidJSON(body) {
+		return 0, false
+	}
+	return d.refusal(body)
+}
+
+// openAIRefusal is the refusal of OpenAI's formats, chat completions and
+// responses: {"error": {"code": "context_length_exceeded", "message":
+// "This model's maximum context length is 8192 tokens. ..."}}.
+func openAIRefusal(body []byte) (int, bool) {
+	e := gjson.GetBytes(body, "error")
+	if e.Get("code").String() != "context_length_exceeded" {
+		return 0, false
+	}
+	return limitIn(e.Get("message").String()), true
+}
+
+var limitPatterns = []*regexp.Regexp{
+	regexp.MustCompile(`maximum context length is (\d+) tokens`),
+	regexp.MustCompile(`limit of (\d+) tokens`),
+	regexp.MustCompile(`context window of (\d+) tokens`),
+	regexp.MustCompile(`(\d+) tokens? > (\d+) maximum`),
+}
+
+// limitIn reads the model's limit from a refusal's message, or 0.
+func limitIn(msg string) int {
+	for _, re := range limitPatterns {
+		if m := re.FindStringSubmatch(msg); m != nil {
+			n, _ := strconv.Atoi(m[len(m)-1])
+			return n
+		}
+	}
+	return 0
+}
+
+// Trim returns body with its conversation cut to about budget estimated
+// tokens: the instructions kept wherever they are, the newest turns kept
+// whole, the turns before them dropped; and how many items it dropped.
+// budget 0 means half of the body's size.
+func Trim(d Dialect, body []byte, budget int) ([]byte, int, error) {
+	t := d.turns()
+	arr := gjson.GetBytes(body, t.field)
+	if t.field == "" || !arr.IsArray() || !spanOK(body, arr) {
+		return nil, 0, ErrNotTrimmable
+	}
+	items := arr.Array()
+	if budget <= 0 {
+		budget = EstimateTokens(string(body)) / 2
+	}
+	// Everything outside the conversation, and the items kept anyway.
+	left := budget - EstimateTokens(string(body[:arr.Index])) - EstimateTokens(string(body[arr.Index+len(arr.Raw):]))
+	keep := make([]bool, len(items))
+	for i, it := range items {
+		if t.kept(it) {
+			keep[i] = true
+			left -= EstimateTokens(it.Raw)
+		}
+	}
+	// The newest turns, whole, while they fit; the latest always.
+	end := len(items)
+	for start := len(items) - 1; start >= 0; start-- {
+		if keep[start] || !t.starts(items[start]) {
+			continue
+		}
+		cost := 0
+		for i := start; i < end; i++ {
+			if !keep[i] {
+				cost += EstimateTokens(items[i].Raw)
+			}
+		}
+		if cost > left && end < len(items) {
+			break
+		}
+		for i := start; i < end; i++ {
+			keep[i] = true
+		}
+		left -= cost
+		end = start
+	}
+	if end == len(items) {
+		return nil, 0, ErrNotTrimmable // no turn begins with the user
+	}
+	var raws []string
+	dropped := 0
+	for i, it := range items {
+		if keep[i] {
+			raws = append(raws, it.Raw)
+		} else {
+			dropped++
+		}
+	}
+	if dropped == 0 {
+		return nil, 0, ErrNotTrimmable
+	}
+	out := replace(body, arr.Index, arr.Index+len(arr.Raw), []byte("["+strings.Join(raws, ",")+"]"))
+	return out, dropped, nil
+}
+
+// CompletionTokens is what a request body asks of the answer's length
+// (max_tokens, max_completion_tokens, max_output_tokens, or Ollama's
+// options.num_predict), 0 when it asks nothing: the refusals' limits count
+// it with the prompt.
+func CompletionTokens(body []byte) int {
+	for _, f := range []string{"max_completion_tokens", "max_tokens", "max_output_tokens", "options.num_predict"} {
+		if n := gjson.GetBytes(body, f).Int(); n > 0 {
+			return int(n)
+		}
+	}
+	return 0
+}
+
+// roleIs reports whether an item's role is one of roles.
+func roleIs(it gjson.Result, roles ...string) bool {
+	r := it.Get("role").String()
+	for _, want := range roles {
+		if r == want {
+			return true
+		}
+	}
+	return false
+}
+
+// chatTurns are the messages of OpenAI chat completions and Ollama: system
+// and developer messages are instructions, a user message begins a turn,
+// and an assistant's tool calls are followed by "tool" messages.
+var chatTurns = turns{
+	field:  "messages",
+	kept:   func(it gjson.Result) bool { return roleIs(it, "system", "developer") },
+	starts: func(it gjson.Result) bool { return roleIs(it, "user") },
+}
+
+// anthropicTurns are Anthropic's messages: the instructions are the
+// top-level system, outside them; a user message begins a turn unless it
+// carries tool results (it answers the tool_use before it), and the turn
+// kept first is always a user message, as Anthropic requires.
+var anthropicTurns = turns{
+	field: "messages",
+	kept:  func(gjson.Result) bool { return false },
+	starts: func(it gjson.Result) bool {
+		if !roleIs(it, "user") {
+			return false
+		}
+		results := false
+		it.Get("content").ForEach(func(_, b gjson.Result) bool {
+			results = b.Get("type").String() == "tool_result"
+			return !results
+		})
+		return !results
+	},
+}
+
+// responsesTurns are the responses API's input items: system and
+// developer messages are instructions (beside the top-level
+// instructions), a user message begins a turn, and reasoning, function
+// calls and their outputs follow within it.
+var responsesTurns = turns{
+	field: "input",
+	kept: func(it gjson.Result) bool {
+		return itemRole(it) == "system" || itemRole(it) == "developer"
+	},
+	starts: func(it gjson.Result) bool { return itemRole(it) == "user" },
+}
+
+// OllamaContext is the context size an Ollama request body sets
+// (options.num_ctx), or 0.
+func OllamaContext(body []byte) int {
+	return int(gjson.GetBytes(body, "options.num_ctx").Int())
+}

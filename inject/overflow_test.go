@@ -1,0 +1,155 @@
+package inject
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/tidwall/gjson"
+)
+
+func TestLengthRefusal(t *testing.T) {
+	for _, c := range []struct {
+		d      Dialect
+		status int
+		body   string
+		limit  int
+		ok     bool
+	}{
+		{OpenAIChat, 400, `{"error":{"message":"This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`, 8192, true},
+		{OpenAIChat, 400, `{"error":{"message":"Input tokens exceed the configured limit of 272000 tokens. Your messages resulted in 300000 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`, 272000, true},
+		{OpenAIResponses, 400, `{"error":{"message":"Your input exceeds the context window of this model. Please adjust your input and try again.","type":"invalid_request_error","param":"input","code":"context_length_exceeded"}}`, 0, true},
+		{Anthropic, 400, `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 208310 tokens > 200000 maximum"}}`, 200000, true},
+		// Not a length refusal: another error, another status, another format's.
+		{OpenAIChat, 400, `{"error":{"message":"Invalid 'messages[1].role'","type":"invalid_request_error","code":"invalid_value"}}`, 0, false},
+		{OpenAIChat, 429, `{"error":{"code":"context_length_exceeded"}}`, 0, false},
+		{Anthropic, 400, `{"error":{"message":"x","code":"context_length_exceeded"}}`, 0, false},
+		{Anthropic, 400, `{"type":"error","error":{"type":"invalid_request_error","message":"messages: roles must alternate"}}`, 0, false},
+		{Ollama, 400, `{"error":"the input length exceeds the context length"}`, 0, false},
+		{OpenAIChat, 400, `not json`, 0, false},
+	} {
+		limit, ok := LengthRefusal(c.d, c.status, []byte(c.body))
+		if limit != c.limit || ok != c.ok {
+			t.Errorf("%s %d %s: %d %v, want %d %v", c.d.Name(), c.status, c.body, limit, ok, c.limit, c.ok)
+		}
+	}
+}
+
+// longChat is a chat of n user/assistant exchanges after a system message,
+// a tool call and its result in the middle.
+func longChat(n int) string {
+	msgs := []string{`{"role":"system","content":"You are helpful."}`}
+	for i := range n {
+		msgs = append(msgs, fmt.Sprintf(`{"role":"user","content":"question %d %s"}`, i, strings.Repeat("word ", 40)))
+		if i == n/2 {
+			msgs = append(msgs, `{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]}`,
+				`{"role":"tool","tool_call_id":"c1","content":"result"}`)
+		}
+		msgs = append(msgs, fmt.Sprintf(`{"role":"assistant","content":"answer %d %s"}`, i, strings.Repeat("word ", 40)))
+	}
+	msgs = append(msgs, `{"role":"user","content":"and the last question?"}`)
+	return `{"model":"m","messages":[` + strings.Join(msgs, ",") + `],"stream":true}`
+}
+
+func TestTrimKeepsInstructionsAndNewestTurns(t *testing.T) {
+	body := longChat(100)
+	out, dropped, err := Trim(OpenAIChat, []byte(body), 2000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if EstimateTokens(string(out)) > 2000 || dropped == 0 {
+		t.Errorf("trimmed to %d tokens, %d dropped; want under 2000", EstimateTokens(string(out)), dropped)
+	}
+	msgs := gjson.GetBytes(out, "messages").Array()
+	if msgs[0].Get("role").String() != "system" || msgs[len(msgs)-1].Get("content").String() != "and the last question?" {
+		t.Errorf("first %s, last %s", msgs[0].Raw, msgs[len(msgs)-1].Raw)
+	}
+	if msgs[1].Get("role").String() != "user" {
+		t.Errorf("the kept turns begin with %s, not a user message", msgs[1].Raw)
+	}
+	if len(msgs)+dropped != len(gjson.Get(body, "messages").Array()) || !gjson.GetBytes(out, "stream").Bool() {
+		t.Errorf("%d kept + %d dropped, or the rest of the body changed: %s", len(msgs), dropped, out[len(out)-40:])
+	}
+	// Without a limit, half.
+	out, _, err = Trim(OpenAIChat, []byte(body), 0)
+	if err != nil || EstimateTokens(string(out)) > EstimateTokens(body)/2 {
+		t.Errorf("without a budget: %d tokens of %d, %v", EstimateTokens(string(out)), EstimateTokens(body), err)
+	}
+}
+
+// TestTrimNeverSplitsToolCalls: whatever the budget, a kept tool result
+// has its call before it, and a kept call its results after it.
+func TestTrimNeverSplitsToolCalls(t *testing.T) {
+	for _, c := range []struct {
+		d    Dialect
+		body string
+	}{
+		{OpenAIChat, longChat(20)},
+		{Ollama, strings.ReplaceAll(longChat(20), `"tool_call_id":"c1",`, `"tool_name":"f",`)},
+		{Anthropic, anthropicChat(20)},
+		{OpenAIResponses, responsesChat(20)},
+	} {
+		total := EstimateTokens(c.body)
+		for budget := 50; budget < total; budget += 37 {
+			out, _, err := Trim(c.d, []byte(c.body), budget)
+			if err != nil {
+				continue
+			}
+			s := string(out)
+			call, result := strings.Contains(s, `"c1"`) && (strings.Contains(s, "tool_calls") || strings.Contains(s, "tool_use") || strings.Contains(s, `"function_call"`)),
+				strings.Contains(s, "result")
+			if call != result {
+				t.Errorf("%s, budget %d: a call without its result or the reverse:\n%s", c.d.Name(), budget, s)
+			}
+			first := gjson.GetBytes(out, c.d.turns().field).Array()
+			if c.d == Anthropic && first[0].Get("role").String() != "user" {
+				t.Errorf("anthropic, budget %d: the messages begin with %s", budget, first[0].Raw)
+			}
+		}
+	}
+	if _, _, err := Trim(OpenAIChat, []byte(`{"messages":[{"role":"user","content":"only this"}]}`), 1); err != ErrNotTrimmable {
+		t.Errorf("one turn: %v, want ErrNotTrimmable", err)
+	}
+}
+
+func anthropicChat(n int) string {
+	var msgs []string
+	for i := range n {
+		msgs = append(msgs, fmt.Sprintf(`{"role":"user","content":"question %d %s"}`, i, strings.Repeat("word ", 40)))
+		if i == n/2 {
+			msgs = append(msgs, `{"role":"assistant","content":[{"type":"tool_use","id":"c1","name":"f","input":{}}]}`,
+				`{"role":"user","content":[{"type":"tool_result","tool_use_id":"c1","content":"result"}]}`)
+		}
+		msgs = append(msgs, fmt.Sprintf(`{"role":"assistant","content":"answer %d %s"}`, i, strings.Repeat("word ", 40)))
+	}
+	msgs = append(msgs, `{"role":"user","content":"and the last question?"}`)
+	return `{"model":"m","system":"You are helpful.","max_tokens":100,"messages":[` + strings.Join(msgs, ",") + `]}`
+}
+
+func responsesChat(n int) string {
+	items := []string{`{"role":"developer","content":"Be brief."}`}
+	for i := range n {
+		items = append(items, fmt.Sprintf(`{"role":"user","content":"question %d %s"}`, i, strings.Repeat("word ", 40)))
+		if i == n/2 {
+			items = append(items, `{"type":"function_call","call_id":"c1","name":"f","arguments":"{}"}`,
+				`{"type":"function_call_output","call_id":"c1","output":"result"}`)
+		}
+		items = append(items, fmt.Sprintf(`{"type":"message","role":"assistant","content":[{"type":"output_text","text":"answer %d %s"}]}`, i, strings.Repeat("word ", 40)))
+	}
+	items = append(items, `{"role":"user","content":"and the last question?"}`)
+	return `{"model":"m","input":[` + strings.Join(items, ",") + `]}`
+}
+
+func TestCompletionTokens(t *testing.T) {
+	for body, want := range map[string]int{
+		`{"max_tokens":100}`: 100, `{"max_completion_tokens":7}`: 7, `{"max_output_tokens":9}`: 9,
+		`{"options":{"num_predict":5,"num_ctx":4096}}`: 5, `{}`: 0,
+	} {
+		if got := CompletionTokens([]byte(body)); got != want {
+			t.Errorf("%s: %d, want %d", body, got, want)
+		}
+	}
+	if OllamaContext([]byte(`{"options":{"num_ctx":4096}}`)) != 4096 || OllamaContext([]byte(`{}`)) != 0 {
+		t.Error("OllamaContext")
+	}
+}
