@@ -128,6 +128,11 @@ type Engine struct {
 	// applyMu is held for reading by each index pass and for writing while
 	// a rebuild marks its shard (see indexPass).
 	applyMu sync.RWMutex
+	// repairing: damaged shards being rebuilt (repair.go); repairsOver once
+	// Close waits for them. Both under mu.
+	repairing   map[int]bool
+	repairsOver bool
+	repairWG    sync.WaitGroup
 
 	emb atomic.Pointer[embedder]  // set once embedding recall is on
 	llm atomic.Pointer[distiller] // set once learning with a model is on
@@ -151,8 +156,9 @@ type Engine struct {
 
 // Open opens (creating if needed) the database in cfg.Dir and starts its
 // background work. Shards whose index is missing, damaged, or out of step
-// with the store are rebuilt from the store in the background; their owners'
-// searches find nothing until then.
+// with the store are rebuilt from the store in the background (and shards
+// found damaged later, see repair.go); their owners are searched from their
+// records until then.
 func Open(cfg Config) (*Engine, error) {
 	if cfg.Dir == "" {
 		return nil, errors.New("engine: no storage directory")
@@ -220,12 +226,14 @@ func Open(cfg Config) (*Engine, error) {
 		epoch:         make([]uint64, k),
 		rebuildMu:     make([]sync.Mutex, k),
 		rebuilding:    make(map[int]bool),
+		repairing:     make(map[int]bool),
 		indexedCh:     make(chan struct{}),
 		stopCtx:       stopCtx,
 		cancelStop:    cancelStop,
 		usesDone:      make(chan struct{}),
 		life:          lifecycle{wake: make(chan struct{}, 1), done: make(chan struct{})},
 	}
+	idx.OnDamaged(e.repair)
 	rebuild, err := e.plan()
 	if err != nil {
 		idx.Close()
@@ -343,6 +351,7 @@ func (e *Engine) Close(ctx context.Context) error {
 	for _, done := range append(stages, e.rebuilderDone, e.redigestDone, e.usesDone) {
 		<-done
 	}
+	e.stopRepairs()
 	e.resealWG.Wait()
 	e.purgeWG.Wait()
 	e.postings.wg.Wait() // builds read the store
