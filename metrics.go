@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/caddy-memory/memory/engine"
 )
 
 // Request outcomes, the values of the "outcome" label.
@@ -38,6 +40,10 @@ var (
 		Namespace: "caddy", Subsystem: "memory", Name: "extraction_jobs_total",
 		Help: "Turns handed to extraction, by result (done, failed, dropped).",
 	}, []string{"result"})
+	heldTurns = prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: "caddy", Subsystem: "memory", Name: "held_turns",
+		Help: "Turns held in this instance's storage while the shared database does not answer; learned once it does.",
+	})
 	storedTotal = prometheus.NewCounter(prometheus.CounterOpts{
 		Namespace: "caddy", Subsystem: "memory", Name: "memories_stored_total",
 		Help: "Memories created or updated by extraction.",
@@ -65,7 +71,7 @@ func registerMetrics(reg prometheus.Registerer) error {
 	if reg == nil {
 		return nil
 	}
-	for _, c := range []prometheus.Collector{requestsTotal, injectedPerRequest, retrievalSeconds, jobsTotal, storedTotal, embeddingFailures, llmCalls, llmSeconds, toolCalls} {
+	for _, c := range []prometheus.Collector{requestsTotal, injectedPerRequest, retrievalSeconds, jobsTotal, heldTurns, storedTotal, embeddingFailures, llmCalls, llmSeconds, toolCalls} {
 		var already prometheus.AlreadyRegisteredError
 		if err := reg.Register(c); err != nil && !errors.As(err, &already) {
 			return err
@@ -79,8 +85,14 @@ func outcome(o string) { requestsTotal.WithLabelValues(o).Inc() }
 // observer feeds the engine's background events into the metrics.
 type observer struct{}
 
+var _ engine.HeldObserver = observer{}
+
 func (observer) JobDropped() { jobsTotal.WithLabelValues("dropped").Inc() }
 func (observer) JobFailed()  { jobsTotal.WithLabelValues("failed").Inc() }
+
+// TurnsHeld (engine.HeldObserver) counts the turns held for the shared
+// database, over every storage of the process.
+func (observer) TurnsHeld(delta int) { heldTurns.Add(float64(delta)) }
 func (observer) EmbeddingFailed() {
 	embeddingFailures.Inc()
 }

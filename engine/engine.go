@@ -102,8 +102,8 @@ type Engine struct {
 	closeMu sync.RWMutex
 	closing bool
 	queue   chan *Job
-	held    []*Job       // turns the shared database refused; the writer's alone
 	pending atomic.Int64 // turns accepted but not yet learned or saved
+	held    heldTurns    // turns the shared database did not take (held.go)
 
 	wakeProcessor chan struct{}
 	wakeIndexer   chan struct{}
@@ -263,7 +263,8 @@ func Open(cfg Config) (*Engine, error) {
 	go e.redigester()
 	go e.useWriter()
 	e.startResealer()
-	e.wake(e.wakeProcessor) // turns left from the last run
+	e.countHeld()
+	e.wake(e.wakeProcessor) // turns left from the last run, or held
 	e.wake(e.wakeIndexer)
 	return e, nil
 }
@@ -348,6 +349,9 @@ func (e *Engine) Close(ctx context.Context) error {
 	}
 	close(e.abort)
 	e.cancelStop()
+	// What still calls the shared database ends now: a database that does
+	// not answer must not hold the stop (turns go to the local file).
+	e.store.Interrupt()
 	for _, done := range append(stages, e.rebuilderDone, e.redigestDone, e.usesDone) {
 		<-done
 	}
@@ -367,6 +371,12 @@ func (e *Engine) Close(ctx context.Context) error {
 		}
 		e.log().Warn("memory engine closed before these turns were saved", zap.Int("turns", n))
 	}
+	if n := e.store.HeldCount(); n > 0 {
+		e.log().Warn("the shared memory database did not answer before the shutdown deadline; "+
+			"the turns held in this instance's storage are learned at its next start",
+			zap.Int("held_turns", n), zap.String("storage", e.cfg.Dir))
+	}
+	e.forgetHeld()
 	err := errors.Join(e.index.Close(), e.store.Close())
 	// Its index files are not read or written any more: the hooks forget
 	// the storage's keys.
@@ -395,15 +405,19 @@ func (e *Engine) stopping() bool {
 	}
 }
 
-// Sync waits until every accepted turn is extracted and every change is
-// indexed (and no shard is being rebuilt), or ctx is done.
+// Sync waits until every accepted turn is extracted (held ones included)
+// and every change is indexed (and no shard is being rebuilt), or ctx is
+// done.
 func (e *Engine) Sync(ctx context.Context) error {
+	learned := func() bool {
+		return e.pending.Load() == 0 && e.store.PendingJobs() == 0 && e.store.HeldCount() == 0
+	}
 	for {
-		if e.pending.Load() == 0 && e.store.PendingJobs() == 0 {
+		if learned() {
 			if err := e.WaitIndexed(ctx, e.store.LastSeq()); err != nil {
 				return err
 			}
-			if e.pending.Load() == 0 && e.store.PendingJobs() == 0 {
+			if learned() {
 				return nil
 			}
 		}
