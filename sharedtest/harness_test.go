@@ -150,6 +150,7 @@ type instance struct {
 	dataHome string
 	cfgHome  string
 	dir      string // config and logs
+	extra    string // more settings of its memory handler
 
 	mu        sync.Mutex
 	cmd       *exec.Cmd
@@ -206,13 +207,14 @@ http://:%[2]d {
 		owner {memory.api_key}
 		index_shards 4
 		diagnostics
+		%[6]s
 	}
 	handle /memory/* {
 		memory_api
 	}
 	reverse_proxy %[5]s
 }
-`, c.admin, c.http, freePort(c.t), c.db, strings.TrimPrefix(c.up.URL, "http://"))
+`, c.admin, c.http, freePort(c.t), c.db, strings.TrimPrefix(c.up.URL, "http://"), c.extra)
 }
 
 // start launches the process (again, after kill or stop: same data
@@ -497,6 +499,16 @@ type listed struct {
 	ID      int64
 	Owner   string
 	Content string
+}
+
+// contents joins the contents of what list returns, with " | ".
+func (c *instance) contents(key string) (string, error) {
+	ms, err := c.list(key)
+	var all []string
+	for _, m := range ms {
+		all = append(all, m.Content)
+	}
+	return strings.Join(all, " | "), err
 }
 
 // list returns every memory c's memory_api lists for key (not deleted).

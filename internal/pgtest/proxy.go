@@ -13,7 +13,7 @@ import (
 // make the database unreachable the worst way: Hang, and every connection,
 // open or new, is accepted and never answered (a partition that drops
 // packets, a frozen server), where Stop refuses them at once. Unlike Stop,
-// it touches only the clients that use the proxy's URL.
+// it touches only the clients that use the proxy's URL; Resume ends it.
 type Proxy struct {
 	// URL is the database's URL through the proxy.
 	URL string
@@ -48,9 +48,22 @@ func NewProxy(t testing.TB, rawURL string) *Proxy {
 	return p
 }
 
-// Hang makes the database stop answering through the proxy, for good:
-// what clients send is read and dropped, and nothing comes back.
+// Hang makes the database stop answering through the proxy: what clients
+// send is read and dropped, and nothing comes back.
 func (p *Proxy) Hang() { p.hung.Store(true) }
+
+// Resume ends a Hang: the connections it held are closed (what was sent
+// on them is lost), new ones reach the database again.
+func (p *Proxy) Resume() {
+	p.mu.Lock()
+	conns := p.conns
+	p.conns = nil
+	p.hung.Store(false)
+	p.mu.Unlock()
+	for _, c := range conns {
+		c.Close()
+	}
+}
 
 func (p *Proxy) accept() {
 	defer p.wg.Done()
