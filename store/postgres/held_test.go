@@ -184,3 +184,43 @@ func settleEngine(t *testing.T, e *engine.Engine) {
 		t.Fatal(err)
 	}
 }
+
+// TestHeldTurnsAreLearnedInTheOrderSaid: a turn told once the database is
+// back, while one told during the outage is still held, is learned after
+// it: the later fact is the current one.
+func TestHeldTurnsAreLearnedInTheOrderSaid(t *testing.T) {
+	cfg := engine.Config{Dir: t.TempDir(), Database: pgtest.Database(t), Shards: 2}
+	e, owner := learning(t, cfg)
+	defer e.Close(context.Background())
+	live := func(turn int, city string) {
+		t.Helper()
+		if !e.Enqueue(&engine.Job{Owner: owner, Turn: extract.Turn{Dialect: "openai_chat", Conversation: "c", Turn: turn, NewTurn: true,
+			User: "I live in " + city + ".", Time: time.Now()}}) {
+			t.Fatal("turn dropped")
+		}
+	}
+	pgtest.Stop(t)
+	live(2, "Zqlisbon")
+	for deadline := time.Now().Add(15 * time.Second); heldTurns(t, e) != 1; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d turns held, want 1", heldTurns(t, e))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	pgtest.Start(t)
+	live(3, "Zqporto")
+	settleEngine(t, e)
+	res, err := e.Search(context.Background(), engine.SearchRequest{Owner: owner, Query: "where do I live", Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var current []string
+	for _, r := range res {
+		if r.Memory.Key == "identity:location" {
+			current = append(current, r.Memory.Content)
+		}
+	}
+	if len(current) != 1 || current[0] != "User lives in Zqporto." {
+		t.Fatalf("the current location is %q, want Zqporto: the turn held during the outage was learned after the later one", current)
+	}
+}
