@@ -263,7 +263,7 @@ func Open(cfg Config) (*Engine, error) {
 	go e.redigester()
 	go e.useWriter()
 	e.startResealer()
-	e.countHeld()
+	e.heldAtStart()
 	e.wake(e.wakeProcessor) // turns left from the last run, or held
 	e.wake(e.wakeIndexer)
 	return e, nil

@@ -74,10 +74,11 @@ func (e *Engine) hold(jobs []store.Job) error {
 }
 
 // countHeld counts the held turns again, tells the observer, and logs an
-// outage once when it begins and once when it ends.
+// outage once when it begins and once when it ends. The writer and the
+// processor count: the lock keeps an older count from landing last.
 func (e *Engine) countHeld() {
-	n := e.store.HeldCount()
 	e.held.mu.Lock()
+	n := e.store.HeldCount()
 	delta := n - e.held.n
 	e.held.n = n
 	began := n > 0 && !e.held.warned
@@ -92,6 +93,20 @@ func (e *Engine) countHeld() {
 	case ended:
 		e.log().Info("the turns held for the shared memory database are learned", zap.String("storage", e.cfg.Dir))
 	}
+}
+
+// heldAtStart counts the turns an earlier run held, to be learned first.
+func (e *Engine) heldAtStart() {
+	n := e.store.HeldCount()
+	if n == 0 {
+		return
+	}
+	e.held.mu.Lock()
+	e.held.n, e.held.warned = n, true
+	e.held.mu.Unlock()
+	e.heldChanged(n)
+	e.log().Info("turns held for the shared memory database when this storage was last open are learned first",
+		zap.Int("held_turns", n), zap.String("storage", e.cfg.Dir))
 }
 
 func (e *Engine) heldChanged(delta int) {
