@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/caddy-memory/memory/engine"
 )
 
 // The storages' background work, as metrics. The collectors exist once per
@@ -16,6 +18,10 @@ var (
 		Namespace: "caddy", Subsystem: "memory", Name: "extraction_jobs_total",
 		Help: "Turns handed to extraction, by result (done, failed, dropped).",
 	}, []string{"result"})
+	heldTurns = prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: "caddy", Subsystem: "memory", Name: "held_turns",
+		Help: "Turns held in this instance's storage while the shared database does not answer; learned once it does.",
+	})
 	storedTotal = prometheus.NewCounter(prometheus.CounterOpts{
 		Namespace: "caddy", Subsystem: "memory", Name: "memories_stored_total",
 		Help: "Memories created or updated by extraction.",
@@ -51,11 +57,17 @@ func RegisterMetrics(reg prometheus.Registerer, cs ...prometheus.Collector) erro
 }
 
 func registerMetrics(reg prometheus.Registerer) error {
-	return RegisterMetrics(reg, jobsTotal, storedTotal, embeddingFailures, llmCalls, llmSeconds)
+	return RegisterMetrics(reg, jobsTotal, heldTurns, storedTotal, embeddingFailures, llmCalls, llmSeconds)
 }
 
 // observer feeds the engines' background events into the metrics.
 type observer struct{}
+
+var _ engine.HeldObserver = observer{}
+
+// TurnsHeld counts the turns held for a shared database, over every
+// storage of the process.
+func (observer) TurnsHeld(delta int) { heldTurns.Add(float64(delta)) }
 
 func (observer) JobDropped()      { jobsTotal.WithLabelValues("dropped").Inc() }
 func (observer) JobFailed()       { jobsTotal.WithLabelValues("failed").Inc() }

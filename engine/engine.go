@@ -101,8 +101,8 @@ type Engine struct {
 	closeMu sync.RWMutex
 	closing bool
 	queue   chan *Job
-	held    []*Job       // turns the shared database refused; the writer's alone
 	pending atomic.Int64 // turns accepted but not yet learned or saved
+	held    heldTurns    // turns the shared database did not take (held.go)
 
 	wakeProcessor chan struct{}
 	wakeIndexer   chan struct{}
@@ -127,6 +127,11 @@ type Engine struct {
 	// applyMu is held for reading by each index pass and for writing while
 	// a rebuild marks its shard (see indexPass).
 	applyMu sync.RWMutex
+	// repairing: damaged shards being rebuilt (repair.go); repairsOver once
+	// Close waits for them. Both under mu.
+	repairing   map[int]bool
+	repairsOver bool
+	repairWG    sync.WaitGroup
 
 	emb atomic.Pointer[embedder]  // set while embedding recall is on
 	llm atomic.Pointer[distiller] // set while learning with a model is on
@@ -152,8 +157,9 @@ type Engine struct {
 
 // Open opens (creating if needed) the database in cfg.Dir and starts its
 // background work. Shards whose index is missing, damaged, or out of step
-// with the store are rebuilt from the store in the background; their owners'
-// searches find nothing until then.
+// with the store are rebuilt from the store in the background (and shards
+// found damaged later, see repair.go); their owners are searched from their
+// records until then.
 func Open(cfg Config) (*Engine, error) {
 	if cfg.Dir == "" {
 		return nil, errors.New("engine: no storage directory")
@@ -221,12 +227,14 @@ func Open(cfg Config) (*Engine, error) {
 		epoch:         make([]uint64, k),
 		rebuildMu:     make([]sync.Mutex, k),
 		rebuilding:    make(map[int]bool),
+		repairing:     make(map[int]bool),
 		indexedCh:     make(chan struct{}),
 		stopCtx:       stopCtx,
 		cancelStop:    cancelStop,
 		usesDone:      make(chan struct{}),
 		life:          lifecycle{wake: make(chan struct{}, 1), done: make(chan struct{})},
 	}
+	idx.OnDamaged(e.repair)
 	rebuild, err := e.plan()
 	if err != nil {
 		idx.Close()
@@ -254,7 +262,8 @@ func Open(cfg Config) (*Engine, error) {
 	go e.redigester()
 	go e.useWriter()
 	e.startResealer()
-	e.wake(e.wakeProcessor) // turns left from the last run
+	e.heldAtStart()
+	e.wake(e.wakeProcessor) // turns left from the last run, or held
 	e.wake(e.wakeIndexer)
 	return e, nil
 }
@@ -339,9 +348,13 @@ func (e *Engine) Close(ctx context.Context) error {
 	}
 	close(e.abort)
 	e.cancelStop()
+	// What still calls the shared database ends now: a database that does
+	// not answer must not hold the stop (turns go to the local file).
+	e.store.Interrupt()
 	for _, done := range append(stages, e.rebuilderDone, e.redigestDone, e.usesDone) {
 		<-done
 	}
+	e.stopRepairs()
 	e.resealWG.Wait()
 	e.purgeWG.Wait()
 	e.postings.wg.Wait() // builds read the store
@@ -357,6 +370,12 @@ func (e *Engine) Close(ctx context.Context) error {
 		}
 		e.log().Warn("memory engine closed before these turns were saved", zap.Int("turns", n))
 	}
+	if n := e.store.HeldCount(); n > 0 {
+		e.log().Warn("the shared memory database did not answer before the shutdown deadline; "+
+			"the turns held in this instance's storage are learned at its next start",
+			zap.Int("held_turns", n), zap.String("storage", e.cfg.Dir))
+	}
+	e.forgetHeld()
 	err := errors.Join(e.index.Close(), e.store.Close())
 	// Its index files are not read or written any more: the hooks forget
 	// the storage's keys.
@@ -385,15 +404,19 @@ func (e *Engine) stopping() bool {
 	}
 }
 
-// Sync waits until every accepted turn is extracted and every change is
-// indexed (and no shard is being rebuilt), or ctx is done.
+// Sync waits until every accepted turn is extracted (held ones included)
+// and every change is indexed (and no shard is being rebuilt), or ctx is
+// done.
 func (e *Engine) Sync(ctx context.Context) error {
+	learned := func() bool {
+		return e.pending.Load() == 0 && e.store.PendingJobs() == 0 && e.store.HeldCount() == 0
+	}
 	for {
-		if e.pending.Load() == 0 && e.store.PendingJobs() == 0 {
+		if learned() {
 			if err := e.WaitIndexed(ctx, e.store.LastSeq()); err != nil {
 				return err
 			}
-			if e.pending.Load() == 0 && e.store.PendingJobs() == 0 {
+			if learned() {
 				return nil
 			}
 		}

@@ -2,8 +2,10 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"slices"
 
+	"github.com/caddy-memory/memory/index"
 	"github.com/caddy-memory/memory/store"
 )
 
@@ -26,11 +28,16 @@ func (e *Engine) Identity(ctx context.Context, owner string, n int) ([]*store.Me
 				return err
 			}
 		}
+		var ids []uint64
 		if held {
-			ids, err := e.index.OwnerKind(ctx, owner, "identity", maxIdentityScan)
-			if err != nil {
+			ids, err = e.index.OwnerKind(ctx, owner, "identity", maxIdentityScan)
+			// A damaged shard is rebuilt (repair.go); the records answer.
+			held = !errors.Is(err, index.ErrDamaged)
+			if err != nil && held {
 				return err
 			}
+		}
+		if held {
 			for _, id := range ids {
 				if m, err := tx.Get(owner, id); err == nil && m.Active(now) && m.Kind == "identity" {
 					out = append(out, m)

@@ -418,6 +418,9 @@ func (e *Engine) rebuildShard(i int) error {
 				if e.index.ShardOf(owner) != i {
 					return nil
 				}
+				if e.stopping() {
+					return errStopping // Close's deadline passed; the next start rebuilds it
+				}
 				if big, err := e.outgrown(tx, owner); err != nil || !big {
 					return err // searched from its records (see enrolment)
 				}

@@ -50,41 +50,22 @@ func (e *Engine) Enqueue(j *Job) bool {
 // commit waits for fsync (or, under load, for learnEvery to pass) the next
 // group gathers, so a crash loses only the turns of that group and of the
 // commit in flight. A group the store refuses is saved to the durable job
-// queue instead, for the processor to retry; at Close, what is queued is
-// saved there too (a quick write), and the processor learns it while the
-// drain allows, or at the next start.
+// queue instead, for the processor to retry (or, when the shared database
+// does not answer, held in this instance's file: held.go); at Close, what
+// is queued is saved there too (a quick write, local once Close's deadline
+// passed), and the processor learns it while the drain allows, or at the
+// next start.
 func (e *Engine) writer() {
 	defer close(e.writerDone)
 	var last time.Time
-	backoff := time.Duration(0)
-	// retry is armed once per wait: turns arriving meanwhile must not
-	// push the retry of those held further off.
-	var retry <-chan time.Time
 	for {
 		var first *Job
-		if len(e.held) > 0 && retry == nil {
-			backoff = min(max(2*backoff, 100*time.Millisecond), 10*time.Second)
-			retry = time.After(backoff)
-		}
 		select {
 		case first = <-e.queue:
-		case <-retry:
-			retry = nil
-			held := e.held
-			e.held = nil
-			e.learn(held)
-			if len(e.held) == 0 {
-				backoff = 0
-			}
-			continue
 		case <-e.drain:
 			// Close holds off new turns; save what is queued, then stop.
-			for len(e.queue) > 0 && !e.stopping() {
+			for len(e.queue) > 0 {
 				e.save(e.gather(<-e.queue))
-			}
-			if held := e.held; len(held) > 0 {
-				e.held = nil
-				e.save(held) // a last try: refused now, they are dropped and counted
 			}
 			return
 		}
@@ -144,15 +125,18 @@ func (e *Engine) gather(first *Job) []*Job {
 }
 
 // learn stores what a group of turns taught, in one commit; if the store
-// refuses it, the turns go to the durable queue to be retried.
+// refuses it, the turns go to the durable queue to be retried. While turns
+// are held, they go after those (held.go).
 func (e *Engine) learn(batch []*Job) {
-	items := make([]queued, len(batch))
-	for i, j := range batch {
-		items[i].job = j
-	}
-	if e.process(items) {
-		e.pending.Add(-int64(len(batch)))
-		return
+	if !e.heldFirst() {
+		items := make([]queued, len(batch))
+		for i, j := range batch {
+			items[i].job = j
+		}
+		if e.process(items) {
+			e.pending.Add(-int64(len(batch)))
+			return
+		}
 	}
 	e.save(batch)
 }
@@ -168,12 +152,13 @@ func (e *Engine) save(batch []*Job) {
 		}
 		jobs = append(jobs, store.Job{Owner: j.Owner, Data: data})
 	}
-	err := e.store.PutJobs(jobs)
-	if err != nil && e.store.Shared() && !e.draining() {
-		// The shared database does not answer: the turns wait here, and
-		// the writer tries again with backoff.
-		e.hold(batch)
-		return
+	var err error
+	if e.heldFirst() {
+		err = e.hold(jobs)
+	} else if err = e.store.PutJobs(jobs); err != nil && e.store.Shared() {
+		// The shared database does not answer: the turns wait in this
+		// instance's file.
+		err = e.hold(jobs)
 	}
 	e.pending.Add(-int64(len(batch)))
 	if err != nil {
@@ -185,22 +170,6 @@ func (e *Engine) save(batch []*Job) {
 		return
 	}
 	e.wake(e.wakeProcessor)
-}
-
-// hold keeps turns the shared database refused, for the writer to retry;
-// past QueueSize the oldest are dropped, and counted.
-func (e *Engine) hold(batch []*Job) {
-	if len(e.held) == 0 {
-		e.log().Warn("the shared memory database does not answer; turns wait in memory to be learned", zap.Int("turns", len(batch)))
-	}
-	e.held = append(e.held, batch...)
-	if over := len(e.held) - e.cfg.QueueSize; over > 0 {
-		e.held = e.held[over:]
-		e.pending.Add(-int64(over))
-		for range over {
-			e.cfg.Observer.JobDropped()
-		}
-	}
 }
 
 // processor learns the turns of the durable job queue: those the writer
@@ -226,44 +195,64 @@ func (e *Engine) processor() {
 				return
 			}
 			e.processPending()
+			e.drainHeld()
 			return
 		}
 		e.processPending()
 	}
 }
 
-func (e *Engine) processPending() {
-	for !e.stopping() {
-		jobs, err := e.store.Jobs(processBatch)
+// processPending learns the durable queue's turns, then the held ones. It
+// reports false when the store refused a write.
+func (e *Engine) processPending() bool {
+	return e.processQueue(false) && e.processQueue(true)
+}
+
+// processQueue learns the turns of the durable job queue, or the held ones
+// (held.go). It reports false when the store refused a write; they are
+// tried again on the next tick.
+func (e *Engine) processQueue(held bool) bool {
+	read := e.store.Jobs
+	if held {
+		read = e.store.HeldJobs
+		defer e.countHeld()
+	}
+	for {
+		if e.stopping() {
+			return false
+		}
+		jobs, err := read(processBatch)
 		if err != nil {
 			e.log().Error("reading pending memory jobs", zap.Error(err))
-			return
+			return false
 		}
 		if len(jobs) == 0 {
-			return
+			return true
 		}
 		items := make([]queued, len(jobs))
 		for i, sj := range jobs {
-			items[i].seq = sj.Seq
+			items[i].seq, items[i].held = sj.Seq, held
 			var j Job
 			if err := json.Unmarshal(sj.Data, &j); err != nil || j.Owner == "" {
-				e.log().Error("discarding unreadable memory job", zap.Uint64("job", sj.Seq), zap.Error(err))
+				e.log().Error("discarding unreadable memory job", zap.Uint64("job", sj.Seq), zap.Bool("held", held), zap.Error(err))
 				continue
 			}
 			items[i].job = &j
 		}
 		if !e.process(items) {
-			return // the store refused the write; try again on the next tick
+			return false
 		}
 	}
 }
 
 // queued is a turn to learn: from the writer's queue, or from the durable
-// job queue (seq, deleted with the memories it taught). A nil job is a
-// durable one that could not be read: it is deleted and counted failed.
+// job queue (seq, deleted with the memories it taught), or held in this
+// instance's file (held). A nil job is a durable one that could not be
+// read: it is deleted and counted failed.
 type queued struct {
-	seq uint64
-	job *Job
+	seq  uint64
+	held bool
+	job  *Job
 }
 
 // process extracts the turns' memories and stores them in one transaction.
@@ -271,6 +260,7 @@ type queued struct {
 func (e *Engine) process(items []queued) bool {
 	type work struct {
 		seq               uint64
+		held              bool
 		owner             string
 		puts              []store.Put
 		ref, conversation string
@@ -283,7 +273,7 @@ func (e *Engine) process(items []queued) bool {
 	distil := e.distilling() != nil
 	ws := make([]work, len(items))
 	for i, it := range items {
-		ws[i].seq = it.seq
+		ws[i].seq, ws[i].held = it.seq, it.held
 		if it.job == nil {
 			continue
 		}
@@ -310,8 +300,8 @@ func (e *Engine) process(items []queued) bool {
 		wakeDistiller = false
 		for i, w := range ws {
 			stored[i] = 0
-			if done[i] = w.seq != 0 && !tx.HasJob(w.seq); done[i] {
-				continue
+			if done[i] = w.seq != 0 && !hasJob(tx, w.seq, w.held); done[i] {
+				continue // or its owner was forgotten
 			}
 			for _, p := range w.puts {
 				_, _, err := tx.Upsert(w.owner, p)
@@ -335,10 +325,8 @@ func (e *Engine) process(items []queued) bool {
 				}
 				wakeDistiller = wakeDistiller || due
 			}
-			if w.seq != 0 {
-				if err := tx.DeleteJob(w.seq); err != nil {
-					return err
-				}
+			if err := finishJob(tx, w.seq, w.held); err != nil {
+				return err
 			}
 		}
 		return nil

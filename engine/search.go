@@ -120,11 +120,18 @@ func (e *Engine) Search(ctx context.Context, r SearchRequest) ([]Result, error) 
 	// and most of what it allocates). The question's embedding is awaited
 	// before: no transaction waits on the network.
 	var out []Result
-	err := e.store.View(func(tx *store.Tx) error {
+	search := func(tx *store.Tx) error {
 		var err error
 		out, err = e.searchIn(ctx, tx, r, terms, size, qv, em, now)
 		return err
-	})
+	}
+	err := e.store.View(search)
+	if errors.Is(err, index.ErrDamaged) {
+		// The owner's shard was found damaged: it is rebuilt in the
+		// background (repair.go), and holds no owner meanwhile, so the
+		// search is answered from the records.
+		err = e.store.View(search)
+	}
 	return out, err
 }
 

@@ -9,6 +9,7 @@
 package index
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -56,6 +57,7 @@ type State int
 const (
 	Ready      State = iota
 	Rebuilding       // being rebuilt from the store; searches see nothing yet
+	Damaged          // its files failed as they were read (damage.go)
 )
 
 // parallelApply is the batch size from which shards are indexed in parallel.
@@ -71,6 +73,7 @@ type shard struct {
 	state   State
 	applied atomic.Uint64 // last change sequence durably in this shard
 	path    string
+	i       int // its number
 	dfs     dfCache
 	// held caches the owners known to be enrolled; a rebuild replaces it.
 	heldMu sync.Mutex
@@ -89,7 +92,8 @@ type Index struct {
 	fillerOnce sync.Once
 	fillers    map[string]bool // analysed forms of the query filler words
 
-	digester atomic.Pointer[Digester]
+	digester  atomic.Pointer[Digester]
+	onDamaged atomic.Pointer[func(shard int, err error)]
 }
 
 // Digester makes and reads the digests of this index's storage.
@@ -123,7 +127,7 @@ func Open(dir string, k int, lockTimeout time.Duration) (*Index, error) {
 	}
 	x := &Index{dir: dir, timeout: lockTimeout, mapping: newMapping(), shards: make([]*shard, k)}
 	for i := range x.shards {
-		s := &shard{path: filepath.Join(dir, fmt.Sprintf("shard-%03d", i))}
+		s := &shard{path: filepath.Join(dir, fmt.Sprintf("shard-%03d", i)), i: i}
 		x.shards[i] = s
 		if err := x.openShard(s); err != nil {
 			x.Close()
@@ -222,10 +226,13 @@ func (x *Index) Applied(i int) (uint64, State) {
 }
 
 // SetState marks shard i as Rebuilding (searches see nothing) or Ready.
+// A Damaged shard is Ready again only once rebuilt.
 func (x *Index) SetState(i int, st State) {
 	s := x.shards[i]
 	s.mu.Lock()
-	s.state = st
+	if s.state != Damaged {
+		s.state = st
+	}
 	s.mu.Unlock()
 }
 
@@ -279,8 +286,22 @@ func (x *Index) applyShard(s *shard, docs []Doc, seq uint64) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.state != Ready || seq <= s.applied.Load() {
+	idx := s.idx
+	err := x.applyLocked(s, docs, seq)
+	s.mu.RUnlock()
+	if err != nil && !errors.Is(err, errNotIndexable) {
+		return x.checked(context.Background(), s, idx, fmt.Errorf("writing index shard %s: %w", s.path, err))
+	}
+	return err
+}
+
+// errNotIndexable: a document the mapping refuses, which says nothing of
+// the shard's files.
+var errNotIndexable = errors.New("not indexable")
+
+// applyLocked is applyShard with s.wmu and s.mu (for reading) held.
+func (x *Index) applyLocked(s *shard, docs []Doc, seq uint64) error {
+	if s.state != Ready || s.idx == nil || seq <= s.applied.Load() {
 		return nil
 	}
 	b := s.idx.NewBatch()
@@ -293,13 +314,13 @@ func (x *Index) applyShard(s *shard, docs []Doc, seq uint64) error {
 			b.Delete(docID(d.ID))
 		default:
 			if err := b.Index(docID(d.ID), fields(d)); err != nil {
-				return fmt.Errorf("indexing memory %d: %w", d.ID, err)
+				return fmt.Errorf("%w: memory %d: %w", errNotIndexable, d.ID, err)
 			}
 		}
 	}
 	b.SetInternal(keyApplied, encodeSeq(seq))
 	if err := s.idx.Batch(b); err != nil {
-		return fmt.Errorf("writing index shard %s: %w", s.path, err)
+		return err
 	}
 	s.applied.Store(seq)
 	s.setHeld(enrolled, false)
@@ -319,8 +340,8 @@ func (x *Index) MarkApplied(i int, seq uint64) error {
 
 // Rebuild replaces shard i with the documents feed produces, recorded as
 // applied up to seq (the store snapshot feed reads from). The old shard
-// serves searches until the swap; a shard in the Rebuilding state is Ready
-// again on success.
+// serves searches until the swap; a shard in the Rebuilding or Damaged
+// state is Ready again on success.
 func (x *Index) Rebuild(i int, seq uint64, feed func(add func(Doc) error) error) error {
 	x.closeMu.RLock()
 	defer x.closeMu.RUnlock()
@@ -391,6 +412,7 @@ func (x *Index) Rebuild(i int, seq uint64, feed func(add func(Doc) error) error)
 	}
 	idx, err = bleve.OpenUsing(s.path, x.runtimeConfig())
 	if err != nil {
+		s.state = Damaged // no index to search until the next rebuild
 		return fmt.Errorf("reopening rebuilt index shard %s: %w", s.path, err)
 	}
 	s.idx, s.state = idx, Ready

@@ -2,14 +2,16 @@ package index
 
 import (
 	"cmp"
+	"context"
 	"encoding/binary"
-	"fmt"
+	"errors"
 	"math"
 	"math/bits"
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/search"
 	segment "github.com/blevesearch/scorch_segment_api/v2"
@@ -238,28 +240,33 @@ func (s *Scorer) Load(inContent, inContext uint32) error {
 	if want[0]|want[1] == 0 {
 		return nil
 	}
-	sh, unlock, err := s.x.shardFor(s.owner)
-	if err != nil {
+	_, err := use(context.Background(), s.x, s.owner, func(idx bleve.Index) (struct{}, error) {
+		return struct{}{}, s.load(idx, want)
+	})
+	if err != nil && !errors.Is(err, ErrDamaged) {
 		return err
 	}
-	defer unlock()
-	if sh.idx == nil {
-		// A rebuild that failed to swap in its shard: as in a new shard,
-		// every term is unseen.
+	if s.loaded[0]&want[0] != want[0] || s.loaded[1]&want[1] != want[1] {
+		// A shard being rebuilt, or damaged: as in a new shard, every term
+		// is unseen.
 		s.docs = 0
 		s.loaded[0] |= want[0]
 		s.loaded[1] |= want[1]
 		s.weigh()
-		return nil
 	}
-	docs, err := sh.idx.DocCount()
+	return nil
+}
+
+func (s *Scorer) load(idx bleve.Index, want [2]uint32) error {
+	docs, err := idx.DocCount()
 	if err != nil {
 		return err
 	}
+	sh := s.x.shards[s.x.ShardOf(s.owner)]
 	miss := sh.dfs.get(docs, s.Matcher.Terms, want, &s.df)
 	s.docs = docs
 	if miss[0]|miss[1] != 0 {
-		if err := s.read(sh, miss); err != nil {
+		if err := s.read(idx, miss); err != nil {
 			return err
 		}
 		sh.dfs.put(s.Matcher.Terms, miss, &s.df)
@@ -274,8 +281,8 @@ func (s *Scorer) Load(inContent, inContext uint32) error {
 // documents holding each term in every segment's dictionary: what
 // TermFieldReader.Count answers, without the postings iterators it also
 // prepares (a third of the cost).
-func (s *Scorer) read(sh *shard, terms [2]uint32) error {
-	ix, err := sh.idx.Advanced()
+func (s *Scorer) read(idx bleve.Index, terms [2]uint32) error {
+	ix, err := idx.Advanced()
 	if err != nil {
 		return err
 	}
@@ -286,7 +293,7 @@ func (s *Scorer) read(sh *shard, terms [2]uint32) error {
 	defer r.Close()
 	snap, ok := r.(*scorch.IndexSnapshot)
 	if !ok { // every shard is created with scorch
-		return fmt.Errorf("index shard %s is not a scorch index; delete it to have it rebuilt", sh.path)
+		return errors.New("not a scorch index")
 	}
 	for f, field := range fieldNames {
 		if terms[f] == 0 {

@@ -2,9 +2,11 @@ package index
 
 import (
 	"context"
+	"fmt"
 	"sort"
 
 	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
 )
 
@@ -91,7 +93,7 @@ func (x *Index) Terms(text string) []string {
 // first. Every query is a conjunction with the owner (or owner+session) term,
 // built from term queries, never from a query string, so neither the text nor
 // the caller can reach another owner's documents. A shard being rebuilt
-// answers with no hits.
+// answers with no hits, a damaged one with ErrDamaged.
 func (x *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
 	terms := q.Terms
 	if terms == nil {
@@ -100,15 +102,6 @@ func (x *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
 	if len(terms) == 0 || q.Owner == "" {
 		return nil, nil
 	}
-	s, unlock, err := x.shardFor(q.Owner)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	if s.state != Ready {
-		return nil, nil
-	}
-
 	var scope *query.TermQuery
 	if q.OnlySession {
 		scope = bleve.NewTermQuery(ownerSession(q.Owner, q.Session))
@@ -151,19 +144,35 @@ func (x *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
 		q0 = query.NewBooleanQuery(must, nil, not)
 	}
 	req := bleve.NewSearchRequestOptions(q0, size, 0, false)
-	res, err := s.idx.SearchInContext(ctx, req)
+	return use(ctx, x, q.Owner, func(idx bleve.Index) ([]Hit, error) { return hitsOf(ctx, idx, req) })
+}
+
+// hitsOf runs req on idx and returns the memories it finds.
+func hitsOf(ctx context.Context, idx bleve.Index, req *bleve.SearchRequest) ([]Hit, error) {
+	res, err := idx.SearchInContext(ctx, req)
 	if err != nil {
 		return nil, err
 	}
 	hits := make([]Hit, 0, len(res.Hits))
 	for _, h := range res.Hits {
-		id, err := parseDocID(h.ID)
+		id, err := hitID(h)
 		if err != nil {
-			continue
+			return nil, err
 		}
 		hits = append(hits, Hit{ID: id, Score: h.Score})
 	}
 	return hits, nil
+}
+
+// hitID is the memory a hit is. Every document is indexed under its
+// memory's id: one that does not read is damage (the stored fields of a
+// segment), which would otherwise make searches find nothing, silently.
+func hitID(h *search.DocumentMatch) (uint64, error) {
+	id, err := parseDocID(h.ID)
+	if err != nil {
+		return 0, fmt.Errorf("a document's id %q does not read", h.ID)
+	}
+	return id, nil
 }
 
 // idfPrior is a number of background documents, without any of the
@@ -176,22 +185,16 @@ const idfPrior = 100
 // OwnerHas reports whether any of owner's memories contains term in its
 // content.
 func (x *Index) OwnerHas(ctx context.Context, owner, term string) (bool, error) {
-	s, unlock, err := x.shardFor(owner)
-	if err != nil {
-		return false, err
-	}
-	defer unlock()
-	if s.state != Ready {
-		return false, nil
-	}
 	own := bleve.NewTermQuery(owner)
 	own.SetField("owner")
 	tq := bleve.NewTermQuery(term)
 	tq.SetField("content")
 	req := bleve.NewSearchRequestOptions(bleve.NewConjunctionQuery(own, tq), 0, 0, false)
 	req.Score = "none"
-	res, err := s.idx.SearchInContext(ctx, req)
-	if err != nil {
+	res, err := use(ctx, x, owner, func(idx bleve.Index) (*bleve.SearchResult, error) {
+		return idx.SearchInContext(ctx, req)
+	})
+	if err != nil || res == nil {
 		return false, err
 	}
 	return res.Total > 0, nil
@@ -213,29 +216,16 @@ func (x *Index) shardFor(owner string) (s *shard, unlock func(), err error) {
 // OwnerKind returns up to size of owner's memories of one kind, in no
 // particular order.
 func (x *Index) OwnerKind(ctx context.Context, owner, kind string, size int) ([]uint64, error) {
-	s, unlock, err := x.shardFor(owner)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	if s.state != Ready {
-		return nil, nil
-	}
 	own := bleve.NewTermQuery(owner)
 	own.SetField("owner")
 	kq := bleve.NewTermQuery(kind)
 	kq.SetField("kind")
 	req := bleve.NewSearchRequestOptions(bleve.NewConjunctionQuery(own, kq), size, 0, false)
 	req.Score = "none"
-	res, err := s.idx.SearchInContext(ctx, req)
-	if err != nil {
-		return nil, err
+	hits, err := use(ctx, x, owner, func(idx bleve.Index) ([]Hit, error) { return hitsOf(ctx, idx, req) })
+	ids := make([]uint64, len(hits))
+	for i, h := range hits {
+		ids[i] = h.ID
 	}
-	ids := make([]uint64, 0, len(res.Hits))
-	for _, h := range res.Hits {
-		if id, err := parseDocID(h.ID); err == nil {
-			ids = append(ids, id)
-		}
-	}
-	return ids, nil
+	return ids, err
 }

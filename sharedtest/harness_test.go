@@ -151,6 +151,7 @@ type instance struct {
 	cfgHome  string
 	dir      string // config and logs
 	replica  string // the storage's replica setting; "" for the default
+	extra    string // more settings of its storage
 
 	mu        sync.Mutex
 	cmd       *exec.Cmd
@@ -209,6 +210,7 @@ func (c *instance) caddyfile() string {
 			url %[4]s
 			%[6]s
 			index_shards 4
+			%[7]s
 		}
 	}
 }
@@ -222,7 +224,7 @@ http://:%[2]d {
 	}
 	reverse_proxy %[5]s
 }
-`, c.admin, c.http, freePort(c.t), c.db, strings.TrimPrefix(c.up.URL, "http://"), replica)
+`, c.admin, c.http, freePort(c.t), c.db, strings.TrimPrefix(c.up.URL, "http://"), replica, c.extra)
 }
 
 // start launches the process (again, after kill or stop: same data
@@ -262,6 +264,9 @@ func (c *instance) launch() error {
 	}
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(),
+		// The race detector sleeps a second at exit by default: a stop's
+		// duration is then Caddy's own.
+		"GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"),
 		caddyEnv+"="+cfg,
 		"XDG_DATA_HOME="+c.dataHome,
 		"XDG_CONFIG_HOME="+c.cfgHome,
@@ -507,6 +512,16 @@ type listed struct {
 	ID      int64
 	Owner   string
 	Content string
+}
+
+// contents joins the contents of what list returns, with " | ".
+func (c *instance) contents(key string) (string, error) {
+	ms, err := c.list(key)
+	var all []string
+	for _, m := range ms {
+		all = append(all, m.Content)
+	}
+	return strings.Join(all, " | "), err
 }
 
 // list returns every memory c's memory_api lists for key (not deleted).

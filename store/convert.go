@@ -106,20 +106,32 @@ func (c *converter) run(dst *bolt.DB) error {
 			case bytes.Equal(name, bucketMeta):
 				return c.meta(b, out)
 			case bytes.Equal(name, bucketJobs):
-				return c.values(b, out, func(k, v []byte) ([]byte, error) {
-					owner, _, _ := bytes.Cut(v, []byte{'\n'})
-					j := c.from.decodeJob(decodeU64(k), v)
-					if j.Data == nil {
-						return nil, fmt.Errorf("pending turn %d does not open", decodeU64(k))
-					}
-					return (&Tx{c: c.to}).encodeJob(decodeU64(k), Job{Owner: string(owner), Data: j.Data}), nil
-				})
+				return c.values(b, out, c.job(labelJob))
+			case bytes.Equal(name, bucketHeld):
+				return c.values(b, out, c.job(labelHeld))
 			case bytes.Equal(name, bucketSessions):
 				return c.sessions(b, out)
 			}
 			return copyBucket(b, out)
 		})
 	})
+}
+
+// job seals a job again (of jobs/ or held/, by label).
+func (c *converter) job(label byte) func(k, v []byte) ([]byte, error) {
+	return func(k, v []byte) ([]byte, error) {
+		return resealJob(c.from, &Tx{c: c.to}, label, k, v)
+	}
+}
+
+// resealJob opens a job with from's sealing and seals it with to's.
+func resealJob(from, to *Tx, label byte, k, v []byte) ([]byte, error) {
+	owner, _, _ := bytes.Cut(v, []byte{'\n'})
+	j := from.decodeJob(label, decodeU64(k), v)
+	if j.Data == nil {
+		return nil, fmt.Errorf("pending turn %d does not open", decodeU64(k))
+	}
+	return to.encodeJob(label, decodeU64(k), Job{Owner: string(owner), Data: j.Data}), nil
 }
 
 // values copies b's pairs with their values rewritten by fn (nil: dropped).

@@ -38,6 +38,7 @@ const (
 	labelVector  = 'v'
 	labelRef     = 'r'
 	labelJob     = 'j'
+	labelHeld    = 'h'
 	labelSession = 's'
 	labelKey     = 'k'
 	labelSecret  = 'x'

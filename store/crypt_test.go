@@ -46,7 +46,7 @@ func openSealed(t testing.TB, path string, keys *seal.Ring) *store.DB {
 // secrets are distinctive strings written everywhere a store keeps user
 // text: content, context, history, memory keys, sessions, conversation
 // references, embeddings, pending turns, sessions waiting to be distilled.
-var secrets = []string{"zqmarzipan", "zqcontext", "zqhistory", "zqkeyname", "zqsession", "zqresponse", "zqconversation", "zqvector", "zqpendingturn"}
+var secrets = []string{"zqmarzipan", "zqcontext", "zqhistory", "zqkeyname", "zqsession", "zqresponse", "zqconversation", "zqvector", "zqpendingturn", "zqheldturn"}
 
 // fill writes the secrets into s for owner, and returns the memory's id.
 func fill(t testing.TB, s *store.DB, owner string) uint64 {
@@ -77,6 +77,9 @@ func fill(t testing.TB, s *store.DB, owner string) uint64 {
 	if err := s.PutJobs([]store.Job{{Owner: owner, Data: []byte("zqpendingturn")}}); err != nil {
 		t.Fatal(err)
 	}
+	if err := s.HoldJobs([]store.Job{{Owner: owner, Data: []byte("zqheldturn")}}); err != nil {
+		t.Fatal(err)
+	}
 	return id
 }
 
@@ -104,6 +107,9 @@ func check(t testing.TB, s *store.DB, owner string, id uint64) {
 	}
 	if jobs, err := s.Jobs(10); err != nil || len(jobs) != 1 || string(jobs[0].Data) != "zqpendingturn" {
 		t.Errorf("jobs %+v %v", jobs, err)
+	}
+	if jobs, err := s.HeldJobs(10); err != nil || len(jobs) != 1 || string(jobs[0].Data) != "zqheldturn" {
+		t.Errorf("held turns %+v %v", jobs, err)
 	}
 	// The key still finds the memory: a restatement updates it.
 	m2, op := upsert(t, s, owner, store.Put{Kind: "preference", Key: "preference:zqkeyname", Content: "User likes zqmarzipan.",
@@ -356,10 +362,10 @@ func TestRotation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The vector and the conversation reference; the job and the session.
-	// (The memory was sealed anew by check's restatement.)
-	if total != 2 || n != 2 {
-		t.Errorf("resealed %d owner values and %d shared ones, want 2 and 2", total, n)
+	// The vector and the conversation reference; the job, the held turn
+	// and the session. (The memory was sealed anew by check's restatement.)
+	if total != 2 || n != 3 {
+		t.Errorf("resealed %d owner values and %d shared ones, want 2 and 3", total, n)
 	}
 	if err := s.FinishReseal(); err != nil {
 		t.Fatal(err)

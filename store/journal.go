@@ -48,10 +48,11 @@ var (
 )
 
 // local reports whether a row is this instance's own: the change log (each
-// instance numbers its own, from the MutChange entries it applies) and
-// local meta keys.
+// instance numbers its own, from the MutChange entries it applies), the
+// turns it holds (held.go) and local meta keys.
 func local(path, key []byte) bool {
-	return bytes.Equal(path, pathChanges) || bytes.Equal(path, pathMeta) && bytes.HasPrefix(key, localPrefix)
+	return bytes.Equal(path, pathChanges) || bytes.Equal(path, pathHeld) ||
+		bytes.Equal(path, pathMeta) && bytes.HasPrefix(key, localPrefix)
 }
 
 func (j *journal) add(m Mutation) { j.muts = append(j.muts, m) }
@@ -73,6 +74,9 @@ func (j *journal) del(path, k, old []byte) {
 }
 
 func (j *journal) create(path []byte) {
+	if local(path, nil) {
+		return
+	}
 	j.add(Mutation{Kind: MutCreate, Owner: ownerOfRow(path, nil, nil), Bucket: path})
 }
 
@@ -81,7 +85,7 @@ func (j *journal) drop(path []byte) {
 }
 
 func (j *journal) seq(path []byte, n uint64) {
-	if bytes.Equal(path, pathChanges) {
+	if local(path, nil) {
 		return
 	}
 	// Only the last value of a bucket's sequence in a transaction matters.

@@ -225,6 +225,9 @@ type Stats struct {
 	Owners      int `json:"owners"`
 	Memories    int `json:"memories"`
 	PendingJobs int `json:"pending_jobs"`
+	// HeldTurns wait in this instance's file for the shared database to
+	// answer (held.go).
+	HeldTurns int `json:"held_turns"`
 	// PendingSessions are sessions waiting to be distilled by a model.
 	PendingSessions int    `json:"pending_sessions"`
 	LastSeq         uint64 `json:"last_seq"`
@@ -242,6 +245,9 @@ func (s *DB) Stats() (Stats, error) {
 		}
 		st.LastSeq = tx.Bucket(bucketChanges).Sequence()
 		st.PendingJobs = tx.Bucket(bucketJobs).Stats().KeyN
+		if b := tx.Bucket(bucketHeld); b != nil {
+			st.HeldTurns = b.Stats().KeyN
+		}
 		if b := tx.Bucket(bucketSessions); b != nil {
 			st.PendingSessions = b.Stats().KeyN
 		}

@@ -28,6 +28,8 @@ type Shared interface {
 	// other instances wrote), then commits what muts returns as the next
 	// batch and returns its sequence number (after, or the last applied,
 	// when muts returns none). An error from apply or muts rolls back.
+	// The deadline of ctx bounds the wait for the database to answer; a
+	// cancellation of ctx is a stop: every call ends at once with it.
 	Write(ctx context.Context, after uint64, apply func(Batch) error, muts func() ([]Mutation, error)) (uint64, error)
 	// Read returns up to limit batches committed after `after`, in order,
 	// without the writer lock.
@@ -95,7 +97,7 @@ func (s *DB) sharedUpdate(fn func(*kvTx) error) error {
 		applied := false
 		var forgot []string
 		var fnErr error // the transaction's own, passed on as it is
-		ctx, cancel := context.WithTimeout(context.Background(), sharedTimeout)
+		ctx, cancel := context.WithTimeout(s.stop, sharedTimeout)
 		err := s.bolt.Update(func(btx *bolt.Tx) error {
 			after := replicaSeq(btx)
 			seq, err := s.shared.Write(ctx, after, func(b Batch) error {
@@ -142,6 +144,10 @@ func applyBatch(tx *bolt.Tx, b Batch, forgot *[]string) error {
 		}
 		if m.Kind == MutDrop && m.Owner != "" && IsOwnerPartition(m.Bucket, m.Owner) {
 			*forgot = append(*forgot, m.Owner)
+			// What this instance held of theirs goes too.
+			if _, err := deleteJobsIn(newKV(tx, nil).Bucket(bucketHeld), m.Owner); err != nil {
+				return err
+			}
 		}
 	}
 	return setReplicaSeq(tx, b.Seq)
@@ -294,7 +300,7 @@ func (s *DB) catchUp() (forgot []string, applied bool, err error) {
 	for {
 		var after uint64
 		_ = s.bolt.View(func(tx *bolt.Tx) error { after = replicaSeq(tx); return nil })
-		ctx, cancel := context.WithTimeout(context.Background(), sharedTimeout)
+		ctx, cancel := context.WithTimeout(s.stop, sharedTimeout)
 		batches, err := s.shared.Read(ctx, after, 256)
 		cancel()
 		if errors.Is(err, ErrTrimmed) {
@@ -388,5 +394,8 @@ func (s *DB) Once(ctx context.Context, name string, fn func() error) (bool, erro
 	if s.shared == nil {
 		return true, fn()
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(s.stop, cancel)()
 	return s.shared.Once(ctx, name, fn)
 }

@@ -108,7 +108,7 @@ func (s *DB) ResealOwner(owner string, limit int) (int, error) {
 }
 
 // ResealShared seals again with the current key up to limit values outside
-// the owners' partitions (pending turns, waiting sessions).
+// the owners' partitions (pending and held turns, waiting sessions).
 func (s *DB) ResealShared(limit int) (int, error) {
 	n := 0
 	err := s.Update(func(t *Tx) error {
@@ -119,23 +119,27 @@ func (s *DB) ResealShared(limit int) (int, error) {
 			_, data, _ := bytes.Cut(v, []byte{'\n'})
 			return t.sealedStale(data)
 		}
-		done, err := t.reseal(t.tx.Bucket(bucketJobs), limit, jobStale, func(k, v []byte) ([]byte, error) {
-			owner, _, _ := bytes.Cut(v, []byte{'\n'})
-			j := t.decodeJob(decodeU64(k), v)
-			if j.Data == nil {
-				return nil, fmt.Errorf("pending turn %d does not open", decodeU64(k))
+		for _, q := range []struct {
+			bucket []byte
+			label  byte
+		}{{bucketJobs, labelJob}, {bucketHeld, labelHeld}} {
+			b := t.tx.Bucket(q.bucket)
+			if b == nil {
+				continue
 			}
-			return t.encodeJob(decodeU64(k), Job{Owner: string(owner), Data: j.Data}), nil
-		})
-		n += done
-		if err != nil || n >= limit {
-			return err
+			done, err := t.reseal(b, limit-n, jobStale, func(k, v []byte) ([]byte, error) {
+				return resealJob(t, t, q.label, k, v)
+			})
+			n += done
+			if err != nil || n >= limit {
+				return err
+			}
 		}
 		sessions, _ := t.sessions()
 		if sessions == nil {
 			return nil
 		}
-		done, err = t.reseal(sessions, limit-n, t.sealedStale, func(k, v []byte) ([]byte, error) {
+		done, err := t.reseal(sessions, limit-n, t.sealedStale, func(k, v []byte) ([]byte, error) {
 			st, ok := t.decodeSession(k, v)
 			if !ok {
 				return nil, nil

@@ -31,7 +31,7 @@ func (s *DB) resync() error {
 var resyncChunk = 50_000
 
 func (s *DB) remake(every int) error {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	ctx, cancel := context.WithTimeout(s.stop, time.Hour)
 	defer cancel()
 	w := &chunked{db: s.bolt, every: every}
 	defer w.rollback()
@@ -111,7 +111,8 @@ func memoriesOf(tx *bolt.Tx) map[string][]uint64 {
 }
 
 // clearShared deletes everything the shared database holds, and the name
-// of the database the replica is of; the change log and local marks stay.
+// of the database the replica is of; the change log, held turns and local
+// marks stay.
 func clearShared(tx *bolt.Tx) error {
 	var roots [][]byte
 	_ = tx.ForEach(func(name []byte, _ *bolt.Bucket) error {
@@ -120,7 +121,7 @@ func clearShared(tx *bolt.Tx) error {
 	})
 	for _, name := range roots {
 		switch {
-		case bytes.Equal(name, bucketChanges):
+		case bytes.Equal(name, bucketChanges), bytes.Equal(name, bucketHeld):
 		case bytes.Equal(name, bucketMeta):
 			var drop [][]byte
 			m := tx.Bucket(bucketMeta)

@@ -20,6 +20,7 @@
 package store
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -97,6 +98,9 @@ type DB struct {
 	stopFollow    chan struct{}
 	closeShared   sync.Once
 	followDone    chan struct{}
+	// stop ends every call to the shared database (Interrupt, Close).
+	stop      context.Context
+	interrupt context.CancelFunc
 }
 
 func (s *DB) newTx(tx *kvTx) *Tx {
@@ -219,6 +223,7 @@ func openWith(path string, o Options) (*DB, error) {
 		return nil, fmt.Errorf("opening memory store %s: %w", path, err)
 	}
 	s := &DB{bolt: b, path: path, timeout: lockTimeout, shared: o.Shared, followErr: o.SharedError, opening: true}
+	s.stop, s.interrupt = context.WithCancel(context.Background())
 	if s.shared != nil {
 		if err := s.sync(); err != nil {
 			b.Close()
@@ -308,9 +313,17 @@ func (s *DB) init(secret []byte, keys *seal.Ring) error {
 	})
 }
 
-// Close closes the file.
+// Interrupt ends the calls to the shared database in flight, and fails
+// every later one at once (ErrUnavailable), for a stop that cannot wait
+// for a database that does not answer. Local work (HoldJobs, reads) goes
+// on; Close follows.
+func (s *DB) Interrupt() { s.interrupt() }
+
+// Close closes the file, and the shared database (its calls in flight
+// end).
 func (s *DB) Close() error {
 	var err error
+	s.interrupt()
 	s.closeShared.Do(func() {
 		if s.stopFollow != nil {
 			close(s.stopFollow)

@@ -57,7 +57,7 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	defer tx.Rollback(context.Background())
+	defer tx.Rollback(ctx) // a ctx done drops the connection, and the transaction with it
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, $2)`, lockClass, lockMigrate); err != nil {
 		return "", err
 	}

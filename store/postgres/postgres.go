@@ -67,14 +67,19 @@ const Retention = time.Hour
 // instances. It implements store.Shared.
 type DB struct {
 	pool     *pgxpool.Pool
+	conns    *conns
 	id       atomic.Pointer[string] // the database's, from memory_state; nil until it answered
 	instance string                 // this process's, to skip its own announcements
 	changed  chan struct{}
-	stop     chan struct{}
-	closed   sync.Once
-	done     sync.WaitGroup
-	vacuum   chan struct{}
-	log      func(msg string, err error)
+	// ctx is cancelled by Close: every call the background work makes
+	// (connecting, listening, trimming, vacuuming) ends with it, so a stop
+	// never waits for a database that does not answer.
+	ctx    context.Context
+	stop   context.CancelFunc
+	closed sync.Once
+	done   sync.WaitGroup
+	vacuum chan struct{}
+	log    func(msg string, err error)
 }
 
 var _ store.Shared = (*DB)(nil)
@@ -87,6 +92,8 @@ func Open(ctx context.Context, rawURL string, logf func(msg string, err error)) 
 	if err != nil {
 		return nil, fmt.Errorf("memory storage %s is not a usable PostgreSQL URL: %w", Redact(rawURL), err)
 	}
+	cs := &conns{dial: cfg.ConnConfig.DialFunc}
+	cfg.ConnConfig.DialFunc = cs.Dial
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to memory database %s: %w", Redact(rawURL), err)
@@ -94,7 +101,8 @@ func Open(ctx context.Context, rawURL string, logf func(msg string, err error)) 
 	if logf == nil {
 		logf = func(string, error) {}
 	}
-	d := &DB{pool: pool, changed: make(chan struct{}, 1), stop: make(chan struct{}), vacuum: make(chan struct{}, 1), log: logf}
+	d := &DB{pool: pool, conns: cs, changed: make(chan struct{}, 1), vacuum: make(chan struct{}, 1), log: logf}
+	d.ctx, d.stop = context.WithCancel(context.Background())
 	d.instance = strconv.FormatInt(time.Now().UnixNano(), 36)
 	id, err := migrate(ctx, pool)
 	var unreachable *pgconn.ConnectError
@@ -108,7 +116,8 @@ func Open(ctx context.Context, rawURL string, logf func(msg string, err error)) 
 		d.done.Add(1)
 		go d.connect(rawURL)
 	default:
-		pool.Close()
+		d.stop()
+		cs.closePool(pool.Close)
 		return nil, fmt.Errorf("preparing memory database %s: %w", Redact(rawURL), err)
 	}
 	d.done.Add(3)
@@ -132,11 +141,11 @@ func (d *DB) connect(rawURL string) {
 	backoff := 500 * time.Millisecond
 	for {
 		select {
-		case <-d.stop:
+		case <-d.ctx.Done():
 			return
 		case <-time.After(backoff):
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		ctx, cancel := context.WithTimeout(d.ctx, 30*time.Second)
 		id, err := migrate(ctx, d.pool)
 		cancel()
 		if err == nil {
@@ -155,14 +164,30 @@ func (d *DB) connect(rawURL string) {
 // Changed implements store.Shared.
 func (d *DB) Changed() <-chan struct{} { return d.changed }
 
-// Close implements store.Shared.
+// Close implements store.Shared. It ends the background work's calls at
+// once (the database may not answer), so it returns promptly; the callers
+// of Write, Read, Snapshot and Once end theirs with their contexts.
 func (d *DB) Close() error {
 	d.closed.Do(func() {
-		close(d.stop)
+		d.stop()
 		d.done.Wait()
-		d.pool.Close()
+		d.conns.closePool(d.pool.Close)
 	})
 	return nil
+}
+
+// stopped returns a context done when ctx is cancelled (not when its
+// deadline passes) or the DB is closed, and at the latest after limit: for
+// work that the caller's deadline must not cut short, but a stop must.
+func (d *DB) stopped(ctx context.Context, limit time.Duration) (context.Context, context.CancelFunc) {
+	out, cancel := context.WithTimeout(context.WithoutCancel(ctx), limit)
+	stopCaller := context.AfterFunc(ctx, func() {
+		if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			cancel()
+		}
+	})
+	stopDB := context.AfterFunc(d.ctx, cancel)
+	return out, func() { stopCaller(); stopDB(); cancel() }
 }
 
 // Write implements store.Shared. The writer lock orders every commit, so
@@ -176,7 +201,9 @@ func (d *DB) Write(ctx context.Context, after uint64, apply func(store.Batch) er
 	if err != nil {
 		return 0, err
 	}
-	defer tx.Rollback(context.Background())
+	// With ctx done (the database did not answer, or a stop), the rollback
+	// fails at once and drops the connection, and the transaction with it.
+	defer tx.Rollback(ctx)
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, $2)`, lockClass, lockWriter); err != nil {
 		return 0, err
 	}
@@ -205,8 +232,8 @@ func (d *DB) Write(ctx context.Context, after uint64, apply func(store.Batch) er
 	}
 	// The caller's deadline says whether the database answers; writing the
 	// rows then takes time in proportion to their number (an import, the
-	// forget of a large owner), which it must not cut short.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second+time.Duration(len(ms))*200*time.Microsecond)
+	// forget of a large owner), which it must not cut short. A stop does.
+	ctx, cancel := d.stopped(ctx, 5*time.Second+time.Duration(len(ms))*200*time.Microsecond)
 	defer cancel()
 	var seq uint64
 	if err := tx.QueryRow(ctx, `SELECT nextval('memory_log_seq')`).Scan(&seq); err != nil {
@@ -430,7 +457,7 @@ func (d *DB) Read(ctx context.Context, after uint64, limit int) ([]store.Batch, 
 	if err != nil {
 		return nil, err
 	}
-	defer tx.Rollback(context.Background())
+	defer tx.Rollback(ctx) // ctx done: the connection is dropped
 	return readBatches(ctx, tx, after, limit)
 }
 
@@ -440,7 +467,7 @@ func (d *DB) Snapshot(ctx context.Context, fn func(store.Mutation) error) (uint6
 	if err != nil {
 		return 0, err
 	}
-	defer tx.Rollback(context.Background())
+	defer tx.Rollback(ctx) // ctx done: the connection is dropped
 	var last string
 	if err := tx.QueryRow(ctx, `SELECT value FROM memory_state WHERE name = 'last_seq'`).Scan(&last); err != nil {
 		return 0, err
@@ -511,9 +538,11 @@ func (d *DB) Once(ctx context.Context, name string, fn func() error) (bool, erro
 		return false, nil
 	}
 	defer func() {
-		if _, err := conn.Exec(context.Background(), `SELECT pg_advisory_unlock($1, hashtext($2))`, lockClass, "once:"+name); err != nil {
+		// ctx done (a stop, or a database that does not answer): the
+		// unlock fails at once.
+		if _, err := conn.Exec(ctx, `SELECT pg_advisory_unlock($1, hashtext($2))`, lockClass, "once:"+name); err != nil {
 			// The lock must not outlive fn: drop the connection, and the lock with it.
-			_ = conn.Conn().Close(context.Background())
+			_ = conn.Conn().Close(ctx)
 		}
 	}()
 	return true, fn()
@@ -523,9 +552,7 @@ func (d *DB) Once(ctx context.Context, name string, fn func() error) (bool, erro
 // reconnects with backoff; meanwhile the store's polling carries on.
 func (d *DB) listen() {
 	defer d.done.Done()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() { <-d.stop; cancel() }()
+	ctx := d.ctx
 	backoff := 100 * time.Millisecond
 	for ctx.Err() == nil {
 		listened := false
@@ -554,7 +581,7 @@ func (d *DB) listenOnce(ctx context.Context, listened *bool) error {
 	}
 	// The connection keeps listening: it never goes back to the pool.
 	c := conn.Hijack()
-	defer c.Close(context.Background())
+	defer c.Close(ctx) // done at Close: dropped at once
 	if _, err := c.Exec(ctx, "LISTEN "+notifyChannel); err != nil {
 		return err
 	}
@@ -586,11 +613,11 @@ func (d *DB) trimmer() {
 	defer tick.Stop()
 	for {
 		select {
-		case <-d.stop:
+		case <-d.ctx.Done():
 			return
 		case <-tick.C:
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		ctx, cancel := context.WithTimeout(d.ctx, time.Minute)
 		_, err := d.Once(ctx, "trim", func() error { return d.trim(ctx, Retention) })
 		cancel()
 		if err != nil {
@@ -606,7 +633,7 @@ func (d *DB) trim(ctx context.Context, keep time.Duration) error {
 	if err != nil {
 		return err
 	}
-	defer tx.Rollback(context.Background())
+	defer tx.Rollback(ctx) // ctx done: the connection is dropped
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, $2)`, lockClass, lockWriter); err != nil {
 		return err
 	}
@@ -633,11 +660,11 @@ func (d *DB) vacuumer() {
 	defer d.done.Done()
 	for {
 		select {
-		case <-d.stop:
+		case <-d.ctx.Done():
 			return
 		case <-d.vacuum:
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		ctx, cancel := context.WithTimeout(d.ctx, 10*time.Minute)
 		_, err := d.pool.Exec(ctx, `VACUUM memory_rows, memory_log, memory_buckets`)
 		cancel()
 		if err != nil && !errors.Is(err, context.Canceled) {

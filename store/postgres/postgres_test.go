@@ -206,6 +206,9 @@ func TestReplicaBehindTheTrimmedLogIsMadeAnew(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := b.HoldJobs([]store.Job{{Owner: owner, Data: []byte("a turn held")}}); err != nil {
+		t.Fatal(err)
+	}
 	b.Close()
 	upsert(t, a, owner, "second")
 	upsert(t, a, owner, "third")
@@ -227,6 +230,9 @@ func TestReplicaBehindTheTrimmedLogIsMadeAnew(t *testing.T) {
 	defer b.Close()
 	if got := contents(t, b, owner); len(got) != 3 {
 		t.Fatalf("the replica made anew has %q", got)
+	}
+	if n := b.HeldCount(); n != 1 {
+		t.Errorf("the replica made anew holds %d turns, want the 1 it held", n)
 	}
 }
 
@@ -436,5 +442,45 @@ func TestLastWriteOfARowInATransactionCounts(t *testing.T) {
 	}
 	if got := strings.Join(contents(t, replica(t, url), owner), "|"); got != want {
 		t.Fatalf("a replica made from the database has %q, the writer %q", got, want)
+	}
+}
+
+// TestHeldTurnsStayWithTheirInstance: turns held while the database did not
+// answer are this instance's alone (no other instance learns them too),
+// and forgetting their owner, through either instance, drops them. (A
+// replica made anew keeps them: TestReplicaBehindTheTrimmedLogIsMadeAnew.)
+func TestHeldTurnsStayWithTheirInstance(t *testing.T) {
+	url := pgtest.Database(t)
+	a, b := replica(t, url), replica(t, url)
+	ana, bob := a.OwnerID("key-ana"), a.OwnerID("key-bob")
+	if err := a.HoldJobs([]store.Job{{Owner: ana, Data: []byte("ana's turn")}, {Owner: bob, Data: []byte("bob's turn")}}); err != nil {
+		t.Fatal(err)
+	}
+	upsert(t, a, ana, "written after the hold")
+	eventually(t, "B follows A", func() bool { return len(contents(t, b, ana)) == 1 })
+	if n := b.HeldCount(); n != 0 {
+		t.Fatalf("B holds %d of A's turns", n)
+	}
+	if jobs, _ := b.Jobs(10); len(jobs) != 0 {
+		t.Fatalf("B has A's held turns as jobs: %v", jobs)
+	}
+	if n := a.HeldCount(); n != 2 {
+		t.Fatalf("A holds %d turns, want 2", n)
+	}
+
+	// Forgotten through B: A's replay drops Ana's held turn.
+	if err := b.Update(func(tx *store.Tx) error { _, err := tx.ForgetOwner(ana); return err }); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "A drops the held turn of an owner B forgot", func() bool { return a.HeldCount() == 1 })
+	// Forgotten through A: in the same transaction.
+	var f store.Forgotten
+	err := a.Update(func(tx *store.Tx) error {
+		var err error
+		f, err = tx.ForgetOwner(bob)
+		return err
+	})
+	if err != nil || f.Jobs != 1 || a.HeldCount() != 0 {
+		t.Fatalf("forgetting Bob through A: %+v, %v; %d turns still held", f, err, a.HeldCount())
 	}
 }
