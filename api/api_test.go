@@ -19,14 +19,14 @@ import (
 	"github.com/caddy-memory/memory/api"
 	"github.com/caddy-memory/memory/engine"
 	"github.com/caddy-memory/memory/index"
-	"github.com/caddy-memory/memory/internal/pgtest"
+	"github.com/caddy-memory/memory/internal/pgtest/pgshared"
 	"github.com/caddy-memory/memory/store"
 )
 
 func openEngine(t *testing.T) *engine.Engine {
 	t.Helper()
 	dir := t.TempDir()
-	e, err := engine.Open(engine.Config{Dir: dir, Database: pgtest.DatabaseFor(t, dir), Shards: 2, LockTimeout: 500 * time.Millisecond})
+	e, err := engine.Open(engine.Config{Dir: dir, Shared: pgshared.For(t, dir), Shards: 2, LockTimeout: 500 * time.Millisecond})
 	if err != nil {
 		t.Fatalf("engine.Open: %v", err)
 	}

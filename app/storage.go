@@ -8,12 +8,14 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"go.uber.org/zap"
 
 	"github.com/caddy-memory/memory/engine"
 	"github.com/caddy-memory/memory/internal/seal"
+	"github.com/caddy-memory/memory/store"
 	"github.com/caddy-memory/memory/store/postgres"
 )
 
@@ -241,9 +243,24 @@ func openPooled(loc location, sc *StorageConfig, keys *seal.Ring) (*pooled, erro
 			return nil, err
 		}
 	}
+	var shared store.Shared
+	if loc.url != "" {
+		// A database that does not answer within this starts the instance
+		// from its replica, if it has one (see store.Shared).
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		db, err := postgres.Open(ctx, loc.url, func(msg string, err error) {
+			engineLogger().Warn(msg, zap.String("database", postgres.Redact(loc.url)), zap.Error(err))
+		})
+		cancel()
+		if err != nil {
+			p.unlock()
+			return nil, err
+		}
+		shared = db
+	}
 	e, err := engine.Open(engine.Config{
 		Dir:       p.dir,
-		Database:  loc.url,
+		Shared:    shared,
 		Shards:    sc.IndexShards,
 		QueueSize: sc.QueueSize,
 		Logger:    engineLogger,

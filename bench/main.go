@@ -50,6 +50,8 @@ import (
 	"github.com/caddy-memory/memory/engine"
 	"github.com/caddy-memory/memory/inject"
 	"github.com/caddy-memory/memory/internal/seal"
+	"github.com/caddy-memory/memory/store"
+	"github.com/caddy-memory/memory/store/postgres"
 )
 
 func main() {
@@ -214,7 +216,15 @@ func ab(c abConfig) (abResult, error) {
 		}
 		where = "url " + c.database + "\n\t\t\treplica " + storage
 	}
-	e, err := engine.Open(engine.Config{Dir: storage, Shards: c.shards, Keys: keys, Database: c.database})
+	var shared store.Shared
+	if c.database != "" {
+		db, err := postgres.Open(context.Background(), c.database, nil)
+		if err != nil {
+			return abResult{}, err
+		}
+		shared = db
+	}
+	e, err := engine.Open(engine.Config{Dir: storage, Shards: c.shards, Keys: keys, Shared: shared})
 	if err != nil {
 		return abResult{}, err
 	}

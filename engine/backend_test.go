@@ -1,14 +1,13 @@
 package engine
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/caddy-memory/memory/internal/pgtest"
+	"github.com/caddy-memory/memory/internal/pgtest/pgshared"
 	"github.com/caddy-memory/memory/store"
-	"github.com/caddy-memory/memory/store/postgres"
 )
 
 // Every engine test runs on the file, then on PostgreSQL (pgtest.Both).
@@ -20,15 +19,7 @@ func onPostgres() bool { return pgtest.OnPostgres() }
 // on the backend under test.
 func openTestStore(t testing.TB, dir string) *store.DB {
 	t.Helper()
-	var o store.Options
-	if url := pgtest.DatabaseFor(t, dir); url != "" {
-		sh, err := postgres.Open(context.Background(), url, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		o.Shared = sh
-	}
-	st, err := store.OpenWith(filepath.Join(dir, "memory.db"), o)
+	st, err := store.OpenWith(filepath.Join(dir, "memory.db"), store.Options{Shared: pgshared.For(t, dir)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,6 +28,6 @@ func openTestStore(t testing.TB, dir string) *store.DB {
 
 // openConfig opens an engine with cfg on the backend under test.
 func openConfig(t testing.TB, cfg Config) (*Engine, error) {
-	cfg.Database = pgtest.DatabaseFor(t, cfg.Dir)
+	cfg.Shared = pgshared.For(t, cfg.Dir)
 	return Open(cfg)
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/caddy-memory/memory/index"
 	"github.com/caddy-memory/memory/internal/seal"
 	"github.com/caddy-memory/memory/store"
-	"github.com/caddy-memory/memory/store/postgres"
 )
 
 // Encryption at rest: the store seals its values (store/crypt.go), the
@@ -38,26 +37,15 @@ const (
 // openStore opens the store with cfg.Keys, converting a plaintext one to
 // them, and points the index hooks and digests at what it is.
 func openStore(cfg Config) (*store.DB, error) {
-	o := store.Options{LockTimeout: cfg.LockTimeout, Keys: cfg.Keys}
-	if cfg.Database != "" {
-		// A database that does not answer within this starts the instance
-		// from its replica, if it has one (see store.Shared).
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		sh, err := postgres.Open(ctx, cfg.Database, func(msg string, err error) {
-			cfg.Logger().Warn(msg, zap.String("database", postgres.Redact(cfg.Database)), zap.Error(err))
-		})
-		cancel()
-		if err != nil {
-			return nil, err
-		}
-		o.Shared = sh
+	o := store.Options{LockTimeout: cfg.LockTimeout, Keys: cfg.Keys, Shared: cfg.Shared}
+	if cfg.Shared != nil {
 		o.SharedError = func(err error) {
 			if err == nil {
-				cfg.Logger().Info("following the shared memory database again", zap.String("database", postgres.Redact(cfg.Database)))
+				cfg.Logger().Info("following the shared memory database again", zap.String("storage", cfg.Dir))
 				return
 			}
 			cfg.Logger().Warn("following the shared memory database failed; this instance's replica lags until it answers (retried every second)",
-				zap.String("database", postgres.Redact(cfg.Database)), zap.Error(err))
+				zap.String("storage", cfg.Dir), zap.Error(err))
 		}
 	}
 	st, err := store.OpenWith(filepath.Join(cfg.Dir, "memory.db"), o)

@@ -48,10 +48,11 @@ type Observer interface {
 type Config struct {
 	// Dir holds the store file and the index directory.
 	Dir string
-	// Database, when set, is the URL of a PostgreSQL database that several
-	// instances share as the source of truth; the store file in Dir is
-	// then this instance's replica of it (see store.Shared).
-	Database string
+	// Shared, when set, is a database that several instances share as the
+	// source of truth (store/postgres opens one); the store file in Dir is
+	// then this instance's replica of it (see store.Shared). The engine
+	// closes it, or Open does when it fails.
+	Shared store.Shared
 	// Shards is the number of index shards for a new database; an existing
 	// one keeps the number it was created with.
 	Shards int
@@ -162,6 +163,9 @@ type Engine struct {
 // records until then.
 func Open(cfg Config) (*Engine, error) {
 	if cfg.Dir == "" {
+		if cfg.Shared != nil {
+			cfg.Shared.Close()
+		}
 		return nil, errors.New("engine: no storage directory")
 	}
 	if cfg.Shards <= 0 {

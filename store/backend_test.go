@@ -8,10 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/caddy-memory/memory/internal/pgtest"
-	"github.com/caddy-memory/memory/store"
-	"github.com/caddy-memory/memory/store/postgres"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/caddy-memory/memory/internal/pgtest"
+	"github.com/caddy-memory/memory/internal/pgtest/pgshared"
+	"github.com/caddy-memory/memory/store"
 )
 
 // Every store test runs on the file alone, then with the file as the
@@ -22,11 +23,7 @@ func TestMain(m *testing.M) { os.Exit(pgtest.Both(m)) }
 // backend under test.
 func options(t testing.TB, path string, o store.Options) store.Options {
 	t.Helper()
-	if url := pgtest.DatabaseFor(t, path); url != "" {
-		sh, err := postgres.Open(context.Background(), url, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+	if sh := pgshared.For(t, path); sh != nil {
 		o.Shared = sh
 	}
 	return o

@@ -42,7 +42,7 @@ func filesHolding(t *testing.T, dir, s string) []string {
 func TestForgetThroughOneInstanceIsPurgedFromAnother(t *testing.T) {
 	url := pgtest.Database(t)
 	open := func(dir string) *engine.Engine {
-		e, err := engine.Open(engine.Config{Dir: dir, Database: url, Shards: 2, LocalSearchMax: -1})
+		e, err := engine.Open(onDatabase(t, engine.Config{Dir: dir, Shards: 2, LocalSearchMax: -1}, url))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -135,7 +135,7 @@ func TestQueuedTurnsAreLearnedOnce(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			e, err := engine.Open(engine.Config{Dir: t.TempDir(), Database: url, Shards: 2, Observer: &counts[i]})
+			e, err := engine.Open(onDatabase(t, engine.Config{Dir: t.TempDir(), Shards: 2, Observer: &counts[i]}, url))
 			if err != nil {
 				t.Error(err)
 				return

@@ -11,6 +11,7 @@ import (
 	"github.com/caddy-memory/memory/engine"
 	"github.com/caddy-memory/memory/extract"
 	"github.com/caddy-memory/memory/internal/pgtest"
+	"github.com/caddy-memory/memory/store/postgres"
 )
 
 // heldObserver counts what an engine reports of its turns.
@@ -71,8 +72,9 @@ func heldTurns(t *testing.T, e *engine.Engine) int {
 // them. None is lost.
 func TestTurnsHeldDuringAnOutageSurviveAStop(t *testing.T) {
 	var obs heldObserver
-	cfg := engine.Config{Dir: t.TempDir(), Database: pgtest.Database(t), Shards: 2, Observer: &obs}
-	e, owner := learning(t, cfg)
+	url := pgtest.Database(t)
+	cfg := engine.Config{Dir: t.TempDir(), Shards: 2, Observer: &obs}
+	e, owner := learning(t, cfg, url)
 
 	pgtest.Stop(t)
 	const turns = 5
@@ -97,7 +99,7 @@ func TestTurnsHeldDuringAnOutageSurviveAStop(t *testing.T) {
 	}
 
 	pgtest.Start(t)
-	e = learnedAtRestart(t, cfg, owner, turns+1)
+	e = learnedAtRestart(t, cfg, url, owner, turns+1)
 	if n := heldTurns(t, e); n != 0 {
 		t.Errorf("%d turns still held once learned", n)
 	}
@@ -110,8 +112,8 @@ func TestStopWithTheDatabaseHungIsBounded(t *testing.T) {
 	url := pgtest.Database(t)
 	proxy := pgtest.NewProxy(t, url)
 	var obs heldObserver
-	cfg := engine.Config{Dir: t.TempDir(), Database: proxy.URL, Shards: 2, Observer: &obs}
-	e, owner := learning(t, cfg)
+	cfg := engine.Config{Dir: t.TempDir(), Shards: 2, Observer: &obs}
+	e, owner := learning(t, cfg, proxy.URL)
 
 	proxy.Hang()
 	const turns = 3
@@ -127,15 +129,14 @@ func TestStopWithTheDatabaseHungIsBounded(t *testing.T) {
 		t.Errorf("%d turns dropped", n)
 	}
 
-	cfg.Database = url
-	learnedAtRestart(t, cfg, owner, turns+1)
+	learnedAtRestart(t, cfg, url, owner, turns+1)
 }
 
 // learning opens an engine with cfg, and has it learn the first turn of
 // an owner it returns.
-func learning(t *testing.T, cfg engine.Config) (*engine.Engine, string) {
+func learning(t *testing.T, cfg engine.Config, url string) (*engine.Engine, string) {
 	t.Helper()
-	e, err := engine.Open(cfg)
+	e, err := engine.Open(onDatabase(t, cfg, url))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,9 +148,9 @@ func learning(t *testing.T, cfg engine.Config) (*engine.Engine, string) {
 
 // learnedAtRestart opens the engine again with cfg and checks that it
 // learned the owner's turns 0..n-1; it is closed when the test ends.
-func learnedAtRestart(t *testing.T, cfg engine.Config, owner string, n int) *engine.Engine {
+func learnedAtRestart(t *testing.T, cfg engine.Config, url, owner string, n int) *engine.Engine {
 	t.Helper()
-	e, err := engine.Open(cfg)
+	e, err := engine.Open(onDatabase(t, cfg, url))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,8 +190,7 @@ func settleEngine(t *testing.T, e *engine.Engine) {
 // back, while one told during the outage is still held, is learned after
 // it: the later fact is the current one.
 func TestHeldTurnsAreLearnedInTheOrderSaid(t *testing.T) {
-	cfg := engine.Config{Dir: t.TempDir(), Database: pgtest.Database(t), Shards: 2}
-	e, owner := learning(t, cfg)
+	e, owner := learning(t, engine.Config{Dir: t.TempDir(), Shards: 2}, pgtest.Database(t))
 	defer e.Close(context.Background())
 	live := func(turn int, city string) {
 		t.Helper()
@@ -223,4 +223,15 @@ func TestHeldTurnsAreLearnedInTheOrderSaid(t *testing.T) {
 	if len(current) != 1 || current[0] != "User lives in Zqporto." {
 		t.Fatalf("the current location is %q, want Zqporto: the turn held during the outage was learned after the later one", current)
 	}
+}
+
+// onDatabase is cfg with the database at url opened as its shared store.
+func onDatabase(t testing.TB, cfg engine.Config, url string) engine.Config {
+	t.Helper()
+	db, err := postgres.Open(context.Background(), url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Shared = db
+	return cfg
 }
