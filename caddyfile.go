@@ -88,6 +88,8 @@ func moved(d *caddyfile.Dispenser, directive, sub string) error {
 //	    identity      on|off
 //	    tools         [save_memory] [recall_memory]
 //	    max_tool_rounds <n>
+//	    overflow      trim|off
+//	    overflow_ollama_ctx <tokens>
 //	}
 func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the directive name
@@ -194,6 +196,13 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			h.Gate = arg
 		case "max_tool_rounds":
 			h.MaxToolRounds, err = cfile.Positive(arg)
+		case "overflow":
+			if arg != "trim" && arg != "off" {
+				return d.Errf("overflow must be trim or off, not %q", arg)
+			}
+			h.Overflow = arg
+		case "overflow_ollama_ctx":
+			h.OverflowOllamaCtx, err = cfile.Positive(arg)
 		default:
 			return d.Errf("unrecognized memory subdirective '%s'", sub)
 		}

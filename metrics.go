@@ -34,6 +34,10 @@ var (
 		Help:    "Time to search and load memories on the request path.",
 		Buckets: []float64{.0005, .001, .002, .005, .01, .025, .05, .1, .25, .5},
 	})
+	overflowTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "caddy", Subsystem: "memory", Name: "overflow_total",
+		Help: "Requests the upstream refused for their length (or, for Ollama, over its context), by what came of them: rescued, refused_again, not_trimmable.",
+	}, []string{"result"})
 	toolCalls = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "caddy", Subsystem: "memory", Name: "tool_calls_total",
 		Help: "Calls of the proxy's memory tools the model made, by tool.",
@@ -41,7 +45,7 @@ var (
 )
 
 func registerMetrics(reg prometheus.Registerer) error {
-	return app.RegisterMetrics(reg, requestsTotal, injectedPerRequest, retrievalSeconds, toolCalls)
+	return app.RegisterMetrics(reg, requestsTotal, injectedPerRequest, retrievalSeconds, overflowTotal, toolCalls)
 }
 
 func outcome(o string) { requestsTotal.WithLabelValues(o).Inc() }

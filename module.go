@@ -122,6 +122,17 @@ type Handler struct {
 	// Default: 3.
 	MaxToolRounds int `json:"max_tool_rounds,omitempty"`
 
+	// Overflow is what happens when the upstream refuses a request for its
+	// length (its conversation is longer than the model takes): "trim"
+	// asks once more with the oldest turns cut, and what they said, as far
+	// as recall finds it in this conversation, in the memory block; "off"
+	// (the default) gives the client the refusal. Ollama never refuses:
+	// with trim, a request over its context is cut before it is sent.
+	Overflow string `json:"overflow,omitempty"`
+	// OverflowOllamaCtx is the context, in tokens, of Ollama models whose
+	// requests do not set options.num_ctx. Default: 2048.
+	OverflowOllamaCtx int `json:"overflow_ollama_ctx,omitempty"`
+
 	// Diagnostics adds response headers saying what memory did:
 	// X-Memory-Status (the outcome), X-Memory-Injected (how many memories),
 	// X-Memory-Ids (their ids, in block order) and X-Memory-Time (time
@@ -209,6 +220,12 @@ func (h *Handler) setDefaults() error {
 	if h.MaxToolRounds == 0 {
 		h.MaxToolRounds = memtools.DefaultMaxRounds
 	}
+	if h.Overflow == "" {
+		h.Overflow = "off"
+	}
+	if h.OverflowOllamaCtx == 0 {
+		h.OverflowOllamaCtx = defaultOllamaCtx
+	}
 	if h.Placement == "" {
 		h.Placement = string(inject.CacheSafe)
 	}
@@ -256,6 +273,12 @@ func (h *Handler) Validate() error {
 	}
 	if h.Timeout < 0 {
 		return fmt.Errorf("memory: timeout must not be negative")
+	}
+	if h.Overflow != "trim" && h.Overflow != "off" {
+		return fmt.Errorf("memory: unknown overflow %q: use trim or off", h.Overflow)
+	}
+	if h.OverflowOllamaCtx < 0 {
+		return fmt.Errorf("memory: overflow_ollama_ctx must not be negative")
 	}
 	if h.Gate != "heuristic" && h.Gate != "off" {
 		return fmt.Errorf("memory: unknown gate %q: use heuristic or off", h.Gate)

@@ -19,6 +19,7 @@ import (
 	"github.com/caddy-memory/memory/internal/norm"
 	"github.com/caddy-memory/memory/internal/receipts"
 	"github.com/caddy-memory/memory/internal/reqbody"
+	"github.com/caddy-memory/memory/memtools"
 )
 
 // ServeHTTP recalls, injects, proxies, and hands the turn to the engine. Any
@@ -74,6 +75,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		h.logger.Warn("memory unavailable; request passed on without memories", zap.Error(err))
 	}
 	h.report(w, got.outcome, got.ids, took)
+	var upstream memtools.Next = next
+	if h.Overflow == "trim" {
+		upstream = &overflowNext{h: h, next: next, dialect: dialect, owner: owner, session: session,
+			query: req.Query(), turnKey: turnKey, block: got.block}
+	}
 	h.receipts.Record(owner, receipts.Receipt{Time: start.UTC(), Outcome: got.outcome, MemoryIDs: got.ids,
 		Tokens: got.tokens, SearchMS: float64(took.Microseconds()) / 1000})
 	// Ask for a readable answer; encode, outside this handler, still
@@ -82,7 +88,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	if control == controlNoLearn {
 		// Nothing of it is learned: no turn, and no tools (the model could
 		// save with them).
-		return next.ServeHTTP(w, r)
+		return upstream.ServeHTTP(w, r)
 	}
 
 	// The request's id, read before the proxy runs: Caddy makes it on first
@@ -93,7 +99,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		ref, _ = repl.GetString("http.request.uuid")
 	}
 	t := newTee(w, h.MaxCapture)
-	recalled, err := h.tools.Forward(t, r, next, dialect, owner, body)
+	recalled, err := h.tools.Forward(t, r, upstream, dialect, owner, body)
 	injected := append(got.texts, recalled...)
 	if err != nil {
 		return err
@@ -237,6 +243,7 @@ const maxSessionLen = 200
 // recalled is what a request was given.
 type recalled struct {
 	outcome string
+	block   string   // the block placed, "" for none
 	body    []byte   // the rewritten body; nil when unchanged
 	ids     []uint64 // the memories injected, in block order
 	texts   []string // each as the model sees it
@@ -275,7 +282,7 @@ func (h *Handler) recall(r *http.Request, req *inject.Request, enc, owner, sessi
 	if c := h.logger.Check(zap.DebugLevel, "injected memories"); c != nil {
 		c.Write(zap.Int("memories", len(ids)), zap.Int("block_bytes", len(rec.Block)))
 	}
-	return recalled{outcome: outcomeInjected, body: nb, ids: ids, texts: rec.Texts, tokens: inject.EstimateTokens(rec.Block)}, nil
+	return recalled{outcome: outcomeInjected, block: rec.Block, body: nb, ids: ids, texts: rec.Texts, tokens: inject.EstimateTokens(rec.Block)}, nil
 }
 
 // RecallRequest is what the handler asks of a recall for a question of

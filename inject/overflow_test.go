@@ -153,3 +153,35 @@ func TestCompletionTokens(t *testing.T) {
 		t.Error("OllamaContext")
 	}
 }
+
+func TestEarlierSectionGoesInTheBlock(t *testing.T) {
+	block, _, _ := Render([]Item{{Text: "User lives in Porto."}}, 800, 10)
+	req, err := OpenAIChat.Parse([]byte(`{"messages":[{"role":"user","content":"What is my locker code?"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := req.Inject(block, CacheSafe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	section := RenderEarlier([]Item{{Text: "User: my locker code is 4711, \"the\" one."}}, 200)
+	out, ok := WithEarlier(body, block, section)
+	if !ok {
+		t.Fatal("the block was not found")
+	}
+	got, err := OpenAIChat.Parse(out)
+	if err != nil {
+		t.Fatalf("the body is no longer a chat request: %v\n%s", err, out)
+	}
+	text := got.Messages[0].Text
+	if strings.Count(text, BlockStart) != 1 || !strings.Contains(text, "Porto") || !strings.Contains(text, `4711, "the" one.`) ||
+		strings.Index(text, "4711") > strings.Index(text, BlockEnd) || strings.Index(text, "4711") < strings.Index(text, "Porto") {
+		t.Errorf("the block with the section:\n%s", text)
+	}
+	if _, ok := WithEarlier(body, "", section); ok {
+		t.Error("a body without a block took a section")
+	}
+	if RenderEarlier([]Item{{Text: strings.Repeat("long ", 400)}}, 50) != "" {
+		t.Error("a section over its budget")
+	}
+}
