@@ -80,7 +80,8 @@ func parseAPICaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, err
 //	    consolidate_every <duration>|off
 //	    salience_floor <0..1>
 //	    gate          heuristic|off
-//	    identity      on|off
+//	    profile       on|off
+//	    profile_tokens <n>
 //	    tools         [save_memory] [recall_memory]
 //	    max_tool_rounds <n>
 //	    index_shards  <n>
@@ -110,15 +111,7 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		}
 		switch sub {
 		case "identity":
-			arg, err := oneArg(d, sub)
-			if err != nil {
-				return err
-			}
-			if arg != "on" && arg != "off" {
-				return d.Errf("identity must be on or off, not %q", arg)
-			}
-			h.Identity = arg == "on"
-			continue
+			return d.Errf("identity is part of the profile now, which is on by default: remove the line (profile off turns it off)")
 		case "embed":
 			cfg, err := parseEmbed(d)
 			if err != nil {
@@ -238,6 +231,13 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.Errf("gate must be heuristic or off, not %q", arg)
 			}
 			h.Gate = arg
+		case "profile":
+			if arg != "on" && arg != "off" {
+				return d.Errf("profile must be on or off, not %q", arg)
+			}
+			h.Profile = arg
+		case "profile_tokens":
+			h.ProfileTokens, err = positive(arg)
 		case "max_tool_rounds":
 			h.MaxToolRounds, err = positive(arg)
 		case "index_shards":

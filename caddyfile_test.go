@@ -41,7 +41,8 @@ func TestCaddyfileEverySubdirective(t *testing.T) {
 		consolidate_every off
 		salience_floor 0.1
 		gate off
-		identity on
+		profile off
+		profile_tokens 120
 		tools recall_memory
 		max_tool_rounds 2
 		llm {
@@ -65,7 +66,7 @@ func TestCaddyfileEverySubdirective(t *testing.T) {
 		`"timeout":250000000,"fail_closed":true,` +
 		`"llm":{"url":"http://127.0.0.1:11434/v1/chat/completions","model":"qwen2.5:7b-instruct","api_key":"{env.MEMORY_LLM_KEY}",` +
 		`"debounce":30000000000,"timeout":120000000000,"calls_per_minute":12},` +
-		`"retention":{"episode":0,"turn":2592000000000000},"consolidate_every":0,"salience_floor":0.1,"gate":"off","identity":true,` +
+		`"retention":{"episode":0,"turn":2592000000000000},"consolidate_every":0,"salience_floor":0.1,"gate":"off","profile":"off","profile_tokens":120,` +
 		`"tools":["recall_memory"],"max_tool_rounds":2,"index_shards":16,"queue_size":99,"drain_timeout":3000000000}`
 	if string(got) != want {
 		t.Errorf("JSON\n got %s\nwant %s", got, want)
@@ -103,7 +104,9 @@ func TestCaddyfileErrorsSayWhatIsWrong(t *testing.T) {
 		"memory {\n retention memories 1d\n}":                      "retention is for turn, episode or fact",
 		"memory {\n retention turn\n}":                             "wrong argument count",
 		"memory {\n gate maybe\n}":                                 "gate must be heuristic or off",
-		"memory {\n identity yes\n}":                               "identity must be on or off",
+		"memory {\n identity on\n}":                                "identity is part of the profile now",
+		"memory {\n profile maybe\n}":                              "profile must be on or off",
+		"memory {\n profile_tokens -1\n}":                          "profile_tokens",
 		"memory {\n tools search_memory\n}":                        `"search_memory" is not a memory tool`,
 		"memory {\n tools\n tools\n}":                              "tools already specified",
 		"memory {\n max_tool_rounds 0\n}":                          `"0" is not a positive whole number`,

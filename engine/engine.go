@@ -129,6 +129,8 @@ type Engine struct {
 	// a rebuild marks its shard (see indexPass).
 	applyMu sync.RWMutex
 
+	profiles profileCache // owners' standing facts (profile.go)
+
 	emb atomic.Pointer[embedder]  // set once embedding recall is on
 	llm atomic.Pointer[distiller] // set once learning with a model is on
 

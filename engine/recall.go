@@ -6,15 +6,20 @@ import (
 
 	"github.com/caddy-memory/memory/index"
 	"github.com/caddy-memory/memory/inject"
+	"github.com/caddy-memory/memory/internal/norm"
+	"github.com/caddy-memory/memory/store"
 )
 
 // RecallRequest asks what the proxy injects for a question: the block of
 // the owner's relevant memories, within a budget.
 type RecallRequest struct {
 	SearchRequest
-	// Identity makes the owner's identity facts ride along with any block.
-	Identity bool
-	// MaxTokens and MaxItems bound the block.
+	// Profile makes the owner's standing facts (see profile.go) lead the
+	// block, within ProfileTokens of it (0: DefaultProfileTokens).
+	Profile       bool
+	ProfileTokens int
+	// MaxTokens and MaxItems bound the block; MaxItems counts the memories
+	// retrieved for the question, not the profile's.
 	MaxTokens, MaxItems int
 }
 
@@ -25,14 +30,11 @@ const (
 	NothingRelevant   = "nothing_relevant" // searched; nothing cleared the relevance floor
 )
 
-// maxIdentity is the most identity facts a block carries.
-const maxIdentity = 3
-
 // Recalled is what a recall injects.
 type Recalled struct {
 	// Block is the block as placed in the request, "" for none.
 	Block string
-	// Memories are those in the block, in its order (identity facts first;
+	// Memories are those in the block, in its order (the profile's first;
 	// they have no score), and Texts each as the block shows it.
 	Memories []Result
 	Texts    []string
@@ -40,49 +42,89 @@ type Recalled struct {
 	Nothing string
 }
 
-// Recall is the retrieval the proxy injects: search (gated, if asked),
-// the owner's identity facts along with any relevant memory, and the block
-// rendered within the budget. It counts no use: the caller does, for what
-// it injects (see Used).
+// Recall is the retrieval the proxy injects: search (gated, if asked), the
+// owner's profile, and the block rendered within the budget: the profile
+// first, then what the question found that the profile does not already
+// say, that is not a question the user once asked, and that no later fact
+// contradicts. It counts no use: the caller does, for what it injects (see
+// Used).
 func (e *Engine) Recall(ctx context.Context, r RecallRequest) (Recalled, error) {
+	focus := index.FocusAll
+	if r.Gate {
+		focus = index.Gate(r.Query)
+	}
 	switch {
 	case strings.TrimSpace(r.Query) == "":
 		return Recalled{Nothing: NothingNoQuestion}, nil
-	case r.Gate && index.Gate(r.Query) == index.FocusNone:
+	case focus == index.FocusNone:
 		return Recalled{Nothing: NothingSmallTalk}, nil
 	}
 	res, err := e.Search(ctx, r.SearchRequest)
-	if err != nil || len(res) == 0 {
+	if err != nil {
 		return Recalled{Nothing: NothingRelevant}, err
 	}
-	if r.Identity {
-		ids, err := e.Identity(ctx, r.Owner, maxIdentity)
-		if err != nil {
+	var prof *profile
+	if r.Profile && !r.OnlySession {
+		if err := e.store.View(func(tx *store.Tx) error {
+			prof, err = e.profileIn(tx, r.Owner)
+			return err
+		}); err != nil {
 			return Recalled{}, err
 		}
-		var lead []Result
-		for _, m := range ids {
-			found := false
-			for _, x := range res {
-				found = found || x.Memory.ID == m.ID
-			}
-			if !found {
-				lead = append(lead, Result{Memory: m})
-			}
+	}
+	var standing []inject.Standing
+	if prof != nil {
+		standing = make([]inject.Standing, len(prof.facts))
+		for i, m := range prof.facts {
+			standing[i] = inject.Standing{Text: m.Content, Rank: prof.prio[i]}
 		}
-		res = append(lead, res...)
 	}
-	items := make([]inject.Item, len(res))
-	for i, m := range res {
-		items[i] = inject.Item{Text: m.Memory.Content, Time: m.Memory.UpdatedAt}
+	// What the question's focus asks to see again: a question the user
+	// asked is no memory about them, unless they ask what was discussed.
+	keepAsked := r.OnlySession || focus == index.FocusConversation || focus == index.FocusVerbatim
+	kept := res[:0:0]
+	for _, x := range res {
+		if (!keepAsked && onlyAsked(x.Memory)) || prof.contradicted(x.Memory) {
+			continue
+		}
+		kept = append(kept, x)
 	}
-	block, kept, texts := inject.Render(items, r.MaxTokens, r.MaxItems)
+	tokens := r.ProfileTokens
+	if tokens <= 0 {
+		tokens = DefaultProfileTokens
+	}
+	// The profile is placed first; what it shows is not repeated below it.
+	// So is the transcript a shown fact was learned from: the fact says it.
+	inProfile, sameText, source := map[uint64]bool{}, map[uint64]bool{}, map[string]bool{}
+	for _, i := range inject.StandingFits(standing, tokens, r.MaxTokens) {
+		f := prof.facts[i]
+		inProfile[f.ID], sameText[norm.Hash(f.Content)] = true, true
+		if t := f.Meta["turn"]; t != "" {
+			source[t] = true
+		}
+	}
+	items := make([]inject.Item, 0, len(kept))
+	found := kept[:0]
+	for _, x := range kept {
+		if inProfile[x.Memory.ID] || sameText[norm.Hash(x.Memory.Content)] || source[x.Memory.Key] {
+			continue
+		}
+		found = append(found, x)
+		items = append(items, inject.Item{Text: x.Memory.Content, Time: x.Memory.UpdatedAt})
+	}
+	if len(found) == 0 && len(inProfile) == 0 {
+		return Recalled{Nothing: NothingRelevant}, nil
+	}
+	block, keptStanding, keptItems, texts := inject.RenderWith(standing, tokens, items, r.MaxTokens, r.MaxItems)
 	if block == "" {
 		return Recalled{Nothing: NothingRelevant}, nil
 	}
 	out := Recalled{Block: block, Texts: texts}
-	for _, i := range kept {
-		out.Memories = append(out.Memories, res[i])
+	for _, i := range keptStanding {
+		out.Memories = append(out.Memories, Result{Memory: prof.facts[i], Profile: true})
+	}
+	for _, i := range keptItems {
+		out.Memories = append(out.Memories, found[i])
 	}
 	return out, nil
 }

@@ -61,6 +61,9 @@ type Result struct {
 	// Similarity is the cosine similarity to the question, when the memory
 	// was found by meaning.
 	Similarity float32
+	// Profile: the memory rides in the block as one of the owner's
+	// standing facts, not found for the question (no score).
+	Profile bool
 }
 
 // candidatesPerResult is how many index hits are read per result wanted:

@@ -26,8 +26,14 @@ const (
 )
 
 var (
-	fenced       = regexp.MustCompile("(?s)```.*?(```|$)")
-	splitter     = regexp.MustCompile(`(?:[.!?]+["')\]]*\s+|\n+|;\s+)`)
+	fenced   = regexp.MustCompile("(?s)```.*?(```|$)")
+	splitter = regexp.MustCompile(`(?:[.!?]+["')\]]*\s+|\n+|;\s+)`)
+	// sentences are split without ";": "I avoid X; Y makes me sick" is one
+	// statement, and two joined by ";" are cut apart as clauses.
+	sentences = regexp.MustCompile(`(?:[.!?]+["')\]]*\s+|\n+)`)
+	// askedAfter starts the question a statement runs into: "I usually
+	// prefer X, but do you have any ideas?"
+	askedAfter   = regexp.MustCompile(`(?i)(?:,|\s+-|;)\s*(?:(?:but|so|and|though|then)\s+)?(?:do|does|can|could|would|will|is|are|what|how|which|where|any|have|should|i'm wondering|i wonder|i was wondering|i'm curious|i am wondering)\b`)
 	notStatement = regexp.MustCompile(`(?i)^(?:if|when|suppose|imagine|what if|would|could|should|do|does|did|is|are|can|how|why|what|who|where|which)\b`)
 )
 
@@ -39,9 +45,17 @@ func Facts(userText string) []Fact {
 	text = strings.NewReplacer("’", "'", "‘", "'").Replace(text)
 	var out []Fact
 	seen := map[string]int{}
-	for _, s := range splitter.Split(text, -1) {
+	for _, s := range sentences.Split(text, -1) {
 		s = strings.TrimSpace(s)
-		if len(s) < 6 || len(s) > maxSentence || strings.HasPrefix(s, ">") || strings.HasSuffix(s, "?") || notStatement.MatchString(s) {
+		if strings.HasSuffix(s, "?") {
+			// The statement before the question, if it starts the sentence.
+			loc := askedAfter.FindStringIndex(s)
+			if loc == nil {
+				continue
+			}
+			s = strings.TrimSpace(s[:loc[0]])
+		}
+		if len(s) < 6 || len(s) > maxSentence || strings.HasPrefix(s, ">") || notStatement.MatchString(s) {
 			continue
 		}
 		for _, f := range sentenceFacts(s) {
@@ -118,11 +132,19 @@ func sentenceFacts(s string) []Fact {
 	change := changeCue.MatchString(s[first:])
 	var out []Fact
 	keys := map[string]bool{}
+	within := -1 // the end of the clause the last statement was kept as
 	for k, m := range ms {
 		r := &rules[m.rule]
+		if !change && m.start < within {
+			continue // "I fear flying, so I avoid air travel" is one statement
+		}
 		content := m.content
 		switch {
 		case r.fixed:
+		case r.whole:
+			// Keyed by what it says: its subject is not one of the user's.
+			content = clauseFact(s)
+			m.key = r.kind + ":" + contentKey(content)
 		case change && len(ms) > 1:
 			// "I broke up with Miguel, I'm dating Sara now": what changed
 			// and what it is now, together.
@@ -132,7 +154,8 @@ func sentenceFacts(s string) []Fact {
 			if k == 0 {
 				from = first
 			}
-			content = clauseFact(s[from:clauseEnd(s, ms, k)])
+			end := clauseEnd(s, ms, k)
+			content, within = clauseFact(someoneWho(s[from:end])), end
 		}
 		if content == "" || !clean(content) || keys[m.key] {
 			continue
@@ -141,6 +164,27 @@ func sentenceFacts(s string) []Fact {
 		out = append(out, Fact{Kind: r.kind, Key: m.key, Content: content})
 	}
 	return out
+}
+
+// asSomeone starts a statement about the user made as a description:
+// "As someone who prefers cruelty-free products, I'd like ...".
+var (
+	asSomeone = regexp.MustCompile(`(?i)^as\s+(?:someone|somebody|a person|one)\s+who\s+`)
+	mainI     = regexp.MustCompile(`(?i),\s+i(?:'d|'m|'ll|'ve)?\s`)
+)
+
+// someoneWho rewrites a description of the user as the statement it makes:
+// "User prefers cruelty-free products." from the example above.
+func someoneWho(clause string) string {
+	loc := asSomeone.FindStringIndex(clause)
+	if loc == nil {
+		return clause
+	}
+	rest := clause[loc[1]:]
+	if m := mainI.FindStringIndex(rest); m != nil {
+		rest = rest[:m[0]]
+	}
+	return "I " + rest
 }
 
 // clauseEnd is where statement k of s ends: where the next statement

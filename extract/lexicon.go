@@ -77,7 +77,7 @@ func adverbWord(w string) bool {
 		"entirely", "extremely", "quite", "now", "sometimes", "occasionally":
 		return true
 	}
-	return false
+	return len(w) > 4 && strings.HasSuffix(w, "ly") && !lyVerbs[w]
 }
 
 // coordinatedVerbs are verbs that, after "and", "but" or "or" in a

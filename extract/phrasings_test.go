@@ -35,6 +35,14 @@ func TestFactsEverydayStatements(t *testing.T) {
 		{"I have a phobia of birds, so I cannot have any avian pets in my home.", []fact{{"preference:birds", "User has a phobia of birds, so the user cannot have any avian pets in the user's home."}}},
 		{"Due to ethical concerns, I avoid buying leather.", []fact{{"preference:buying leather", "Due to ethical concerns, the user avoids buying leather."}}},
 		{"Speaking of pets, I usually prefer low-maintenance ones.", []fact{{"preference:low maintenance ones", "User usually prefers low-maintenance ones."}}},
+		{"I tend to prefer documentaries over fantasy animations; the magical elements feel unrealistic to me.", []fact{{"preference:documentaries", "User tends to prefer documentaries over fantasy animations; the magical elements feel unrealistic to the user."}}},
+		{"I'm not really into immersive experiences, even for teaching.", []fact{{"preference:immersive experiences", "User is not really into immersive experiences, even for teaching."}}},
+		// said in passing: before a question, as a description, of something else
+		{"By the way, I usually prefer to avoid sports games, but do you have any physics puzzles?", []fact{{"preference:sports games", "User usually prefers to avoid sports games."}}},
+		{"As someone who usually prefers cruelty-free products, I'd like some book ideas.", []fact{{"preference:cruelty free products", "User usually prefers cruelty-free products."}}},
+		{"VR headsets make me feel dizzy.", []fact{{"preference:" + contentKey("VR headsets make the user feel dizzy."), "VR headsets make the user feel dizzy."}}},
+		{"I love the idea of a scavenger hunt!", nil},
+		{"I'm particularly interested in the canopic jars.", nil},
 		{"Always answer in metric units.", []fact{{"instruction:" + contentKey("always answer in metric units"), "User's standing instruction: always answer in metric units."}}},
 		// changes: what changed and what it is now
 		{"I broke up with Miguel, I'm dating Sara now.", []fact{{"family:partner", "User broke up with Miguel, the user is dating Sara now."}}},

@@ -21,6 +21,9 @@ type rule struct {
 	// fixed: the fact keeps its shape even in a sentence stating a change
 	// (a name is a name).
 	fixed bool
+	// whole: the statement is its whole sentence, its subject not the user
+	// ("Loud bars make me anxious").
+	whole bool
 }
 
 // re compiles a rule's pattern.
@@ -215,17 +218,24 @@ var rules = []rule{
 			c := strings.TrimRight(strings.TrimSpace(m[1]), ".! ")
 			return contentKey(c), "User's standing instruction: " + strings.ToLower(c[:1]) + c[1:] + ".", true
 		}},
-	{kind: "preference", clause: true, re: re(`(?i)\bi(?:'ve| have)?\s+` + adverbs + `(?:prefer|preferred|love|loved|like|liked|enjoy|enjoyed|adore|hate|hated|dislike|disliked|detest|despise|loathe|avoid|refuse|reject|favou?r|value|appreciate|cherish|drink|eat|wear|use|buy|shop|fear|watch|read|listen to|choose|support|travel|stay|book|fly|(?:need|have|want|must|should) to avoid|must avoid|(?:learn|work|study|focus|sleep|perform|do)\s+(?:best|better)|find\s+it\s+(?:(?:very|really|extremely|quite|so|too|much)\s+)?[\p{L}-]+\s+(?:to|when|if)|(?:get|feel|become)\s+(?:(?:very|really|extremely|quite|so|too)\s+)?(?:anxious|nervous|uncomfortable|sick|claustrophobic|overwhelmed|bored|stressed|dizzy|nauseous|seasick|motion sick|irritated)\s+(?:in|on|with|around|when|by|during|at)|only\s+(?:use|buy|wear|eat|drink|watch|play|read|listen|travel|stay|book|fly|shop|support|choose|want|like|enjoy|trust)|can(?:'t|not| not)\s+(?:stand|tolerate|handle|bear|stomach)|(?:don't|do not|never|won't|will not|would never|wouldn't)\s+(?:like|enjoy|eat|drink|consume|wear|want|use|watch|play|buy|support|trust|care for|tolerate|fly|travel|stay|go|take|book|own|read|listen)|would rather|'d rather|stay away from|steer clear of|stick (?:to|with)|opt for|lean towards?|gravitate towards?|believe in|find)\s+`),
+	{kind: "preference", clause: true, re: re(`(?i)\b(?:i(?:'ve| have)?|as\s+(?:someone|somebody|a person|one)\s+who)\s+` + adverbs + `(?:prefer|preferred|love|loved|like|liked|enjoy|enjoyed|adore|hate|hated|dislike|disliked|detest|despise|loathe|avoid|refuse|reject|favou?r|value|appreciate|cherish|drink|eat|wear|use|buy|shop|fear|watch|read|listen to|choose|support|travel|stay|book|fly|(?:need|have|want|must|should) to avoid|must avoid|(?:learn|work|study|focus|sleep|perform|do)\s+(?:best|better)|find\s+it\s+(?:(?:very|really|extremely|quite|so|too|much)\s+)?[\p{L}-]+\s+(?:to|when|if)|(?:get|feel|become)\s+(?:(?:very|really|extremely|quite|so|too)\s+)?(?:anxious|nervous|uncomfortable|sick|claustrophobic|overwhelmed|bored|stressed|dizzy|nauseous|seasick|motion sick|irritated)\s+(?:in|on|with|around|when|by|during|at)|only\s+(?:use|buy|wear|eat|drink|watch|play|read|listen|travel|stay|book|fly|shop|support|choose|want|like|enjoy|trust)|can(?:'t|not| not)\s+(?:stand|tolerate|handle|bear|stomach)|(?:don't|do not|never|won't|will not|would never|wouldn't)\s+(?:like|enjoy|eat|drink|consume|wear|want|use|watch|play|buy|support|trust|care for|tolerate|fly|travel|stay|go|take|book|own|read|listen)|would rather|'d rather|stay away from|steer clear of|stick (?:to|with)|opt for|lean towards?|gravitate towards?|believe in|find|follow)(?:s|es)?\s+`),
 		build: keyed(func(m []string, obj string) string {
-			if reaction.MatchString(obj) && !negative.MatchString(m[0]) {
+			if reacting(m[0], obj) {
 				return "" // "I love the idea of a scavenger hunt" answers the assistant
 			}
 			return head(obj)
 		})},
-	{kind: "preference", clause: true, re: re(`(?i)\bi(?:'m|\s+am)\s+` + adverbs + `(?:not\s+(?:a\s+(?:big\s+|huge\s+)?fan\s+of|into|interested\s+in|keen\s+on|fond\s+of|comfortable\s+(?:with|in|using))|(?:a\s+)?(?:big\s+|huge\s+)?fan\s+of|(?:strongly\s+)?(?:opposed|averse)\s+to|against|(?:afraid|scared|terrified|wary)\s+of|uncomfortable\s+(?:with|in|around|using)|passionate\s+about|fascinated\s+by|obsessed\s+with|into|keen\s+on|fond\s+of|partial\s+to|sensitive\s+to|(?:picky|particular)\s+about|(?:only|most)\s+comfortable\s+(?:with|in|using)|(?:very\s+|really\s+)?interested\s+in)\s+`),
-		build: keyed(func(_ []string, obj string) string { return head(obj) })},
+	{kind: "preference", clause: true, re: re(`(?i)\bi(?:'m|\s+am)\s+` + adverbs + `(?:not\s+` + adverbs + `(?:a\s+(?:big\s+|huge\s+)?fan\s+of|into|interested\s+in|keen\s+on|fond\s+of|comfortable\s+(?:with|in|using))|(?:a\s+)?(?:big\s+|huge\s+)?fan\s+of|(?:strongly\s+)?(?:opposed|averse)\s+to|against|(?:afraid|scared|terrified|wary)\s+of|uncomfortable\s+(?:with|in|around|using)|passionate\s+about|fascinated\s+by|obsessed\s+with|into|keen\s+on|fond\s+of|partial\s+to|sensitive\s+to|(?:picky|particular)\s+about|(?:only|most)\s+comfortable\s+(?:with|in|using)|(?:very\s+|really\s+)?interested\s+in)\s+`),
+		build: keyed(func(m []string, obj string) string {
+			if reacting(m[0], obj) {
+				return ""
+			}
+			return head(obj)
+		})},
 	{kind: "preference", clause: true, re: re(`(?i)\bi\s+(?:have|'ve got|have got)\s+(?:a\s+|an\s+|no\s+|some\s+)?(?:(?:strong|deep|deep-seated|real|severe|serious|ethical|mild|slight|huge|big|particular|personal|strict|firm|moral|lifelong|genuine|intense|major|absolute|great)\s+)*(?:aversion|dislike|preference|phobia|fear|objection|interest|passion|hatred|distaste|weakness|soft spot|stance)\s+(?:to|for|of|in|against|toward|towards)\s+`),
 		build: keyed(func(_ []string, obj string) string { return head(obj) })},
+	{kind: "preference", clause: true, free: true, whole: true, re: re(`(?i)\b(?:(?:don't|doesn't|do not|does not|never|won't)\s+(?:really\s+)?(?:appeal to|interest|agree with|suit)\s+me|makes?\s+me\s+(?:feel\s+)?(?:(?:very|really|so|too|a bit|quite)\s+)?(?:uncomfortable|sick|nauseous|anxious|dizzy|disoriented|queasy|ill|nervous|itchy|sneeze)|(?:is|are)\s+(?:a\s+)?(?:strict\s+|total\s+|complete\s+|hard\s+)?(?:no-go|dealbreaker|deal-breaker|deal breaker)s?\s+for\s+me|(?:is|are)\s+not\s+(?:really\s+)?(?:for me|my thing|my cup of tea))\b`),
+		build: func([]string, string) (string, string, bool) { return "whole", "", true }},
 	{kind: "habit", clause: true, re: re(`(?i)\bi\s+(?:usually|always|often|normally|typically|generally|regularly|never|rarely|sometimes|tend to)\s+`),
 		build: keyed(func(_ []string, obj string) string { return head(obj) })},
 	{kind: "habit", re: re(`(?i)^(every\s+(?:morning|evening|night|day|week|weekend|month|year|monday|tuesday|wednesday|thursday|friday|saturday|sunday))\s*,?\s+i\s+(.+)`),
@@ -259,6 +269,19 @@ var rules = []rule{
 // reaction starts an object that, liked, answers the assistant rather than
 // says something about the user: "I love the idea of a scavenger hunt".
 var reaction = regexp.MustCompile(`(?i)^(?:the|that|this|these|those|your|all the|all these)\s+(?:idea|ideas|suggestion|suggestions|tip|tips|recommendation|recommendations|advice|list|plan|concept|approach|option|options|way you)\b`)
+
+// emphatic are the adverbs of a reaction to something just shown: "I'm
+// particularly interested in the canopic jars".
+var emphatic = regexp.MustCompile(`(?i)\b(?:particularly|especially|definitely|really|so|very)\b`)
+
+// reacting reports whether a liking (cue, then obj) answers the assistant
+// rather than says something that stands about the user.
+func reacting(cue, obj string) bool {
+	if negative.MatchString(cue) {
+		return false
+	}
+	return reaction.MatchString(obj) || emphatic.MatchString(cue) && strings.HasPrefix(strings.ToLower(obj), "the ")
+}
 
 // negative are the words of a statement against something.
 var negative = regexp.MustCompile(`(?i)(?:n't|\bnot\b|\bnever\b|dislike|hate|detest|despise|loathe|avoid|refuse|reject|fear|stay away|steer clear)`)

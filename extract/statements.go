@@ -47,6 +47,8 @@ func subjectAt(s string, i int) bool {
 		return true
 	case "that":
 		return len(words) > 1 && words[len(words)-2] == "now" // "now that I'm retired"
+	case "why":
+		return len(words) > 1 && (words[len(words)-2] == "that's" || words[len(words)-2] == "is") // "that's why I avoid"
 	}
 	for _, w := range words {
 		if !fillers[strings.Trim(w, `"'.,!`)] {
@@ -149,3 +151,15 @@ func OnlyAsks(text string) bool {
 	}
 	return n > 0
 }
+
+// Against reports whether a fact states something the user avoids,
+// refuses or dislikes: missed, it does more harm than a missed liking.
+func Against(fact string) bool { return negative.MatchString(fact) }
+
+// liking is a fact of what the user likes or is interested in, which says
+// less about what would help them than a stated preference does.
+var liking = regexp.MustCompile(`(?i)\buser\s+(?:(?:[a-z]+ly|also|really|always|still|just|so|very|quite|do|does)\s+)*(?:loves|likes|enjoys|adores|appreciates|tries|has always (?:enjoyed|loved|liked)|is\s+(?:(?:[a-z]+ly|also|really|very|so|quite|always|still)\s+)*(?:interested|into|keen|fond|passionate|fascinated|obsessed|excited|curious|a (?:big |huge )?fan))\b`)
+
+// Liking reports whether a fact only says what the user likes or is
+// interested in.
+func Liking(fact string) bool { return liking.MatchString(fact) }

@@ -46,6 +46,8 @@ func TestJudgeUpdate(t *testing.T) {
 		{"- User moved to Porto.\n- (earlier) User lived in Lisbon.\n", true, false, false},
 		{"- User: What's the weather like?\n", false, false, true},
 		{"- User: I live in Lisbonia.\n", false, false, false},
+		{"- User stopped living in Lisbon.\n", false, false, false},
+		{"- User lives in Portos.\n", true, false, false},
 	} {
 		n, o, e := judgeUpdate(c, tc.block)
 		if n != tc.newFound || o != tc.old || e != tc.echo {

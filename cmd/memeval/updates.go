@@ -103,9 +103,9 @@ const earlierMark = "(earlier"
 
 // judgeUpdate reads a case's block: is each new value in it, does a line
 // present an old value as current (a line naming an old value, neither
-// marked as earlier nor naming the new value beside it, as "moved from
-// Lisbon to Porto" does), and does a line repeat one of the user's own
-// earlier questions.
+// marked as earlier, nor saying it ended, nor naming the new value beside
+// it, as "moved from Lisbon to Porto" does), and does a line repeat one of
+// the user's own earlier questions.
 func judgeUpdate(c updateCase, block string) (newFound, oldCurrent, echo bool) {
 	lines := blockLines(block)
 	newFound = true
@@ -117,7 +117,7 @@ func judgeUpdate(c updateCase, block string) (newFound, oldCurrent, echo bool) {
 		newFound = newFound && found
 	}
 	for _, l := range lines {
-		if strings.HasPrefix(l, earlierMark) {
+		if strings.HasPrefix(l, earlierMark) || ended.MatchString(l) {
 			continue
 		}
 		withNew := false
@@ -140,9 +140,14 @@ func judgeUpdate(c updateCase, block string) (newFound, oldCurrent, echo bool) {
 	return newFound, oldCurrent, echo
 }
 
-// hasWord reports whether s holds phrase as whole words, ignoring case.
+// ended marks a line that says a value is no longer so ("User stopped
+// keto", "broke up with Miguel"): it does not present it as current.
+var ended = regexp.MustCompile(`(?i)\b(?:stopped|quit|left|broke up|split up|no longer|anymore|any more|used to|former|ex-|moved from|instead of|switched from|replaced|sold|gave up|divorced)\b`)
+
+// hasWord reports whether s holds phrase as whole words (or with an -s,
+// -es, -d or -ed ending), ignoring case.
 func hasWord(s, phrase string) bool {
-	return regexp.MustCompile(`(?i)\b` + regexp.QuoteMeta(phrase) + `\b`).MatchString(s)
+	return regexp.MustCompile(`(?i)\b` + regexp.QuoteMeta(phrase) + `(?:s|es|d|ed)?\b`).MatchString(s)
 }
 
 func (r updateResult) print(w io.Writer) {

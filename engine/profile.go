@@ -1,0 +1,319 @@
+package engine
+
+import (
+	"cmp"
+	"container/list"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/caddy-memory/memory/extract"
+	"github.com/caddy-memory/memory/internal/norm"
+	"github.com/caddy-memory/memory/store"
+)
+
+// The profile is what describes an owner and constrains what helps them:
+// who they are, the people in their life, work and home, health and diet,
+// standing preferences and instructions. It rides with every request the
+// gate lets search, first in the block, current values only, so a question
+// that never names the allergy still meets it. It is read on every request,
+// so it is cached per owner and rebuilt only when one of the owner's facts
+// changes (store.Tx.FactsRevision): turns, most of what is written, leave
+// it as it is.
+
+// Defaults and bounds of the profile.
+const (
+	DefaultProfileTokens = 200
+	// maxProfiles is how many owners' profiles are cached.
+	maxProfiles = 4096
+	// maxStanding bounds the facts a profile holds (newest kept), so an
+	// owner with thousands of facts costs what one with a few hundred does.
+	maxStanding = 512
+	// profileCatchUp is the most changes (of all owners) read to bring a
+	// large owner's profile up to date; further behind, it is read again.
+	profileCatchUp = 20_000
+)
+
+// Priorities of standing facts, in the order they ride: what would harm
+// the user if missed first, so the budget cuts a preference before it cuts
+// an allergy.
+const (
+	prioConstraint = iota // health, diet
+	prioIdentity          // name, home, work, study, family
+	prioAgainst           // instructions, what the user avoids or refuses
+	prioPreference        // other standing preferences, habits, possessions
+	prioLiking            // what the user likes or is interested in
+)
+
+// standing reports whether a memory of kind belongs in the profile, and
+// with which priority.
+func standing(kind, key, content string) (int, bool) {
+	switch kind {
+	case "health":
+		return prioConstraint, true
+	case "identity":
+		if key == "identity:diet" {
+			return prioConstraint, true
+		}
+		return prioIdentity, true
+	case "family", "relationship", "work":
+		return prioIdentity, true
+	case "instruction":
+		return prioAgainst, true
+	case "preference", "habit":
+		switch {
+		case extract.Against(content):
+			return prioAgainst, true
+		case extract.Liking(content):
+			return prioLiking, true
+		}
+		return prioPreference, true
+	case "possession":
+		return prioPreference, true
+	}
+	return 0, false
+}
+
+// profile is one owner's standing facts.
+type profile struct {
+	rev uint64 // the owner's FactsRevision it was read at
+	seq uint64 // the change log position it is up to date with
+	// mems are the owner's active standing facts; facts, those of them in
+	// the order they ride, one of each text.
+	mems  map[uint64]*store.Memory
+	facts []*store.Memory
+	prio  []int
+	// changed are the facts whose value changed, with what they said
+	// before (see contradicted).
+	changed []*store.Memory
+}
+
+// profileCache holds the profiles of recently seen owners.
+type profileCache struct {
+	mu     sync.Mutex
+	owners map[string]*list.Element // of *profile, keyed below
+	lru    list.List
+}
+
+type cachedProfile struct {
+	owner string
+	p     *profile
+}
+
+func (c *profileCache) get(owner string) *profile {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.owners[owner]; ok {
+		c.lru.MoveToBack(el)
+		return el.Value.(*cachedProfile).p
+	}
+	return nil
+}
+
+func (c *profileCache) put(owner string, p *profile) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.owners == nil {
+		c.owners = map[string]*list.Element{}
+	}
+	if el, ok := c.owners[owner]; ok {
+		el.Value.(*cachedProfile).p = p
+		c.lru.MoveToBack(el)
+		return
+	}
+	c.owners[owner] = c.lru.PushBack(&cachedProfile{owner, p})
+	for len(c.owners) > maxProfiles {
+		el := c.lru.Front()
+		c.lru.Remove(el)
+		delete(c.owners, el.Value.(*cachedProfile).owner)
+	}
+}
+
+// profileIn returns owner's profile as of tx, from the cache when none of
+// the owner's facts changed since it was read.
+func (e *Engine) profileIn(tx *store.Tx, owner string) (*profile, error) {
+	rev := tx.FactsRevision(owner)
+	old := e.profiles.get(owner)
+	if old != nil && old.rev == rev {
+		return old, nil
+	}
+	p, err := e.readProfile(tx, owner, old)
+	if err != nil {
+		return nil, err
+	}
+	p.rev = rev
+	p.order()
+	e.profiles.put(owner, p)
+	return p, nil
+}
+
+// readProfile reads owner's standing facts: every record of a small owner,
+// or, for a large one already read, only what changed since.
+func (e *Engine) readProfile(tx *store.Tx, owner string, old *profile) (*profile, error) {
+	now := tx.Now()
+	p := &profile{seq: tx.LastSeq(), mems: map[uint64]*store.Memory{}}
+	big, err := e.outgrown(tx, owner)
+	if err != nil {
+		return nil, err
+	}
+	if big && old != nil {
+		if changes, oldest := tx.Changes(old.seq, profileCatchUp); (oldest == 0 || oldest <= old.seq+1) && len(changes) < profileCatchUp {
+			maps := make(map[uint64]*store.Memory, len(old.mems))
+			for id, m := range old.mems {
+				maps[id] = m
+			}
+			p.mems = maps
+			for _, c := range changes {
+				if c.Owner != owner {
+					continue
+				}
+				delete(p.mems, c.ID)
+				m, err := tx.Get(owner, c.ID)
+				if err == nil && m.Active(now) {
+					if _, ok := standing(m.Kind, m.Key, m.Content); ok {
+						p.mems[m.ID] = m
+					}
+				}
+			}
+			return p, nil
+		}
+	}
+	err = tx.PeekAll(owner, func(pk *store.Peek) error {
+		if !pk.Active(now) {
+			return nil
+		}
+		b, err := pk.Brief()
+		if err != nil || b.Kind == "turn" || b.Kind == "episode" {
+			return err
+		}
+		m, err := pk.Memory()
+		if err != nil {
+			return err
+		}
+		if _, ok := standing(m.Kind, m.Key, m.Content); ok {
+			p.mems[m.ID] = m
+		}
+		return nil
+	})
+	return p, err
+}
+
+// order sorts the standing facts into the order they ride: by priority,
+// then importance, mentions and recency; one of each text.
+func (p *profile) order() {
+	type ranked struct {
+		m    *store.Memory
+		prio int
+	}
+	all := make([]ranked, 0, len(p.mems))
+	for _, m := range p.mems {
+		prio, _ := standing(m.Kind, m.Key, m.Content)
+		all = append(all, ranked{m, prio})
+		if len(m.History) > 0 {
+			p.changed = append(p.changed, m)
+		}
+	}
+	slices.SortFunc(all, func(a, b ranked) int {
+		return cmp.Or(cmp.Compare(a.prio, b.prio), cmp.Compare(b.m.Importance, a.m.Importance),
+			cmp.Compare(b.m.Mentions, a.m.Mentions), b.m.UpdatedAt.Compare(a.m.UpdatedAt), cmp.Compare(a.m.ID, b.m.ID))
+	})
+	seen := map[uint64]bool{}
+	for _, r := range all {
+		h := norm.Hash(r.m.Content)
+		if seen[h] {
+			continue
+		}
+		seen[h] = true
+		p.facts, p.prio = append(p.facts, r.m), append(p.prio, r.prio)
+		if len(p.facts) == maxStanding {
+			break
+		}
+	}
+}
+
+// contradicted reports whether a transcript turn says what a fact of the
+// profile said before it changed ("User: I live in Lisbon" once the user
+// moved to Porto): it is not injected as current.
+func (p *profile) contradicted(m *store.Memory) bool {
+	if p == nil || m.Kind != "turn" || len(p.changed) == 0 {
+		return false
+	}
+	user := userSaid(m.Content)
+	if user == "" {
+		return false
+	}
+	var facts []extract.Fact
+	read := false
+	for _, f := range p.changed {
+		if !m.UpdatedAt.Before(since(f)) || !mentionsEarlier(user, f) {
+			continue
+		}
+		if !read {
+			facts, read = extract.Facts(user), true
+		}
+		for _, said := range facts {
+			if said.Key == f.Key && !norm.Same(said.Content, f.Content) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// mentionsEarlier is a cheap first look: does text share a word with what
+// fact f said before it changed that it no longer says?
+func mentionsEarlier(text string, f *store.Memory) bool {
+	now := wordSet(f.Content)
+	have := wordSet(text)
+	for _, v := range f.History {
+		for w := range wordSet(v.Content) {
+			if !now[w] && have[w] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func wordSet(s string) map[string]bool {
+	out := map[string]bool{}
+	for _, w := range strings.Fields(norm.Normalize(s)) {
+		if len(w) > 2 && w != "user" && w != "the" {
+			out[w] = true
+		}
+	}
+	return out
+}
+
+// userSaid is what the user said in a transcript turn ("User: ...
+// \nAssistant: ..."), "" for another speaker's.
+func userSaid(content string) string {
+	s, ok := strings.CutPrefix(content, "User: ")
+	if !ok {
+		return ""
+	}
+	if i := strings.Index(s, "\nAssistant: "); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+// onlyAsked reports whether a transcript turn is one in which the user only
+// asked something: it says nothing about them.
+func onlyAsked(m *store.Memory) bool {
+	if m.Kind != "turn" {
+		return false
+	}
+	user := userSaid(m.Content)
+	return user != "" && extract.OnlyAsks(user)
+}
+
+// since is when a profile fact took its current value (zero if it never
+// changed).
+func since(m *store.Memory) time.Time {
+	if n := len(m.History); n > 0 {
+		return m.History[n-1].Until
+	}
+	return time.Time{}
+}
