@@ -20,7 +20,9 @@ func TestEmbeddingRecallThroughCaddy(t *testing.T) {
 	up := newFakeLLM(t)
 	emb := embedtest.NewServer()
 	t.Cleanup(emb.Close)
-	tester := startCaddy(t, siteConfig(storage, up.addr(), `embed {
+	// The profile off: it would carry the fact whatever the embeddings do.
+	tester := startCaddy(t, siteConfig(storage, up.addr(), `profile off
+		embed {
 			url `+emb.Endpoint()+`
 			model test-embedder
 			api_key {env.MEMORY_TEST_EMBED_KEY}

@@ -286,6 +286,26 @@ func wordSet(s string) map[string]bool {
 	return out
 }
 
+// saysAll reports whether facts, learned from transcript turn m, hold
+// nearly every word the user said in it: the turn adds nothing to them.
+func saysAll(facts []string, m *store.Memory) bool {
+	if len(facts) == 0 || m.Kind != "turn" {
+		return false
+	}
+	said := wordSet(userSaid(m.Content))
+	if len(said) == 0 {
+		return false
+	}
+	known := wordSet(strings.Join(facts, " "))
+	missing := 0
+	for w := range said {
+		if !known[w] && !known[strings.TrimSuffix(w, "s")] && !known[w+"s"] {
+			missing++
+		}
+	}
+	return missing*5 <= len(said) // at most a fifth of its words
+}
+
 // userSaid is what the user said in a transcript turn ("User: ...
 // \nAssistant: ..."), "" for another speaker's.
 func userSaid(content string) string {

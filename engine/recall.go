@@ -72,11 +72,17 @@ func (e *Engine) Recall(ctx context.Context, r RecallRequest) (Recalled, error) 
 			return Recalled{}, err
 		}
 	}
+	// The profile, but what the turn being answered taught: a request is
+	// never told what it says itself.
+	var facts []*store.Memory
 	var standing []inject.Standing
 	if prof != nil {
-		standing = make([]inject.Standing, len(prof.facts))
 		for i, m := range prof.facts {
-			standing[i] = inject.Standing{Text: m.Content, Rank: prof.prio[i]}
+			if r.ExcludeTurn != "" && m.Meta["turn"] == r.ExcludeTurn {
+				continue
+			}
+			facts = append(facts, m)
+			standing = append(standing, inject.Standing{Text: m.Content, Rank: prof.prio[i]})
 		}
 	}
 	// What the question's focus asks to see again: a question the user
@@ -93,20 +99,20 @@ func (e *Engine) Recall(ctx context.Context, r RecallRequest) (Recalled, error) 
 	if tokens <= 0 {
 		tokens = DefaultProfileTokens
 	}
-	// The profile is placed first; what it shows is not repeated below it.
-	// So is the transcript a shown fact was learned from: the fact says it.
-	inProfile, sameText, source := map[uint64]bool{}, map[uint64]bool{}, map[string]bool{}
+	// The profile is placed first; what it shows is not repeated below it,
+	// nor the transcripts its facts say all of.
+	inProfile, sameText, taught := map[uint64]bool{}, map[uint64]bool{}, map[string][]string{}
 	for _, i := range inject.StandingFits(standing, tokens, r.MaxTokens) {
-		f := prof.facts[i]
+		f := facts[i]
 		inProfile[f.ID], sameText[norm.Hash(f.Content)] = true, true
 		if t := f.Meta["turn"]; t != "" {
-			source[t] = true
+			taught[t] = append(taught[t], f.Content)
 		}
 	}
 	items := make([]inject.Item, 0, len(kept))
 	found := kept[:0]
 	for _, x := range kept {
-		if inProfile[x.Memory.ID] || sameText[norm.Hash(x.Memory.Content)] || source[x.Memory.Key] {
+		if inProfile[x.Memory.ID] || sameText[norm.Hash(x.Memory.Content)] || saysAll(taught[x.Memory.Key], x.Memory) {
 			continue
 		}
 		found = append(found, x)
@@ -121,7 +127,7 @@ func (e *Engine) Recall(ctx context.Context, r RecallRequest) (Recalled, error) 
 	}
 	out := Recalled{Block: block, Texts: texts}
 	for _, i := range keptStanding {
-		out.Memories = append(out.Memories, Result{Memory: prof.facts[i], Profile: true})
+		out.Memories = append(out.Memories, Result{Memory: facts[i], Profile: true})
 	}
 	for _, i := range keptItems {
 		out.Memories = append(out.Memories, found[i])

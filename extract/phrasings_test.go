@@ -34,6 +34,7 @@ func TestFactsEverydayStatements(t *testing.T) {
 		{"I strongly avoid team sports and prefer solo activities.", []fact{{"preference:team sports", "User strongly avoids team sports and prefers solo activities."}}},
 		{"I have a phobia of birds, so I cannot have any avian pets in my home.", []fact{{"preference:birds", "User has a phobia of birds, so the user cannot have any avian pets in the user's home."}}},
 		{"Due to ethical concerns, I avoid buying leather.", []fact{{"preference:buying leather", "Due to ethical concerns, the user avoids buying leather."}}},
+		{"Count to eight for me, I love counting.", []fact{{"preference:counting", "User loves counting."}}},
 		{"Speaking of pets, I usually prefer low-maintenance ones.", []fact{{"preference:low maintenance ones", "User usually prefers low-maintenance ones."}}},
 		{"I tend to prefer documentaries over fantasy animations; the magical elements feel unrealistic to me.", []fact{{"preference:documentaries", "User tends to prefer documentaries over fantasy animations; the magical elements feel unrealistic to the user."}}},
 		{"I'm not really into immersive experiences, even for teaching.", []fact{{"preference:immersive experiences", "User is not really into immersive experiences, even for teaching."}}},

@@ -59,28 +59,19 @@ func subjectAt(s string, i int) bool {
 }
 
 // statementStart is where the first statement of s, whose subject is at
-// i, begins: a short leading phrase ending in a comma ("Due to ethical
-// concerns, I avoid ...") is part of it; greetings and fillers are not.
+// i, begins: a short adverbial phrase ending in a comma ("Due to ethical
+// concerns, I avoid ...") is part of it; greetings, fillers and requests
+// ("Count to eight for me, I love counting") are not.
 func statementStart(s string, i int) int {
 	before := strings.TrimSpace(s[:i])
-	if !strings.HasSuffix(before, ",") {
+	if !strings.HasSuffix(before, ",") || len(strings.Fields(before)) > 8 || !adverbial.MatchString(before) {
 		return i
 	}
-	words := strings.Fields(strings.ToLower(before))
-	if len(words) > 8 || discourse.MatchString(before) {
-		return i
-	}
-	for _, w := range words {
-		if !fillers[strings.Trim(w, `"'.,!`)] {
-			return 0
-		}
-	}
-	return i
+	return 0
 }
 
-// discourse starts a phrase that only links to what was said before:
-// "Speaking of pets, I prefer ..." is about the preference, not the pets.
-var discourse = regexp.MustCompile(`(?i)^(?:speaking of|as for|talking (?:of|about)|on that note|by the way|oh and|and also|anyway|in any case|that said|having said that|with that in mind|as i said|like i said)\b`)
+// adverbial starts a phrase that qualifies the statement after it.
+var adverbial = regexp.MustCompile(`(?i)^(?:due to|because of|owing to|thanks to|since|as a|as an|after|before|during|when|whenever|for|in|on|at|with|without|being|given|despite|although|though|while|most of the time|ever since|unlike|having|growing up|at home|at work|after work|on weekends|these days|nowadays|lately|in general|generally|usually|normally|typically|for health reasons|for ethical reasons|for religious reasons)\b`)
 
 // connector ends text that leads from one statement to another joined to
 // it: "I love coffee, but I hate tea" is two facts.
