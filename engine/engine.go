@@ -130,6 +130,7 @@ type Engine struct {
 	applyMu sync.RWMutex
 
 	profiles profileCache // owners' standing facts (profile.go)
+	asked    askedCache   // turns in which the user only asked something
 
 	emb atomic.Pointer[embedder]  // set once embedding recall is on
 	llm atomic.Pointer[distiller] // set once learning with a model is on

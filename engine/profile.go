@@ -3,6 +3,7 @@ package engine
 import (
 	"cmp"
 	"container/list"
+	"math/bits"
 	"slices"
 	"strings"
 	"sync"
@@ -46,6 +47,10 @@ const (
 	prioLiking            // what the user likes or is interested in
 )
 
+// standingKinds are the kinds of memories the profile holds.
+var standingKinds = map[string]bool{"health": true, "identity": true, "family": true, "relationship": true,
+	"work": true, "instruction": true, "preference": true, "habit": true, "possession": true}
+
 // standing reports whether a memory of kind belongs in the profile, and
 // with which priority.
 func standing(kind, key, content string) (int, bool) {
@@ -84,6 +89,10 @@ type profile struct {
 	mems  map[uint64]*store.Memory
 	facts []*store.Memory
 	prio  []int
+	// dom are the domains of everyday life each fact falls in (see
+	// index.Domains): a fact the budget left out still reaches a question
+	// of its domain.
+	dom []uint32
 	// changed are the facts whose value changed, with what they said
 	// before (see contradicted).
 	changed []*store.Memory
@@ -144,6 +153,10 @@ func (e *Engine) profileIn(tx *store.Tx, owner string) (*profile, error) {
 	}
 	p.rev = rev
 	p.order()
+	p.dom = make([]uint32, len(p.facts))
+	for i, m := range p.facts {
+		p.dom[i] = e.index.Domains(m.Content)
+	}
 	e.profiles.put(owner, p)
 	return p, nil
 }
@@ -170,10 +183,8 @@ func (e *Engine) readProfile(tx *store.Tx, owner string, old *profile) (*profile
 				}
 				delete(p.mems, c.ID)
 				m, err := tx.Get(owner, c.ID)
-				if err == nil && m.Active(now) {
-					if _, ok := standing(m.Kind, m.Key, m.Content); ok {
-						p.mems[m.ID] = m
-					}
+				if err == nil && m.Active(now) && standingKinds[m.Kind] {
+					p.mems[m.ID] = m
 				}
 			}
 			return p, nil
@@ -184,17 +195,14 @@ func (e *Engine) readProfile(tx *store.Tx, owner string, old *profile) (*profile
 			return nil
 		}
 		b, err := pk.Brief()
-		if err != nil || b.Kind == "turn" || b.Kind == "episode" {
+		if err != nil || !standingKinds[b.Kind] {
 			return err
 		}
 		m, err := pk.Memory()
-		if err != nil {
-			return err
-		}
-		if _, ok := standing(m.Kind, m.Key, m.Content); ok {
+		if err == nil {
 			p.mems[m.ID] = m
 		}
-		return nil
+		return err
 	})
 	return p, err
 }
@@ -230,6 +238,31 @@ func (p *profile) order() {
 			break
 		}
 	}
+}
+
+// maxBridged is the most facts the budget left out that a question's
+// domains bring back.
+const maxBridged = 2
+
+// bridged are the profile facts, of those not shown (shown), that fall
+// in the question's domains (qdom), most domains shared first, then in
+// the profile's order.
+func (p *profile) bridged(qdom uint32, shown map[uint64]bool, skip func(*store.Memory) bool) []int {
+	if p == nil || qdom == 0 {
+		return nil
+	}
+	var out []int
+	for want := bits.OnesCount32(qdom); want > 0 && len(out) < maxBridged; want-- {
+		for i, m := range p.facts {
+			if len(out) == maxBridged {
+				break
+			}
+			if !shown[m.ID] && !skip(m) && bits.OnesCount32(p.dom[i]&qdom) == want {
+				out = append(out, i)
+			}
+		}
+	}
+	return out
 }
 
 // contradicted reports whether a transcript turn says what a fact of the
@@ -320,14 +353,44 @@ func userSaid(content string) string {
 }
 
 // onlyAsked reports whether a transcript turn is one in which the user only
-// asked something: it says nothing about them.
-func onlyAsked(m *store.Memory) bool {
+// asked something: it says nothing about them. Reading a turn's sentences
+// costs tens of microseconds and the same turns come back request after
+// request, so the answers are remembered by memory version.
+func (c *askedCache) onlyAsked(m *store.Memory) bool {
 	if m.Kind != "turn" {
 		return false
 	}
+	k := askedKey{m.ID, m.Version}
+	c.mu.Lock()
+	asked, ok := c.m[k]
+	c.mu.Unlock()
+	if ok {
+		return asked
+	}
 	user := userSaid(m.Content)
-	return user != "" && extract.OnlyAsks(user)
+	asked = user != "" && extract.OnlyAsks(user)
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= maxAsked {
+		c.m = map[askedKey]bool{} // forget all at once: cheaper than ageing
+	}
+	c.m[k] = asked
+	c.mu.Unlock()
+	return asked
 }
+
+// askedCache remembers which turns only asked something.
+type askedCache struct {
+	mu sync.Mutex
+	m  map[askedKey]bool
+}
+
+type askedKey struct {
+	id      uint64
+	version int
+}
+
+// maxAsked bounds the turns askedCache remembers (about 40 bytes each).
+const maxAsked = 1 << 17
 
 // since is when a profile fact took its current value (zero if it never
 // changed).

@@ -96,7 +96,7 @@ func TestProfileBudgetKeepsConstraints(t *testing.T) {
 	}
 	say(t, e, owner, "I follow a strict gluten-free diet.")
 	for _, budget := range []int{20, 40, 60, 200} {
-		rec := recallFor(t, e, owner, "What should I cook tonight?", budget)
+		rec := recallFor(t, e, owner, "Any ideas for the weekend?", budget)
 		shown := 0
 		for _, m := range rec.Memories {
 			if m.Profile {
@@ -196,5 +196,33 @@ func TestRecallLeavesOutEchoesAndSupersededTurns(t *testing.T) {
 				t.Error("the Lisbon turn is gone from search")
 			}
 		})
+	}
+}
+
+// A standing fact the budget left out still reaches a question of its
+// domain, after the profile; it moves nothing the question's words found.
+func TestBridgeBringsBackAFactTheBudgetLeftOut(t *testing.T) {
+	e := open(t, t.TempDir(), 1)
+	defer closeEngine(t, e)
+	owner := e.OwnerID("many")
+	say(t, e, owner, "I prefer cruelty-free beauty products.")
+	for _, p := range []string{"I prefer aisle seats on flights.", "I prefer boutique hotels to chains.",
+		"I prefer hiking over beaches.", "I prefer board games over video games.", "I prefer audiobooks to paper books.",
+		"I prefer jazz over pop.", "I prefer linen shirts in summer.", "I prefer tea over coffee."} {
+		say(t, e, owner, p)
+	}
+	const q = "Can you recommend a nourishing lip balm?"
+	rec := recallFor(t, e, owner, q, 40)
+	if !strings.Contains(rec.Block, "cruelty-free beauty products") {
+		t.Fatalf("the left-out beauty preference did not reach a question about lip balm:\n%s", rec.Block)
+	}
+	for _, m := range rec.Memories {
+		if strings.Contains(m.Memory.Content, "beauty") && m.Profile {
+			t.Errorf("the bridged fact is counted in the profile's budget")
+		}
+	}
+	// Nothing in another domain is brought back.
+	if rec := recallFor(t, e, owner, "Which laptop should I buy for programming?", 40); strings.Contains(rec.Block, "beauty") {
+		t.Errorf("a question about laptops got the beauty preference:\n%s", rec.Block)
 	}
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	"github.com/caddy-memory/memory/index"
@@ -90,7 +91,7 @@ func (e *Engine) Recall(ctx context.Context, r RecallRequest) (Recalled, error) 
 	keepAsked := r.OnlySession || focus == index.FocusConversation || focus == index.FocusVerbatim
 	kept := res[:0:0]
 	for _, x := range res {
-		if (!keepAsked && onlyAsked(x.Memory)) || prof.contradicted(x.Memory) {
+		if (!keepAsked && e.asked.onlyAsked(x.Memory)) || prof.contradicted(x.Memory) {
 			continue
 		}
 		kept = append(kept, x)
@@ -100,16 +101,39 @@ func (e *Engine) Recall(ctx context.Context, r RecallRequest) (Recalled, error) 
 		tokens = DefaultProfileTokens
 	}
 	// The profile is placed first; what it shows is not repeated below it,
-	// nor the transcripts its facts say all of.
+	// nor the transcripts its facts say all of. Last come the facts the
+	// budget left out that fall in the question's domains (index.Domains),
+	// in the room the question's own finds leave.
+	var shown []*store.Memory
 	inProfile, sameText, taught := map[uint64]bool{}, map[uint64]bool{}, map[string][]string{}
 	for _, i := range inject.StandingFits(standing, tokens, r.MaxTokens) {
-		f := facts[i]
-		inProfile[f.ID], sameText[norm.Hash(f.Content)] = true, true
+		shown = append(shown, facts[i])
+		inProfile[facts[i].ID] = true
+	}
+	var bridged []*store.Memory
+	if len(shown) < len(facts) {
+		searched := map[uint64]bool{}
+		for _, x := range kept {
+			searched[x.Memory.ID] = true
+		}
+		skip := func(m *store.Memory) bool {
+			return searched[m.ID] || r.ExcludeTurn != "" && m.Meta["turn"] == r.ExcludeTurn
+		}
+		for _, i := range prof.bridged(e.index.Domains(r.Query), inProfile, skip) {
+			bridged = append(bridged, prof.facts[i])
+		}
+	}
+	standing = standing[:0]
+	for _, f := range shown {
+		standing = append(standing, inject.Standing{Text: f.Content})
+	}
+	for _, f := range slices.Concat(shown, bridged) {
+		sameText[norm.Hash(f.Content)] = true
 		if t := f.Meta["turn"]; t != "" {
 			taught[t] = append(taught[t], f.Content)
 		}
 	}
-	items := make([]inject.Item, 0, len(kept))
+	items := make([]inject.Item, 0, len(kept)+len(bridged))
 	found := kept[:0]
 	for _, x := range kept {
 		if inProfile[x.Memory.ID] || sameText[norm.Hash(x.Memory.Content)] || saysAll(taught[x.Memory.Key], x.Memory) {
@@ -118,16 +142,20 @@ func (e *Engine) Recall(ctx context.Context, r RecallRequest) (Recalled, error) 
 		found = append(found, x)
 		items = append(items, inject.Item{Text: x.Memory.Content, Time: x.Memory.UpdatedAt})
 	}
+	for _, f := range bridged {
+		found = append(found, Result{Memory: f})
+		items = append(items, inject.Item{Text: f.Content}) // undated, as the profile's
+	}
 	if len(found) == 0 && len(inProfile) == 0 {
 		return Recalled{Nothing: NothingRelevant}, nil
 	}
-	block, keptStanding, keptItems, texts := inject.RenderWith(standing, tokens, items, r.MaxTokens, r.MaxItems)
+	block, keptStanding, keptItems, texts := inject.RenderWith(standing, r.MaxTokens, items, r.MaxTokens, r.MaxItems+len(bridged))
 	if block == "" {
 		return Recalled{Nothing: NothingRelevant}, nil
 	}
 	out := Recalled{Block: block, Texts: texts}
 	for _, i := range keptStanding {
-		out.Memories = append(out.Memories, Result{Memory: facts[i], Profile: true})
+		out.Memories = append(out.Memories, Result{Memory: shown[i], Profile: true})
 	}
 	for _, i := range keptItems {
 		out.Memories = append(out.Memories, found[i])

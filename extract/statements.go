@@ -145,12 +145,29 @@ func OnlyAsks(text string) bool {
 
 // Against reports whether a fact states something the user avoids,
 // refuses or dislikes: missed, it does more harm than a missed liking.
-func Against(fact string) bool { return negative.MatchString(fact) }
+// It runs for every fact of every profile read, so it looks for words, not
+// a pattern.
+func Against(fact string) bool { return hasAny(strings.ToLower(fact), against) }
 
-// liking is a fact of what the user likes or is interested in, which says
-// less about what would help them than a stated preference does.
-var liking = regexp.MustCompile(`(?i)\buser\s+(?:(?:[a-z]+ly|also|really|always|still|just|so|very|quite|do|does)\s+)*(?:loves|likes|enjoys|adores|appreciates|tries|has always (?:enjoyed|loved|liked)|is\s+(?:(?:[a-z]+ly|also|really|very|so|quite|always|still)\s+)*(?:interested|into|keen|fond|passionate|fascinated|obsessed|excited|curious|a (?:big |huge )?fan))\b`)
+var against = []string{"n't", " not ", " never ", "dislike", "hate", "detest", "despise", "loathe", "avoid",
+	"refuse", "reject", "fear", "stay away", "steer clear", "no longer", "allerg", "phobia", "aversion", "can't stand"}
 
 // Liking reports whether a fact only says what the user likes or is
-// interested in.
-func Liking(fact string) bool { return liking.MatchString(fact) }
+// interested in, which says less about what would help them than a stated
+// preference does.
+func Liking(fact string) bool { return hasAny(strings.ToLower(fact), likings) }
+
+var likings = []string{" loves ", " likes ", " enjoys ", " adores ", " appreciates ", " tries ", " enjoyed ",
+	" loved ", " is interested", " is really interested", " is particularly interested", " is very interested",
+	" is into ", " is really into ", " is keen", " is fond", " is passionate", " is fascinated", " is obsessed",
+	" is excited", " is curious", " is a fan", " is a big fan", " is a huge fan", " is definitely interested",
+	" is also interested", " is especially interested"}
+
+func hasAny(s string, words []string) bool {
+	for _, w := range words {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return false
+}

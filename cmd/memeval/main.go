@@ -68,13 +68,14 @@ func main() {
 	prefeval := flag.String("prefeval", "", "a PrefEval folder (items.jsonl, distractors.json): run its protocol through Caddy instead of LoCoMo")
 	modes := flag.String("modes", "explicit,persona", "PrefEval modes, with -prefeval")
 	perTopic := flag.Int("per-topic", 20, "PrefEval questions per topic, with -prefeval")
+	prefs := flag.Int("prefs", prefsPerOwner, "PrefEval preferences each owner states (the protocol's 5; more, to measure owners with more than the profile holds)")
 	updates := flag.String("updates", "", "a knowledge-update set (JSON, as cmd/memeval/testdata/updates.json): run it through Caddy instead of LoCoMo")
 	directives := flag.String("directives", "", "with -prefeval or -updates: more memory directives for the proxy, e.g. \"profile off\"")
 	workers := flag.Int("workers", 4, "with -prefeval or -updates: owners talking at once")
 	flag.Parse()
 	log.SetFlags(0)
 	if *prefeval != "" || *updates != "" {
-		if err := runProxied(*prefeval, *modes, *perTopic, *updates, *directives, *storage, *workers, *misses > 0, *jsonOut); err != nil {
+		if err := runProxied(*prefeval, *modes, *perTopic, *prefs, *updates, *directives, *storage, *workers, *misses > 0, *jsonOut); err != nil {
 			log.Fatalf("memeval: %v", err)
 		}
 		return

@@ -72,7 +72,7 @@ type prefPlan struct {
 
 // Protocol constants (see the PrefEval README).
 const (
-	prefsPerOwner       = 5
+	prefsPerOwner       = 5 // the protocol's; -prefs asks for more
 	distractorsPerOwner = 4
 	prefSystem          = "You are a helpful assistant."
 )
@@ -85,7 +85,7 @@ var pause = 3 * time.Second
 // questions) and, for each, 4 preferences of other topics, 4 distractor
 // chats and where among them the item's own preference is said. The choice
 // is seeded: every run asks the same.
-func planPrefEval(items []prefItem, distractors [][]string, mode string, perTopic int) []prefPlan {
+func planPrefEval(items []prefItem, distractors [][]string, mode string, perTopic, prefs int) []prefPlan {
 	byTopic := map[string][]prefItem{}
 	var topics []string
 	for _, it := range items {
@@ -115,16 +115,22 @@ func planPrefEval(items []prefItem, distractors [][]string, mode string, perTopi
 				}
 			}
 			rng.Shuffle(len(others), func(a, b int) { others[a], others[b] = others[b], others[a] })
-			prefs := [][]string{}
-			for _, o := range others[:min(prefsPerOwner-1, len(others))] {
-				pool := byTopic[o]
-				prefs = append(prefs, say(pool[rng.IntN(len(pool))]))
+			said := [][]string{}
+			used := map[string]bool{it.ID: true}
+			for k := 0; len(said) < prefs-1 && k < 100*prefs; k++ {
+				pool := byTopic[others[k%len(others)]]
+				o := pool[rng.IntN(len(pool))]
+				if used[o.ID] {
+					continue
+				}
+				used[o.ID] = true
+				said = append(said, say(o))
 			}
-			at := rng.IntN(len(prefs) + 1)
-			prefs = append(prefs[:at], append([][]string{say(it)}, prefs[at:]...)...)
+			at := rng.IntN(len(said) + 1)
+			said = append(said[:at], append([][]string{say(it)}, said[at:]...)...)
 			picked := rng.Perm(len(distractors))[:distractorsPerOwner]
 			p := prefPlan{item: it}
-			for i, pr := range prefs {
+			for i, pr := range said {
 				p.conversations = append(p.conversations, pr)
 				if i < len(picked) {
 					p.conversations = append(p.conversations, distractors[picked[i]])

@@ -95,7 +95,7 @@ func TestProxiedRun(t *testing.T) {
 	os.WriteFile(upd, []byte(`[{"id":"x","before":[["I live in Lisbon."],["Where is a good park?"]],"update":["I moved to Porto."],"question":"Where do I live?","new":["Porto"],"old":["Lisbon"]}]`), 0o600)
 	pause = 200 * time.Millisecond
 	out := filepath.Join(dir, "out.json")
-	if err := runProxied(dir, "explicit", 1, upd, "", filepath.Join(dir, "storage"), 2, false, out); err != nil {
+	if err := runProxied(dir, "explicit", 1, 2, upd, "", filepath.Join(dir, "storage"), 2, false, out); err != nil {
 		t.Fatal(err)
 	}
 	raw, _ := os.ReadFile(out)

@@ -157,7 +157,7 @@ func (r updateResult) print(w io.Writer) {
 
 // runProxied runs PrefEval (each mode of modes) and the knowledge-update
 // set, whichever is given, through one Caddy on a fresh storage.
-func runProxied(prefDir, modes string, perTopic int, updatesPath, directives, storage string, workers int, verbose bool, jsonOut string) error {
+func runProxied(prefDir, modes string, perTopic, prefs int, updatesPath, directives, storage string, workers int, verbose bool, jsonOut string) error {
 	if storage == "" {
 		dir, err := os.MkdirTemp("", "memeval-*")
 		if err != nil {
@@ -186,7 +186,7 @@ func runProxied(prefDir, modes string, perTopic int, updatesPath, directives, st
 			if mode != "explicit" && mode != "persona" {
 				return fmt.Errorf("-modes: %q is not explicit or persona", mode)
 			}
-			r, err := runPrefEval(p, planPrefEval(items, distractors, mode, perTopic), mode, workers, out)
+			r, err := runPrefEval(p, planPrefEval(items, distractors, mode, perTopic, prefs), mode, workers, out)
 			if err != nil {
 				return err
 			}
