@@ -240,6 +240,27 @@ func (p *profile) order() {
 	}
 }
 
+// maxKnownProfile is how many of the profile's facts a distillation call
+// is shown, first among what the owner already remembers.
+const maxKnownProfile = 8
+
+// profileKnown is the head of owner's profile, as a distillation call
+// shows what is known.
+func (e *Engine) profileKnown(owner string) ([]extract.Known, error) {
+	var known []extract.Known
+	err := e.store.View(func(tx *store.Tx) error {
+		p, err := e.profileIn(tx, owner)
+		if err != nil {
+			return err
+		}
+		for _, m := range p.facts[:min(maxKnownProfile, len(p.facts))] {
+			known = append(known, extract.Known{Key: m.Key, Kind: m.Kind, Content: m.Content})
+		}
+		return nil
+	})
+	return known, err
+}
+
 // maxBridged is the most facts the budget left out that a question's
 // domains bring back.
 const maxBridged = 2

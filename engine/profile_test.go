@@ -3,12 +3,14 @@ package engine
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/caddy-memory/memory/extract"
 	"github.com/caddy-memory/memory/inject"
+	"github.com/caddy-memory/memory/llm/llmtest"
 	"github.com/caddy-memory/memory/store"
 )
 
@@ -224,5 +226,39 @@ func TestBridgeBringsBackAFactTheBudgetLeftOut(t *testing.T) {
 	// Nothing in another domain is brought back.
 	if rec := recallFor(t, e, owner, "Which laptop should I buy for programming?", 40); strings.Contains(rec.Block, "beauty") {
 		t.Errorf("a question about laptops got the beauty preference:\n%s", rec.Block)
+	}
+}
+
+// With a model, the distiller is shown the head of the profile among what
+// is known, so a session that changes a standing fact can replace it even
+// when the facts most like the session are others.
+func TestTheDistillerSeesTheProfile(t *testing.T) {
+	srv := llmtest.NewServer()
+	defer srv.Close()
+	e, _ := withModel(t, t.TempDir(), srv, 100*time.Millisecond)
+	defer closeEngine(t, e)
+	owner := e.OwnerID("sk-home")
+	puts := []OwnedPut{{owner, store.Put{Kind: "identity", Key: "home", Content: "The user lives in Lisbon.", Source: store.SourceAPI}}}
+	for i := range 14 {
+		puts = append(puts, OwnedPut{owner, store.Put{Kind: "note", Content: fmt.Sprintf("The user settled near the Douro on trip %d.", i), Source: store.SourceAPI}})
+	}
+	if _, err := e.Remember(context.Background(), puts...); err != nil {
+		t.Fatal(err)
+	}
+	srv.Answer(func(c llmtest.Call) llmtest.Answer {
+		m := regexp.MustCompile(`(?m)^(\d+)\. The user lives in Lisbon\.$`).FindStringSubmatch(c.Text())
+		if m == nil {
+			return llmtest.Answer{Content: `{"facts": []}`}
+		}
+		return llmtest.Answer{Content: `{"episode": {"summary": "A move."}, "facts": [
+			{"content": "The user lives in Porto.", "category": "identity", "importance": 8, "replaces": ` + m[1] + `}]}`}
+	})
+	said(t, e, owner, "s1", 1, "Finally settled near the Douro, in Porto.", "Lovely!")
+	waitFor(t, "the distillation", func() bool { return e.distilling() != nil && len(srv.Calls()) > 0 })
+	if err := e.WaitDistilled(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if rec := recallFor(t, e, owner, "Any weekend plans?", 0); !strings.Contains(rec.Block, "Porto") || strings.Contains(rec.Block, "Lisbon") {
+		t.Errorf("the profile after the model's update:\n%s", rec.Block)
 	}
 }
