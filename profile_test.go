@@ -126,7 +126,7 @@ func TestTheProfileBudgetKeepsHealthConstraints(t *testing.T) {
 	} {
 		chat(t, p, key, "", s)
 	}
-	block := p.ask(t, key, "What should I cook tonight?")
+	block := p.ask(t, key, "Any ideas for the weekend?")
 	for _, want := range []string{"User has a severe nut allergy.", "User follows a strict gluten-free diet."} {
 		if !strings.Contains(block, want) {
 			t.Errorf("the block lacks the constraint %q:\n%s", want, block)
@@ -148,7 +148,7 @@ func TestTheProfileBudgetKeepsHealthConstraints(t *testing.T) {
 	// preferences out, even one short enough to fit.
 	chat(t, p, key, "", "I prefer tea.")
 	chat(t, p, key, "", "I have type 2 diabetes, diagnosed six years ago after a long illness, so I watch every meal closely.")
-	block = p.ask(t, key, "What should I cook tonight?")
+	block = p.ask(t, key, "Any ideas for the weekend?")
 	constraints := 0
 	for _, c := range []string{"nut allergy", "gluten-free", "diabetes"} {
 		if strings.Contains(block, c) {

@@ -3,6 +3,7 @@ package engine
 import (
 	"cmp"
 	"container/list"
+	"maps"
 	"math/bits"
 	"slices"
 	"strings"
@@ -28,8 +29,9 @@ const (
 	DefaultProfileTokens = 200
 	// maxProfiles is how many owners' profiles are cached.
 	maxProfiles = 4096
-	// maxStanding bounds the facts a profile holds (newest kept), so an
-	// owner with thousands of facts costs what one with a few hundred does.
+	// maxStanding bounds the facts a profile orders (the first in the
+	// order they ride), so an owner with thousands of facts costs what one
+	// with a few hundred does.
 	maxStanding = 512
 	// profileCatchUp is the most changes (of all owners) read to bring a
 	// large owner's profile up to date; further behind, it is read again.
@@ -172,11 +174,7 @@ func (e *Engine) readProfile(tx *store.Tx, owner string, old *profile) (*profile
 	}
 	if big && old != nil {
 		if changes, oldest := tx.Changes(old.seq, profileCatchUp); (oldest == 0 || oldest <= old.seq+1) && len(changes) < profileCatchUp {
-			maps := make(map[uint64]*store.Memory, len(old.mems))
-			for id, m := range old.mems {
-				maps[id] = m
-			}
-			p.mems = maps
+			p.mems = maps.Clone(old.mems)
 			for _, c := range changes {
 				if c.Owner != owner {
 					continue

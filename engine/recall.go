@@ -78,8 +78,11 @@ func (e *Engine) Recall(ctx context.Context, r RecallRequest) (Recalled, error) 
 	var facts []*store.Memory
 	var standing []inject.Standing
 	if prof != nil {
+		now := e.now()
 		for i, m := range prof.facts {
-			if r.ExcludeTurn != "" && m.Meta["turn"] == r.ExcludeTurn {
+			// Expiry is not a write: a cached profile may hold a fact that
+			// has expired since.
+			if !m.Active(now) || r.ExcludeTurn != "" && m.Meta["turn"] == r.ExcludeTurn {
 				continue
 			}
 			facts = append(facts, m)
@@ -116,8 +119,9 @@ func (e *Engine) Recall(ctx context.Context, r RecallRequest) (Recalled, error) 
 		for _, x := range kept {
 			searched[x.Memory.ID] = true
 		}
+		now := e.now()
 		skip := func(m *store.Memory) bool {
-			return searched[m.ID] || r.ExcludeTurn != "" && m.Meta["turn"] == r.ExcludeTurn
+			return searched[m.ID] || !m.Active(now) || r.ExcludeTurn != "" && m.Meta["turn"] == r.ExcludeTurn
 		}
 		for _, i := range prof.bridged(e.index.Domains(r.Query), inProfile, skip) {
 			bridged = append(bridged, prof.facts[i])
