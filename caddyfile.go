@@ -85,7 +85,8 @@ func moved(d *caddyfile.Dispenser, directive, sub string) error {
 //	    fail          open|closed
 //	    diagnostics
 //	    gate          heuristic|off
-//	    identity      on|off
+//	    profile       on|off
+//	    profile_tokens <n>
 //	    tools         [save_memory] [recall_memory]
 //	    max_tool_rounds <n>
 //	    overflow      trim|off
@@ -106,6 +107,8 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			return err
 		}
 		switch sub {
+		case "identity":
+			return d.Errf("identity is part of the profile now, which is on by default: remove the line (profile off turns it off)")
 		case "diagnostics":
 			if d.NextArg() {
 				return d.Errf("diagnostics takes no argument")
@@ -147,11 +150,6 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			return err
 		}
 		switch sub {
-		case "identity":
-			if arg != "on" && arg != "off" {
-				return d.Errf("identity must be on or off, not %q", arg)
-			}
-			h.Identity = arg == "on"
 		case "session":
 			h.Session = arg
 		case "scope":
@@ -194,6 +192,13 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.Errf("gate must be heuristic or off, not %q", arg)
 			}
 			h.Gate = arg
+		case "profile":
+			if arg != "on" && arg != "off" {
+				return d.Errf("profile must be on or off, not %q", arg)
+			}
+			h.Profile = arg
+		case "profile_tokens":
+			h.ProfileTokens, err = cfile.Positive(arg)
 		case "max_tool_rounds":
 			h.MaxToolRounds, err = cfile.Positive(arg)
 		case "overflow":

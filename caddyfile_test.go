@@ -33,9 +33,12 @@ func TestCaddyfileEverySubdirective(t *testing.T) {
 		timeout 250ms
 		fail closed
 		gate off
-		identity on
+		profile off
+		profile_tokens 120
 		tools recall_memory
 		max_tool_rounds 2
+		overflow trim
+		overflow_ollama_ctx 4096
 	}`)
 	var h Handler
 	if err := h.UnmarshalCaddyfile(d); err != nil {
@@ -46,8 +49,8 @@ func TestCaddyfileEverySubdirective(t *testing.T) {
 		`"session":"{http.request.header.X-Session}","scope":"session","placement":"user",` +
 		`"no_system_role":["o1-mini","my-strict-model"],"format":"anthropic",` +
 		`"max_tokens":600,"max_items":5,"min_score":0.5,"max_body":1048576,"max_capture":524288,` +
-		`"timeout":250000000,"fail_closed":true,"gate":"off","identity":true,` +
-		`"tools":["recall_memory"],"max_tool_rounds":2}`
+		`"timeout":250000000,"fail_closed":true,"gate":"off","profile":"off","profile_tokens":120,` +
+		`"tools":["recall_memory"],"max_tool_rounds":2,"overflow":"trim","overflow_ollama_ctx":4096}`
 	if string(got) != want {
 		t.Errorf("JSON\n got %s\nwant %s", got, want)
 	}
@@ -81,7 +84,10 @@ func TestCaddyfileErrorsSayWhatIsWrong(t *testing.T) {
 		"memory {\n max_tokens 500\n max_tokens 600\n}": "max_tokens already specified",
 		"memory {\n owner {a}\n owner {b}\n}":           "owner already specified",
 		"memory {\n gate maybe\n}":                      "gate must be heuristic or off",
-		"memory {\n identity yes\n}":                    "identity must be on or off",
+		"memory {\n identity on\n}":                     "identity is part of the profile now",
+		"memory {\n profile maybe\n}":                   "profile must be on or off",
+		"memory {\n profile_tokens -1\n}":               "profile_tokens",
+		"memory {\n overflow always\n}":                 "overflow must be trim or off",
 		"memory {\n tools search_memory\n}":             `"search_memory" is not a memory tool`,
 		"memory {\n tools\n tools\n}":                   "tools already specified",
 		"memory {\n max_tool_rounds 0\n}":               `"0" is not a positive whole number`,

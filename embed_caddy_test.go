@@ -18,13 +18,14 @@ func TestEmbeddingRecallThroughCaddy(t *testing.T) {
 	up := newFakeLLM(t)
 	emb := embedtest.NewServer()
 	t.Cleanup(emb.Close)
+	// The profile off: it would carry the fact whatever the embeddings do.
 	tester := startCaddy(t, storageConfig(storage, `embed {
 				url `+emb.Endpoint()+`
 				model test-embedder
 				api_key {env.MEMORY_TEST_EMBED_KEY}
 				timeout 2s
 				min_similarity 0.5
-			}`, up.addr(), ""))
+			}`, up.addr(), "profile off"))
 
 	post(t, tester, "/v1/chat/completions", "sk-emb", chatBody(false, msg("user", "I bike to my job every morning.")))
 	settle(t, storage, 1)

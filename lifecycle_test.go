@@ -93,13 +93,13 @@ func TestALongLivedOwnerIsConsolidated(t *testing.T) {
 	}
 }
 
-// TestTheGateAndIdentityThroughCaddy: small talk gets no memories, even
-// where its words match one; with identity on, every block carries the
-// owner's identity facts; what is injected is counted as used.
-func TestTheGateAndIdentityThroughCaddy(t *testing.T) {
+// TestTheGateAndProfileThroughCaddy: small talk gets no memories, even
+// where its words match one; every other block carries the owner's
+// profile; what is injected is counted as used.
+func TestTheGateAndProfileThroughCaddy(t *testing.T) {
 	storage := t.TempDir()
 	up := newFakeLLM(t)
-	tester := startCaddy(t, apiConfigWith(t, storage, "", up.addr(), "diagnostics\n\t\tidentity on", ""))
+	tester := startCaddy(t, apiConfigWith(t, storage, "", up.addr(), "diagnostics", ""))
 	a := apiCall{t, tester.Client}
 	post(t, tester, "/v1/chat/completions", "sk-gate", chatBody(false, msg("user", "My name is Ola and I live in Gdansk.")))
 	post(t, tester, "/v1/chat/completions", "sk-gate", chatBody(false, msg("user", "I go running every morning at six. I am allergic to peanuts.")))

@@ -111,9 +111,17 @@ type Handler struct {
 	// Gate is "heuristic" (the default: judge each question before
 	// searching; small talk gets no memories) or "off".
 	Gate string `json:"gate,omitempty"`
-	// Identity makes every injected block carry the owner's identity facts
-	// (name, where they live, ...; at most a few lines).
-	Identity bool `json:"identity,omitempty"`
+	// Profile is "on" (the default) or "off". On, the owner's standing
+	// facts (who they are, the people in their life, work and home, health
+	// and diet, standing preferences and instructions; current values only)
+	// lead every block, so a question that never names an allergy still
+	// meets it. Small talk the gate lets through no search gets no block,
+	// profile included; with scope session there is no profile.
+	Profile string `json:"profile,omitempty"`
+	// ProfileTokens is the profile's share of max_tokens: the facts that do
+	// not fit are left out, preferences before health and diet
+	// constraints. Default: 200.
+	ProfileTokens int `json:"profile_tokens,omitempty"`
 	// Tools are the memory tools the model is offered and the proxy runs
 	// for the request's owner: save_memory, recall_memory. Default: none.
 	Tools []string `json:"tools,omitempty"`
@@ -217,6 +225,12 @@ func (h *Handler) setDefaults() error {
 	if h.Gate == "" {
 		h.Gate = "heuristic"
 	}
+	if h.Profile == "" {
+		h.Profile = "on"
+	}
+	if h.ProfileTokens == 0 {
+		h.ProfileTokens = engine.DefaultProfileTokens
+	}
 	if h.MaxToolRounds == 0 {
 		h.MaxToolRounds = memtools.DefaultMaxRounds
 	}
@@ -282,6 +296,12 @@ func (h *Handler) Validate() error {
 	}
 	if h.Gate != "heuristic" && h.Gate != "off" {
 		return fmt.Errorf("memory: unknown gate %q: use heuristic or off", h.Gate)
+	}
+	if h.Profile != "on" && h.Profile != "off" {
+		return fmt.Errorf("memory: profile must be on or off, not %q", h.Profile)
+	}
+	if h.ProfileTokens < 0 {
+		return fmt.Errorf("memory: profile_tokens must not be negative")
 	}
 	for _, t := range h.Tools {
 		if !memtools.Known(t) {

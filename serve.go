@@ -299,7 +299,7 @@ func (h *Handler) recallRequest(owner, session, query, turnKey string) engine.Re
 			Owner: owner, Session: session, OnlySession: h.Scope == "session",
 			Query: query, Limit: h.MaxItems, MinScore: h.minScore, ExcludeTurn: turnKey, Gate: h.Gate != "off",
 		},
-		Identity: h.Identity, MaxTokens: h.MaxTokens, MaxItems: h.MaxItems,
+		Profile: h.Profile != "off", ProfileTokens: h.ProfileTokens, MaxTokens: h.MaxTokens, MaxItems: h.MaxItems,
 	}
 }
 

@@ -346,7 +346,7 @@ func TestDashboardSelf(t *testing.T) {
 	a := apiCall{t, tester.Client}
 	_, out := a.do("POST", "/memory/memories", "sk-carol-ui", map[string]any{"content": "Carol's wifi password is lighthouse42", "kind": "note"})
 	carols := idOf(memoryOf(out))
-	_, out = a.do("POST", "/memory/memories", "sk-dave-ui", map[string]any{"content": "Dave walks his greyhound at dawn", "kind": "habit"})
+	_, out = a.do("POST", "/memory/memories", "sk-dave-ui", map[string]any{"content": "Dave walks his greyhound at dawn", "kind": "note"})
 	daves := idOf(memoryOf(out))
 	if carols == 0 || daves == 0 {
 		t.Fatalf("creating the memories: %d, %d", carols, daves)

@@ -14,7 +14,7 @@ import (
 type Proxy struct {
 	// Recall builds the recall the proxy makes for a question of owner (an
 	// owner id) in session, with the proxy's own budget, floor, scope, gate
-	// and identity settings, so the preview shows what a chat request would
+	// and profile settings, so the preview shows what a chat request would
 	// really get. Nil recalls with the engine's defaults.
 	Recall func(owner, session, query string) engine.RecallRequest
 	// Outcomes counts the proxy's chat requests by outcome (injected,
@@ -32,7 +32,7 @@ func (p Proxy) recallRequest(owner, session, query string) engine.RecallRequest 
 	return engine.RecallRequest{
 		SearchRequest: engine.SearchRequest{Owner: owner, Session: session, Query: query,
 			Limit: 10, MinScore: engine.DefaultMinScore, Gate: true},
-		MaxTokens: 800, MaxItems: 10,
+		Profile: true, ProfileTokens: engine.DefaultProfileTokens, MaxTokens: 800, MaxItems: 10,
 	}
 }
 
@@ -51,9 +51,9 @@ type previewMemory struct {
 	Text  string  `json:"text"`
 	Score float64 `json:"score"`
 	Rank  float64 `json:"rank"`
-	// Identity marks an identity fact riding along with the block; it was
-	// not searched for, so it has no score.
-	Identity bool `json:"identity,omitempty"`
+	// Profile marks one of the owner's standing facts, which ride with
+	// every block; it was not searched for, so it has no score.
+	Profile bool `json:"profile,omitempty"`
 }
 
 // previewAnswer is the answer to POST /preview.
@@ -80,7 +80,7 @@ type previewSettings struct {
 	MinScore    float64 `json:"min_score"`
 	OnlySession bool    `json:"only_session"`
 	Gate        bool    `json:"gate"`
-	Identity    bool    `json:"identity"`
+	Profile     bool    `json:"profile"`
 }
 
 var nothingReasons = map[string]string{
@@ -121,9 +121,9 @@ func (h *Handler) preview(w http.ResponseWriter, r *http.Request) {
 	}
 	out := previewAnswer{Block: rec.Block, Memories: []previewMemory{}, Nothing: rec.Nothing, Reason: nothingReasons[rec.Nothing],
 		Settings: previewSettings{MaxTokens: req.MaxTokens, MaxItems: req.MaxItems, MinScore: req.MinScore,
-			OnlySession: req.OnlySession, Gate: req.Gate, Identity: req.Identity}}
+			OnlySession: req.OnlySession, Gate: req.Gate, Profile: req.Profile}}
 	for i, m := range rec.Memories {
-		pm := previewMemory{ID: m.Memory.ID, Kind: m.Memory.Kind, Score: m.Score, Rank: m.Rank, Identity: m.Score == 0 && m.Rank == 0}
+		pm := previewMemory{ID: m.Memory.ID, Kind: m.Memory.Kind, Score: m.Score, Rank: m.Rank, Profile: m.Profile}
 		if i < len(rec.Texts) {
 			pm.Text = rec.Texts[i]
 		}

@@ -57,6 +57,10 @@ const (
 	// mergeJaccard is the share of their words two memories of one kind
 	// must share to be merged.
 	mergeJaccard = 0.9
+	// A memory restates another of its kind with a word or two more (see
+	// restates): at most restateExtra words more, of at least restateMin.
+	restateExtra = 2
+	restateMin   = 3
 	// confirmWindow is how recent the turns and episodes that confirm a fact
 	// must be, and confirmShare how many of its words they must hold.
 	confirmWindow = 30 * 24 * time.Hour
@@ -203,12 +207,13 @@ func PlanFor(ms []Memory, now time.Time, cfg Config) Plan {
 	return p
 }
 
-// words is the set of a text's words of three letters or more, normalised,
-// a plural's s dropped ("lives" and "live" are one word here).
+// words is the set of a text's words of three letters or more, and its
+// numbers, normalised, a plural's s dropped ("lives" and "live" are one
+// word here): "34 years old" and "35 years old" differ.
 func words(s string) map[string]bool {
 	out := map[string]bool{}
 	for _, w := range strings.Fields(norm.Normalize(s)) {
-		if len(w) >= 3 && !stopWords[w] {
+		if (len(w) >= 3 || strings.ContainsAny(w, "0123456789")) && !stopWords[w] {
 			if len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") {
 				w = w[:len(w)-1]
 			}
@@ -221,7 +226,36 @@ func words(s string) map[string]bool {
 var stopWords = map[string]bool{
 	"the": true, "and": true, "for": true, "are": true, "was": true, "with": true, "that": true, "this": true,
 	"has": true, "have": true, "had": true, "his": true, "her": true, "their": true, "they": true, "she": true,
-	"from": true, "but": true, "not": true, "user": true, "users": true, "who": true, "which": true,
+	"from": true, "but": true, "user": true, "users": true, "who": true, "which": true,
+}
+
+// negations turn a statement into its opposite: a restatement never adds
+// one ("User is vegetarian." is not "User is not vegetarian.").
+var negations = map[string]bool{"not": true, "never": true, "doesn": true, "don": true, "isn": true, "no": true,
+	"nor": true, "without": true, "anymore": true, "longer": true, "stopped": true, "quit": true, "former": true}
+
+// restates reports whether the shorter of two word sets says what the
+// longer says with a word or two less: all its words are in the longer,
+// which adds at most restateExtra, none of them a negation ("Ana lives in
+// Porto, Portugal." and "... Portugal now.").
+func restates(a, b map[string]bool) bool {
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	if len(a) < restateMin || len(b)-len(a) > restateExtra {
+		return false
+	}
+	for w := range a {
+		if !b[w] {
+			return false
+		}
+	}
+	for w := range b {
+		if !a[w] && negations[w] {
+			return false
+		}
+	}
+	return true
 }
 
 func jaccard(a, b map[string]bool) float64 {
@@ -238,7 +272,8 @@ func jaccard(a, b map[string]bool) float64 {
 }
 
 // merges groups the facts and episodes, within one kind, whose words are
-// near the same (Jaccard at least mergeJaccard). The survivor of a group is
+// near the same (Jaccard at least mergeJaccard), or of which one restates
+// the other with a word or two more (restates). The survivor of a group is
 // an explicit memory if there is one, else the most mentioned, else the
 // newest; explicit memories are never merged away.
 func merges(ms []Memory, gone map[uint64]bool) []Merge {
@@ -269,7 +304,7 @@ func merges(ms []Memory, gone map[uint64]bool) []Merge {
 			group := []int{a}
 			for b := a + 1; b < len(idx) && compared < maxCompared; b++ {
 				compared++
-				if !grouped[b] && jaccard(sets[a], sets[b]) >= mergeJaccard {
+				if !grouped[b] && (jaccard(sets[a], sets[b]) >= mergeJaccard || restates(sets[a], sets[b])) {
 					group = append(group, b)
 					grouped[b] = true
 				}

@@ -77,3 +77,39 @@ func TestPlan(t *testing.T) {
 		t.Errorf("facts past their retention: %v", p.PruneFacts)
 	}
 }
+
+// Facts of one kind that restate each other with a word or two more or
+// less are merged; a negation, another number or more than two words
+// more keep them apart.
+func TestMergeRestatements(t *testing.T) {
+	now := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	fact := func(id uint64, kind, content string, ago int) Memory {
+		return Memory{ID: id, Kind: kind, Content: content, Updated: now.Add(-time.Duration(ago) * day)}
+	}
+	for _, tc := range []struct {
+		a, b  string
+		merge bool
+	}{
+		{"Ana lives in Porto, Portugal.", "Ana lives in Porto, Portugal now.", true},
+		{"The user's sister Zofia lives in Krakow.", "The user's sister Zofia lives in Krakow, Poland.", true},
+		{"User is vegetarian and cooks at home.", "User is not vegetarian and cooks at home.", false},
+		{"User is 34 years old.", "User is 35 years old.", false},
+		{"User has two kids at school.", "User has three kids at school.", false},
+		{"Ana lives in Porto.", "Ana lives in Porto with her sister Zofia and two cats.", false},
+		{"User plays tennis on Sundays.", "User stopped playing tennis on Sundays.", false},
+	} {
+		ms := []Memory{fact(1, "identity", tc.a, 10), fact(2, "identity", tc.b, 2)}
+		p := PlanFor(ms, now, Config{})
+		if got := len(p.Merges) == 1; got != tc.merge {
+			t.Errorf("%q / %q: merged %v, want %v", tc.a, tc.b, got, tc.merge)
+		}
+		if tc.merge && len(p.Merges) == 1 && (p.Merges[0].Into != 2 || !slices.Equal(p.Merges[0].Others, []uint64{1})) {
+			t.Errorf("%q / %q: merges %+v, want the older into the newer", tc.a, tc.b, p.Merges)
+		}
+	}
+	// Only within one kind.
+	ms := []Memory{fact(1, "identity", "Ana lives in Porto, Portugal.", 10), fact(2, "preference", "Ana lives in Porto, Portugal now.", 2)}
+	if p := PlanFor(ms, now, Config{}); len(p.Merges) != 0 {
+		t.Errorf("facts of two kinds merged: %+v", p.Merges)
+	}
+}

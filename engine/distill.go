@@ -429,10 +429,22 @@ func (e *Engine) similarTo(ctx context.Context, owner string, turns []string) ([
 	if err != nil {
 		return nil, err
 	}
-	var known []extract.Known
+	// The profile first: the model keeps it current, and a session that
+	// changes a standing fact often shares no word with it ("I moved to
+	// Porto" / "User lives in Lisbon.").
+	known, err := e.profileKnown(owner)
+	if err != nil {
+		return nil, err
+	}
+	shown := map[string]bool{}
+	for _, k := range known {
+		shown[k.Key] = true
+	}
+	similar := 0
 	for _, r := range res {
-		if m := r.Memory; m.Kind != "turn" && m.Kind != "episode" && len(known) < maxKnown {
+		if m := r.Memory; m.Kind != "turn" && m.Kind != "episode" && !shown[m.Key] && similar < maxKnown {
 			known = append(known, extract.Known{Key: m.Key, Kind: m.Kind, Content: m.Content})
+			similar++
 		}
 	}
 	return known, nil

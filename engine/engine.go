@@ -134,6 +134,9 @@ type Engine struct {
 	repairsOver bool
 	repairWG    sync.WaitGroup
 
+	profiles profileCache // owners' standing facts (profile.go)
+	asked    askedCache   // turns in which the user only asked something
+
 	emb atomic.Pointer[embedder]  // set while embedding recall is on
 	llm atomic.Pointer[distiller] // set while learning with a model is on
 	// learnersMu orders turning the learners on and off.

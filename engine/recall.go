@@ -2,19 +2,25 @@ package engine
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	"github.com/caddy-memory/memory/index"
 	"github.com/caddy-memory/memory/inject"
+	"github.com/caddy-memory/memory/internal/norm"
+	"github.com/caddy-memory/memory/store"
 )
 
 // RecallRequest asks what the proxy injects for a question: the block of
 // the owner's relevant memories, within a budget.
 type RecallRequest struct {
 	SearchRequest
-	// Identity makes the owner's identity facts ride along with any block.
-	Identity bool
-	// MaxTokens and MaxItems bound the block.
+	// Profile makes the owner's standing facts (see profile.go) lead the
+	// block, within ProfileTokens of it (0: DefaultProfileTokens).
+	Profile       bool
+	ProfileTokens int
+	// MaxTokens and MaxItems bound the block; MaxItems counts the memories
+	// retrieved for the question, not the profile's.
 	MaxTokens, MaxItems int
 }
 
@@ -25,14 +31,11 @@ const (
 	NothingRelevant   = "nothing_relevant" // searched; nothing cleared the relevance floor
 )
 
-// maxIdentity is the most identity facts a block carries.
-const maxIdentity = 3
-
 // Recalled is what a recall injects.
 type Recalled struct {
 	// Block is the block as placed in the request, "" for none.
 	Block string
-	// Memories are those in the block, in its order (identity facts first;
+	// Memories are those in the block, in its order (the profile's first;
 	// they have no score), and Texts each as the block shows it.
 	Memories []Result
 	Texts    []string
@@ -40,49 +43,126 @@ type Recalled struct {
 	Nothing string
 }
 
-// Recall is the retrieval the proxy injects: search (gated, if asked),
-// the owner's identity facts along with any relevant memory, and the block
-// rendered within the budget. It counts no use: the caller does, for what
-// it injects (see Used).
+// Recall is the retrieval the proxy injects: search (gated, if asked), the
+// owner's profile, and the block rendered within the budget: the profile
+// first, then what the question found that the profile does not already
+// say, that is not a question the user once asked, and that no later fact
+// contradicts. It counts no use: the caller does, for what it injects (see
+// Used).
 func (e *Engine) Recall(ctx context.Context, r RecallRequest) (Recalled, error) {
+	focus := index.FocusAll
+	if r.Gate {
+		focus = index.Gate(r.Query)
+	}
 	switch {
 	case strings.TrimSpace(r.Query) == "":
 		return Recalled{Nothing: NothingNoQuestion}, nil
-	case r.Gate && index.Gate(r.Query) == index.FocusNone:
+	case focus == index.FocusNone:
 		return Recalled{Nothing: NothingSmallTalk}, nil
 	}
 	res, err := e.Search(ctx, r.SearchRequest)
-	if err != nil || len(res) == 0 {
+	if err != nil {
 		return Recalled{Nothing: NothingRelevant}, err
 	}
-	if r.Identity {
-		ids, err := e.Identity(ctx, r.Owner, maxIdentity)
-		if err != nil {
+	var prof *profile
+	if r.Profile && !r.OnlySession {
+		if err := e.store.View(func(tx *store.Tx) error {
+			prof, err = e.profileIn(tx, r.Owner)
+			return err
+		}); err != nil {
 			return Recalled{}, err
 		}
-		var lead []Result
-		for _, m := range ids {
-			found := false
-			for _, x := range res {
-				found = found || x.Memory.ID == m.ID
+	}
+	// The profile, but what the turn being answered taught: a request is
+	// never told what it says itself.
+	var facts []*store.Memory
+	var standing []inject.Standing
+	if prof != nil {
+		now := e.now()
+		for i, m := range prof.facts {
+			// Expiry is not a write: a cached profile may hold a fact that
+			// has expired since.
+			if !m.Active(now) || r.ExcludeTurn != "" && m.Meta["turn"] == r.ExcludeTurn {
+				continue
 			}
-			if !found {
-				lead = append(lead, Result{Memory: m})
-			}
+			facts = append(facts, m)
+			standing = append(standing, inject.Standing{Text: m.Content, Rank: prof.prio[i]})
 		}
-		res = append(lead, res...)
 	}
-	items := make([]inject.Item, len(res))
-	for i, m := range res {
-		items[i] = inject.Item{Text: m.Memory.Content, Time: m.Memory.UpdatedAt}
+	// What the question's focus asks to see again: a question the user
+	// asked is no memory about them, unless they ask what was discussed.
+	keepAsked := r.OnlySession || focus == index.FocusConversation || focus == index.FocusVerbatim
+	kept := res[:0:0]
+	for _, x := range res {
+		if (!keepAsked && e.asked.onlyAsked(x.Memory)) || prof.contradicted(x.Memory) {
+			continue
+		}
+		kept = append(kept, x)
 	}
-	block, kept, texts := inject.Render(items, r.MaxTokens, r.MaxItems)
+	tokens := r.ProfileTokens
+	if tokens <= 0 {
+		tokens = DefaultProfileTokens
+	}
+	// The profile is placed first; what it shows is not repeated below it,
+	// nor the transcripts its facts say all of. Last come the facts the
+	// budget left out that fall in the question's domains (index.Domains),
+	// in the room the question's own finds leave.
+	var shown []*store.Memory
+	inProfile, sameText, taught := map[uint64]bool{}, map[uint64]bool{}, map[string][]string{}
+	for _, i := range inject.StandingFits(standing, tokens, r.MaxTokens) {
+		shown = append(shown, facts[i])
+		inProfile[facts[i].ID] = true
+	}
+	var bridged []*store.Memory
+	if len(shown) < len(facts) {
+		searched := map[uint64]bool{}
+		for _, x := range kept {
+			searched[x.Memory.ID] = true
+		}
+		now := e.now()
+		skip := func(m *store.Memory) bool {
+			return searched[m.ID] || !m.Active(now) || r.ExcludeTurn != "" && m.Meta["turn"] == r.ExcludeTurn
+		}
+		for _, i := range prof.bridged(e.index.Domains(r.Query), inProfile, skip) {
+			bridged = append(bridged, prof.facts[i])
+		}
+	}
+	standing = standing[:0]
+	for _, f := range shown {
+		standing = append(standing, inject.Standing{Text: f.Content})
+	}
+	for _, f := range slices.Concat(shown, bridged) {
+		sameText[norm.Hash(f.Content)] = true
+		if t := f.Meta["turn"]; t != "" {
+			taught[t] = append(taught[t], f.Content)
+		}
+	}
+	items := make([]inject.Item, 0, len(kept)+len(bridged))
+	found := kept[:0]
+	for _, x := range kept {
+		if inProfile[x.Memory.ID] || sameText[norm.Hash(x.Memory.Content)] || saysAll(taught[x.Memory.Key], x.Memory) {
+			continue
+		}
+		found = append(found, x)
+		items = append(items, inject.Item{Text: x.Memory.Content, Time: x.Memory.UpdatedAt})
+	}
+	for _, f := range bridged {
+		found = append(found, Result{Memory: f})
+		items = append(items, inject.Item{Text: f.Content}) // undated, as the profile's
+	}
+	if len(found) == 0 && len(inProfile) == 0 {
+		return Recalled{Nothing: NothingRelevant}, nil
+	}
+	block, keptStanding, keptItems, texts := inject.RenderWith(standing, r.MaxTokens, items, r.MaxTokens, r.MaxItems+len(bridged))
 	if block == "" {
 		return Recalled{Nothing: NothingRelevant}, nil
 	}
 	out := Recalled{Block: block, Texts: texts}
-	for _, i := range kept {
-		out.Memories = append(out.Memories, res[i])
+	for _, i := range keptStanding {
+		out.Memories = append(out.Memories, Result{Memory: shown[i], Profile: true})
+	}
+	for _, i := range keptItems {
+		out.Memories = append(out.Memories, found[i])
 	}
 	return out, nil
 }

@@ -109,8 +109,9 @@ func TestDamagedShardIsRebuiltWhileSearchesUseRecords(t *testing.T) {
 
 			// No error, and the right memories, from the first search on.
 			assertAllSearchable(t, e, words)
-			if res, err := e.Identity(context.Background(), victims[0], 3); err != nil {
-				t.Fatalf("identity of an owner of the damaged shard: %v (%d)", err, len(res))
+			if _, err := e.Recall(context.Background(), RecallRequest{SearchRequest: SearchRequest{Owner: victims[0], Query: "what do you know about me?", Limit: 5},
+				MaxTokens: 800, MaxItems: 10, Profile: true}); err != nil {
+				t.Fatalf("a recall of an owner of the damaged shard: %v", err)
 			}
 			if _, err := e.Health(context.Background()); err != nil {
 				t.Errorf("health while a damaged shard is rebuilt: %v", err)

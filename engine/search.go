@@ -61,6 +61,11 @@ type Result struct {
 	// Similarity is the cosine similarity to the question, when the memory
 	// was found by meaning.
 	Similarity float32
+	// Profile: the memory rides in the block as one of the owner's
+	// standing facts, not found for the question (no score). A standing
+	// fact the budget left out, brought back by the question's domains,
+	// has neither a score nor this mark.
+	Profile bool
 }
 
 // candidatesPerResult is how many index hits are read per result wanted:

@@ -91,6 +91,8 @@ type Index struct {
 
 	fillerOnce sync.Once
 	fillers    map[string]bool // analysed forms of the query filler words
+	bridgeOnce sync.Once
+	bridge     bridge // analysed words of the domains of everyday life (bridge.go)
 
 	digester  atomic.Pointer[Digester]
 	onDamaged atomic.Pointer[func(shard int, err error)]

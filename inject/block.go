@@ -15,9 +15,8 @@ const (
 	BlockEnd   = `</memory-context>`
 )
 
-const preamble = "Memories from earlier conversations with this user, most relevant first. " +
-	"Use them when they help; the user's words in this conversation take precedence. " +
-	"Do not mention this block."
+const preamble = "Memories of this user from earlier conversations, standing facts first. " +
+	"Use them when they help; the user's words here take precedence. Do not mention this block."
 
 // MaxItemTokens caps one item in the block, so a long transcript turn cannot
 // take the whole budget.
@@ -35,12 +34,38 @@ type Item struct {
 // indexes of the items it holds and their texts as shown (itemText); an
 // empty block when none fit.
 func Render(items []Item, maxTokens, maxItems int) (block string, kept []int, texts []string) {
+	block, _, kept, texts = RenderWith(nil, 0, items, maxTokens, maxItems)
+	return block, kept, texts
+}
+
+// Standing is a fact of the owner's profile, which leads the block: Rank
+// orders them, lower first, and once one does not fit, none of a higher
+// Rank is added (so a preference never takes the room of a constraint).
+type Standing struct {
+	Text string
+	Rank int
+}
+
+// RenderWith is Render with the owner's standing facts first, undated,
+// within profileTokens of the block's maxTokens; maxItems bounds only the
+// items after them. It returns the block, the indexes of the standing
+// facts and of the items it holds, and all their texts as shown, standing
+// facts first.
+func RenderWith(standing []Standing, profileTokens int, items []Item, maxTokens, maxItems int) (block string, keptStanding, kept []int, texts []string) {
 	var b strings.Builder
 	b.WriteString(BlockStart)
 	b.WriteByte('\n')
 	b.WriteString(preamble)
 	b.WriteByte('\n')
-	used := EstimateTokens(b.String()) + EstimateTokens(BlockEnd) + 1
+	used := overhead
+	keptStanding = StandingFits(standing, profileTokens, maxTokens)
+	for _, i := range keptStanding {
+		text := itemText(Item{Text: standing[i].Text})
+		line := renderLine(Item{}, text)
+		b.WriteString(line)
+		used += EstimateTokens(line)
+		texts = append(texts, text)
+	}
 	for i, it := range items {
 		if maxItems > 0 && len(kept) >= maxItems {
 			break
@@ -55,11 +80,39 @@ func Render(items []Item, maxTokens, maxItems int) (block string, kept []int, te
 		used += t
 		kept, texts = append(kept, i), append(texts, text)
 	}
-	if len(kept) == 0 {
-		return "", nil, nil
+	if len(kept) == 0 && len(keptStanding) == 0 {
+		return "", nil, nil, nil
 	}
 	b.WriteString(BlockEnd)
-	return b.String(), kept, texts
+	return b.String(), keptStanding, kept, texts
+}
+
+// overhead is what a block costs without memories: its markers and
+// preamble.
+var overhead = EstimateTokens(BlockStart+"\n"+preamble+"\n") + EstimateTokens(BlockEnd) + 1
+
+// StandingFits are the indexes of the standing facts a block of maxTokens
+// holds, within profileTokens: in order, skipping those that do not fit,
+// and none of a higher Rank than one skipped.
+func StandingFits(standing []Standing, profileTokens, maxTokens int) []int {
+	room := maxTokens - overhead
+	var kept []int
+	used, cut := 0, -1
+	for i, s := range standing {
+		if cut >= 0 && s.Rank > cut {
+			break
+		}
+		t := EstimateTokens(renderLine(Item{}, itemText(Item{Text: s.Text})))
+		if used+t > min(profileTokens, room) {
+			if cut < 0 {
+				cut = s.Rank
+			}
+			continue
+		}
+		used += t
+		kept = append(kept, i)
+	}
+	return kept
 }
 
 // itemText is an item's text as the block shows it: one line, truncated.

@@ -364,8 +364,11 @@ func (t *Tx) Purge(owner string, id uint64) error {
 	if err := t.tx.Bucket(bucketIDs).Delete(encodeU64(id)); err != nil {
 		return err
 	}
-	_, err = t.logChange(owner, id)
-	return err
+	seq, err := t.logChange(owner, id)
+	if err != nil {
+		return err
+	}
+	return t.factWritten(ob.Bucket(bucketMem), m.Kind, seq)
 }
 
 // Get loads one memory of owner.
@@ -439,8 +442,36 @@ func (t *Tx) put(mem *kvBucket, m *Memory) error {
 		return err
 	}
 	m.Seq = seq
+	if err := t.factWritten(mem, m.Kind, seq); err != nil {
+		return err
+	}
 	mem.setFill(appendFill)
 	return mem.Put(encodeU64(m.ID), t.seal(labelMemory, m.Owner, encodeU64(m.ID), encodeMemory(m)))
+}
+
+// kindTurn is the kind of transcript memories, the bulk of what is written.
+const kindTurn = "turn"
+
+// factWritten records, as the sequence of the owner's memory bucket, the
+// change seq of a write to a memory that is not a transcript turn (see
+// FactsRevision).
+func (t *Tx) factWritten(mem *kvBucket, kind string, seq uint64) error {
+	if kind == kindTurn {
+		return nil
+	}
+	return mem.SetSequence(seq)
+}
+
+// FactsRevision is the change sequence of the latest write to one of the
+// owner's memories other than a transcript turn (0 for none recorded):
+// what is derived from an owner's facts stays current while it does not
+// move, however many turns are learned meanwhile.
+func (t *Tx) FactsRevision(owner string) uint64 {
+	ob, err := t.ownerBucket(owner, false)
+	if err != nil {
+		return 0
+	}
+	return ob.Bucket(bucketMem).Sequence()
 }
 
 // digestOf copies the digest of record id.

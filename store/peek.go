@@ -117,7 +117,7 @@ func (p *Peek) Brief() (Brief, error) {
 		return Brief{}, fmt.Errorf("decoding memory %d: %w", p.ID, errCorrupt)
 	}
 	// Most memories are turns: their kind is not copied.
-	if b.Kind = "turn"; string(kind) != b.Kind {
+	if b.Kind = kindTurn; string(kind) != b.Kind {
 		b.Kind = string(kind)
 	}
 	return b, nil

@@ -462,7 +462,7 @@ async function preview(ev) {
 	const data = await api('POST', 'preview', ownerBody({ query: $('#preview-q').value, session: $('#preview-session').value.trim() }));
 	const s = data.settings;
 	const settings = el('p', { class: 'hint' }, 'Budget ' + s.max_tokens + ' tokens, ' + s.max_items + ' memories; relevance floor ' +
-		s.min_score + (s.gate ? '; gate on' : '') + (s.only_session ? '; this session only' : '') + (s.identity ? '; identity facts ride along' : '') + '.');
+		s.min_score + (s.gate ? '; gate on' : '') + (s.only_session ? '; this session only' : '') + (s.profile ? '; the profile rides along' : '') + '.');
 	if (!data.block) {
 		out.append(el('p', { id: 'preview-nothing' }, el('strong', {}, 'Nothing would be injected: '), data.reason || data.nothing));
 		if (data.below_floor && data.below_floor.length) {
@@ -480,7 +480,7 @@ function scoreTable(rows) {
 	return el('table', { class: 'scores' },
 		el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'Score'), el('th', { scope: 'col' }, 'Kind'), el('th', { scope: 'col' }, 'Memory'))),
 		el('tbody', {}, rows.map((r) => el('tr', { 'data-id': r.id },
-			el('td', { class: 'num', 'data-label': 'Score' }, r.identity ? 'identity' : r.score.toFixed(3)),
+			el('td', { class: 'num', 'data-label': 'Score' }, r.profile ? 'profile' : r.score.toFixed(3)),
 			el('td', { 'data-label': 'Kind' }, r.kind),
 			el('td', { class: 'content', 'data-label': 'Memory' }, r.text)))));
 }

@@ -7,6 +7,13 @@
 //
 // It reads LoCoMo's own JSON format (a list of samples with "conversation"
 // and "qa"), so it runs on any file of that shape, such as locomo10.json.
+//
+// With -prefeval or -updates it measures instead what reaches the model
+// through a real Caddy (see prefeval.go, updates.go): PrefEval's stated
+// preferences and later questions that need them, and a set of knowledge
+// updates.
+//
+//	go run ./cmd/memeval -prefeval ../shared/evals/prefeval -updates cmd/memeval/testdata/updates.json
 package main
 
 import (
@@ -58,8 +65,21 @@ func main() {
 	llmRate := flag.Int("llm-rate", 60, "most calls a minute to -llm-url")
 	encrypt := flag.Bool("encrypt", false, "encrypt the storage (a random key), to measure what encryption at rest costs")
 	gate := flag.Bool("gate", true, "judge each question first, as the memory handler's gate heuristic does (false: gate off)")
+	prefeval := flag.String("prefeval", "", "a PrefEval folder (items.jsonl, distractors.json): run its protocol through Caddy instead of LoCoMo")
+	modes := flag.String("modes", "explicit,persona", "PrefEval modes, with -prefeval")
+	perTopic := flag.Int("per-topic", 20, "PrefEval questions per topic, with -prefeval")
+	prefs := flag.Int("prefs", prefsPerOwner, "PrefEval preferences each owner states (the protocol's 5; more, to measure owners with more than the profile holds)")
+	updates := flag.String("updates", "", "a knowledge-update set (JSON, as cmd/memeval/testdata/updates.json): run it through Caddy instead of LoCoMo")
+	directives := flag.String("directives", "", "with -prefeval or -updates: more memory directives for the proxy, e.g. \"profile off\"")
+	workers := flag.Int("workers", 4, "with -prefeval or -updates: owners talking at once")
 	flag.Parse()
 	log.SetFlags(0)
+	if *prefeval != "" || *updates != "" {
+		if err := runProxied(*prefeval, *modes, *perTopic, *prefs, *updates, *directives, *storage, *workers, *misses > 0, *jsonOut); err != nil {
+			log.Fatalf("memeval: %v", err)
+		}
+		return
+	}
 
 	samples, err := load(*data)
 	if err != nil {

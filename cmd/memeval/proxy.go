@@ -1,0 +1,195 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig"
+	_ "github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	_ "github.com/caddyserver/caddy/v2/modules/standard"
+
+	_ "github.com/caddy-memory/memory"
+	"github.com/caddy-memory/memory/inject"
+)
+
+// proxy is a real Caddy with the memory handler (its defaults, plus any
+// extra directives) in front of a fake OpenAI upstream that answers each
+// request by echoing its latest user message and keeps the last body it
+// received for each API key: what a user of the proxy would get.
+type proxy struct {
+	url    string
+	up     *httptest.Server
+	client *http.Client
+
+	mu   sync.Mutex
+	last map[string][]byte // Authorization -> the last request body upstream saw
+}
+
+// message is one chat message.
+type message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// startProxy loads a Caddy config serving memory on storage in front of the
+// fake upstream. Only one can run at a time (Caddy's config is global).
+func startProxy(storage, extra string) (*proxy, error) {
+	p := &proxy{last: map[string][]byte{}, client: &http.Client{Timeout: time.Minute}}
+	p.up = httptest.NewServer(http.HandlerFunc(p.answer))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	cfg, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(fmt.Sprintf(`{
+	admin off
+	persist_config off
+	log {
+		level ERROR
+	}
+}
+http://127.0.0.1:%d {
+	memory {
+		storage %s
+		%s
+	}
+	reverse_proxy %s
+}
+`, port, storage, extra, strings.TrimPrefix(p.up.URL, "http://"))), nil)
+	if err != nil {
+		p.up.Close()
+		return nil, err
+	}
+	if err := caddy.Load(cfg, true); err != nil {
+		p.up.Close()
+		return nil, err
+	}
+	p.url = fmt.Sprintf("http://127.0.0.1:%d/v1/chat/completions", port)
+	return p, nil
+}
+
+func (p *proxy) stop() {
+	caddy.Stop()
+	p.up.Close()
+}
+
+// answer is the fake upstream: an OpenAI chat completion echoing the
+// latest user message.
+func (p *proxy) answer(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	p.mu.Lock()
+	p.last[r.Header.Get("Authorization")] = body
+	p.mu.Unlock()
+	var req struct {
+		Messages []message `json:"messages"`
+	}
+	_ = json.Unmarshal(body, &req)
+	echo := ""
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		if req.Messages[i].Role == "user" {
+			echo = req.Messages[i].Content
+			break
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(map[string]any{
+		"id": "chatcmpl-eval", "object": "chat.completion", "model": "echo",
+		"choices": []map[string]any{{"index": 0, "finish_reason": "stop",
+			"message": map[string]string{"role": "assistant", "content": echo}}},
+	})
+}
+
+// chat sends one request for the owner key and returns the answer's text.
+func (p *proxy) chat(key string, msgs []message) (string, error) {
+	b, _ := json.Marshal(map[string]any{"model": "gpt-eval", "messages": msgs})
+	req, _ := http.NewRequest(http.MethodPost, p.url, bytes.NewReader(b))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := p.client.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("status %d: %s", resp.StatusCode, raw)
+	}
+	var out struct {
+		Choices []struct {
+			Message message `json:"message"`
+		} `json:"choices"`
+	}
+	if err := json.Unmarshal(raw, &out); err != nil || len(out.Choices) == 0 {
+		return "", fmt.Errorf("unreadable answer: %s", raw)
+	}
+	return out.Choices[0].Message.Content, nil
+}
+
+// conversation sends the user turns of one conversation in order, each
+// request carrying the conversation so far (after an optional system
+// prompt), as a chat client does.
+func (p *proxy) conversation(key, system string, turns []string) error {
+	var msgs []message
+	if system != "" {
+		msgs = append(msgs, message{"system", system})
+	}
+	for _, t := range turns {
+		msgs = append(msgs, message{"user", t})
+		reply, err := p.chat(key, msgs)
+		if err != nil {
+			return err
+		}
+		msgs = append(msgs, message{"assistant", reply})
+	}
+	return nil
+}
+
+// block is the memory block of the last request the upstream received for
+// key, "" for none.
+func (p *proxy) block(key string) string {
+	p.mu.Lock()
+	body := p.last["Bearer "+key]
+	p.mu.Unlock()
+	var req struct {
+		Messages []message `json:"messages"`
+	}
+	_ = json.Unmarshal(body, &req)
+	for _, m := range req.Messages {
+		if i := strings.Index(m.Content, inject.BlockStart); i >= 0 {
+			s := m.Content[i:]
+			if j := strings.Index(s, inject.BlockEnd); j >= 0 {
+				return s[:j+len(inject.BlockEnd)]
+			}
+			return s
+		}
+	}
+	return ""
+}
+
+// blockLines are the memories of a block, one a line, without the date.
+func blockLines(block string) []string {
+	var out []string
+	for _, l := range strings.Split(block, "\n") {
+		l, ok := strings.CutPrefix(l, "- ")
+		if !ok {
+			continue
+		}
+		if strings.HasPrefix(l, "[") {
+			if i := strings.Index(l, "] "); i > 0 {
+				l = l[i+2:]
+			}
+		}
+		out = append(out, l)
+	}
+	return out
+}

@@ -1,0 +1,214 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// updateCase is a knowledge update: what the user said earlier (each a
+// conversation of user turns, questions among them), what changed, and a
+// later question that needs the current value.
+type updateCase struct {
+	ID       string     `json:"id"`
+	Kind     string     `json:"kind"`
+	Before   [][]string `json:"before"`
+	Update   []string   `json:"update"`
+	Question string     `json:"question"`
+	New      []string   `json:"new"`
+	Old      []string   `json:"old"`
+}
+
+func loadUpdates(path string) ([]updateCase, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var cs []updateCase
+	if err := json.Unmarshal(raw, &cs); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	for _, c := range cs {
+		if c.ID == "" || len(c.Update) == 0 || c.Question == "" || len(c.New) == 0 || len(c.Old) == 0 {
+			return nil, fmt.Errorf("%s: case %q needs id, update, question, new and old", path, c.ID)
+		}
+	}
+	return cs, nil
+}
+
+// updateResult is the outcome of the knowledge-update set.
+type updateResult struct {
+	Cases int `json:"cases"`
+	// Passed: the new value is in the block and the old one is not
+	// presented as current.
+	Passed int `json:"passed"`
+	// NewFound: the new value is in the block; OldCurrent: a line presents
+	// the old value as current.
+	NewFound   int `json:"new_found"`
+	OldCurrent int `json:"old_current"`
+	// Echoes: blocks repeating one of the user's own earlier questions.
+	Echoes     int     `json:"echoes"`
+	MeanTokens float64 `json:"mean_block_tokens"`
+}
+
+// runUpdates runs each case as its own owner through p.
+func runUpdates(p *proxy, cases []updateCase, workers int, verbose io.Writer) (updateResult, error) {
+	key := func(c updateCase) string { return "updates-" + c.ID }
+	if err := parallel(len(cases), workers, func(i int) error {
+		for _, conv := range append(cases[i].Before, cases[i].Update) {
+			if err := p.conversation(key(cases[i]), "", conv); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		return updateResult{}, err
+	}
+	time.Sleep(pause)
+	blocks := make([]string, len(cases))
+	if err := parallel(len(cases), workers, func(i int) error {
+		if err := p.conversation(key(cases[i]), prefSystem, []string{cases[i].Question}); err != nil {
+			return err
+		}
+		blocks[i] = p.block(key(cases[i]))
+		return nil
+	}); err != nil {
+		return updateResult{}, err
+	}
+	r := updateResult{Cases: len(cases)}
+	tokens := 0
+	for i, c := range cases {
+		newFound, oldCurrent, echo := judgeUpdate(c, blocks[i])
+		r.NewFound += b2i(newFound)
+		r.OldCurrent += b2i(oldCurrent)
+		r.Echoes += b2i(echo)
+		pass := newFound && !oldCurrent
+		r.Passed += b2i(pass)
+		tokens += len(blocks[i]) / 4
+		if verbose != nil && (!pass || echo) {
+			fmt.Fprintf(verbose, "UPDATE %s new=%v old-as-current=%v echo=%v\n    %s\n", c.ID, newFound, oldCurrent, echo,
+				strings.ReplaceAll(blocks[i], "\n", "\n    "))
+		}
+	}
+	r.MeanTokens = float64(tokens) / float64(max(len(cases), 1))
+	return r, nil
+}
+
+// earlierMark starts a block line that shows a value as it was, not as it is.
+const earlierMark = "(earlier"
+
+// judgeUpdate reads a case's block: is each new value in it, does a line
+// present an old value as current (a line naming an old value, neither
+// marked as earlier, nor saying it ended, nor naming the new value beside
+// it, as "moved from Lisbon to Porto" does), and does a line repeat one of
+// the user's own earlier questions.
+func judgeUpdate(c updateCase, block string) (newFound, oldCurrent, echo bool) {
+	lines := blockLines(block)
+	newFound = true
+	for _, v := range c.New {
+		found := false
+		for _, l := range lines {
+			found = found || hasWord(l, v)
+		}
+		newFound = newFound && found
+	}
+	for _, l := range lines {
+		if strings.HasPrefix(l, earlierMark) || ended.MatchString(l) {
+			continue
+		}
+		withNew := false
+		for _, v := range c.New {
+			withNew = withNew || hasWord(l, v)
+		}
+		for _, v := range c.Old {
+			if hasWord(l, v) && !withNew {
+				oldCurrent = true
+			}
+		}
+		for _, conv := range c.Before {
+			for _, t := range conv {
+				if strings.HasSuffix(t, "?") && strings.Contains(l, t) {
+					echo = true
+				}
+			}
+		}
+	}
+	return newFound, oldCurrent, echo
+}
+
+// ended marks a line that says a value is no longer so ("User stopped
+// keto", "broke up with Miguel"): it does not present it as current.
+var ended = regexp.MustCompile(`(?i)\b(?:stopped|quit|left|broke up|split up|no longer|anymore|any more|used to|former|ex-|moved from|instead of|switched from|replaced|sold|gave up|divorced)\b`)
+
+// hasWord reports whether s holds phrase as whole words (or with an -s,
+// -es, -d or -ed ending), ignoring case.
+func hasWord(s, phrase string) bool {
+	return regexp.MustCompile(`(?i)\b` + regexp.QuoteMeta(phrase) + `(?:s|es|d|ed)?\b`).MatchString(s)
+}
+
+func (r updateResult) print(w io.Writer) {
+	fmt.Fprintf(w, "knowledge updates: %d of %d pass (new value in the block: %d; old value presented as current: %d)   echoed questions in %d blocks   mean block %.0f tokens\n",
+		r.Passed, r.Cases, r.NewFound, r.OldCurrent, r.Echoes, r.MeanTokens)
+}
+
+// runProxied runs PrefEval (each mode of modes) and the knowledge-update
+// set, whichever is given, through one Caddy on a fresh storage.
+func runProxied(prefDir, modes string, perTopic, prefs int, updatesPath, directives, storage string, workers int, verbose bool, jsonOut string) error {
+	if storage == "" {
+		dir, err := os.MkdirTemp("", "memeval-*")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		storage = dir
+	}
+	p, err := startProxy(storage, directives)
+	if err != nil {
+		return err
+	}
+	defer p.stop()
+	var out io.Writer
+	if verbose {
+		out = os.Stdout
+	}
+	results := map[string]any{}
+	if prefDir != "" {
+		items, distractors, err := loadPrefEval(prefDir)
+		if err != nil {
+			return err
+		}
+		for _, mode := range strings.Split(modes, ",") {
+			mode = strings.TrimSpace(mode)
+			if mode != "explicit" && mode != "persona" {
+				return fmt.Errorf("-modes: %q is not explicit or persona", mode)
+			}
+			r, err := runPrefEval(p, planPrefEval(items, distractors, mode, perTopic, prefs), mode, workers, out)
+			if err != nil {
+				return err
+			}
+			r.print(os.Stdout)
+			results["prefeval_"+mode] = r
+		}
+	}
+	if updatesPath != "" {
+		cases, err := loadUpdates(updatesPath)
+		if err != nil {
+			return err
+		}
+		r, err := runUpdates(p, cases, workers, out)
+		if err != nil {
+			return err
+		}
+		r.print(os.Stdout)
+		results["updates"] = r
+	}
+	if jsonOut != "" {
+		b, _ := json.MarshalIndent(results, "", " ")
+		return os.WriteFile(jsonOut, b, 0o644)
+	}
+	return nil
+}

@@ -1,0 +1,239 @@
+package extract
+
+import (
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/caddy-memory/memory/inject"
+)
+
+// Fact is a standalone statement about the user, in the third person, with
+// the stable key under which a newer statement supersedes it.
+type Fact struct {
+	Kind    string
+	Key     string
+	Content string
+}
+
+// Limits on what the rules look at: a pasted document is not the user talking
+// about themselves.
+const (
+	maxSentence     = 300 // characters; longer sentences are skipped
+	maxFactsPerTurn = 12
+	maxObjectWords  = 14
+	maxClauseWords  = 48
+)
+
+var (
+	fenced   = regexp.MustCompile("(?s)```.*?(```|$)")
+	splitter = regexp.MustCompile(`(?:[.!?]+["')\]]*\s+|\n+|;\s+)`)
+	// sentences are split without ";": "I avoid X; Y makes me sick" is one
+	// statement, and two joined by ";" are cut apart as clauses.
+	sentences = regexp.MustCompile(`(?:[.!?]+["')\]]*\s+|\n+)`)
+	// askedAfter starts the question a statement runs into: "I usually
+	// prefer X, but do you have any ideas?"
+	askedAfter   = regexp.MustCompile(`(?i)(?:,|\s+-|;)\s*(?:(?:but|so|and|though|then)\s+)?(?:do|does|can|could|would|will|is|are|what|how|which|where|any|have|should|i'm wondering|i wonder|i was wondering|i'm curious|i am wondering)\b`)
+	notStatement = regexp.MustCompile(`(?i)^(?:if|when|suppose|imagine|what if|would|could|should|do|does|did|is|are|can|how|why|what|who|where|which)\b`)
+)
+
+// Facts extracts facts about the user from what they said in one turn.
+// Questions, hypotheticals, quoted or fenced text and injected memory blocks
+// are not statements about the user and yield nothing.
+func Facts(userText string) []Fact {
+	text := fenced.ReplaceAllString(inject.Strip(userText), "\n")
+	text = strings.NewReplacer("’", "'", "‘", "'").Replace(text)
+	var out []Fact
+	seen := map[string]int{}
+	for _, s := range sentences.Split(text, -1) {
+		s = strings.TrimSpace(s)
+		if strings.HasSuffix(s, "?") {
+			// The statement before the question, if it starts the sentence.
+			loc := askedAfter.FindStringIndex(s)
+			if loc == nil {
+				continue
+			}
+			s = strings.TrimSpace(s[:loc[0]])
+		}
+		if len(s) < 6 || len(s) > maxSentence || strings.HasPrefix(s, ">") || notStatement.MatchString(s) {
+			continue
+		}
+		for _, f := range sentenceFacts(s) {
+			if at, dup := seen[f.Key]; dup {
+				// A later statement in the same message corrects an
+				// earlier one: "I live in Berlin. Sorry, I mean Munich."
+				out[at].Content = f.Content
+				continue
+			}
+			if len(out) >= maxFactsPerTurn {
+				continue
+			}
+			seen[f.Key] = len(out)
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// match is one rule's statement in a sentence.
+type match struct {
+	rule  int
+	start int // of the rule's match in the sentence
+	// cue is where what the statement is about begins: another rule
+	// matching before it reads the same statement.
+	cue     int
+	key     string
+	content string
+}
+
+// sentenceFacts are the facts one sentence states, in the order said.
+func sentenceFacts(s string) []Fact {
+	if m := rules[0].re.FindStringSubmatch(s); m != nil {
+		// "remember that ..." is kept whole, not also taken apart.
+		if key, content, ok := rules[0].build(m, ""); ok {
+			return []Fact{{Kind: rules[0].kind, Key: rules[0].kind + ":" + key, Content: content}}
+		}
+	}
+	var ms []match
+	for i := 1; i < len(rules); i++ {
+		r := &rules[i]
+		for _, loc := range r.re.FindAllStringSubmatchIndex(s, 3) {
+			if hedged(s[:loc[0]]) || !r.free && !subjectAt(s, loc[0]) {
+				continue
+			}
+			key, content, ok := r.build(submatches(s, loc), s[loc[1]:])
+			if !ok || key == "" {
+				continue
+			}
+			cue := loc[1]
+			if n := len(loc); n > 2 && loc[n-1] == loc[1] && loc[n-2] >= 0 {
+				cue = loc[n-2] // the object a template rule reads to the end
+			}
+			ms = append(ms, match{rule: i, start: loc[0], cue: cue, key: r.kind + ":" + key, content: content})
+		}
+	}
+	if len(ms) == 0 {
+		return nil
+	}
+	// One statement per place: where two rules read the same words, the
+	// first in the table, the more specific, says what it is.
+	sort.SliceStable(ms, func(a, b int) bool {
+		return ms[a].start < ms[b].start || ms[a].start == ms[b].start && ms[a].rule < ms[b].rule
+	})
+	kept := ms[:0]
+	for _, m := range ms {
+		if len(kept) > 0 && m.start < kept[len(kept)-1].cue {
+			continue
+		}
+		kept = append(kept, m)
+	}
+	ms = kept
+	first := statementStart(s, ms[0].start)
+	change := changeCue.MatchString(s[first:])
+	var out []Fact
+	keys := map[string]bool{}
+	within := -1 // the end of the clause the last statement was kept as
+	for k, m := range ms {
+		r := &rules[m.rule]
+		if !change && m.start < within {
+			continue // "I fear flying, so I avoid air travel" is one statement
+		}
+		content := m.content
+		switch {
+		case r.fixed:
+		case r.whole:
+			// Keyed by what it says: its subject is not one of the user's.
+			content = clauseFact(s)
+			m.key = r.kind + ":" + contentKey(content)
+		case change && len(ms) > 1:
+			// "I broke up with Miguel, I'm dating Sara now": what changed
+			// and what it is now, together.
+			content = clauseFact(s[first:])
+		case r.clause || content == "":
+			from := m.start
+			if k == 0 {
+				from = first
+			}
+			end := clauseEnd(s, ms, k)
+			content, within = clauseFact(someoneWho(s[from:end])), end
+		}
+		if content == "" || !clean(content) || keys[m.key] {
+			continue
+		}
+		keys[m.key] = true
+		out = append(out, Fact{Kind: r.kind, Key: m.key, Content: content})
+	}
+	return out
+}
+
+// asSomeone starts a statement about the user made as a description:
+// "As someone who prefers cruelty-free products, I'd like ...".
+var (
+	asSomeone = regexp.MustCompile(`(?i)^as\s+(?:someone|somebody|a person|one)\s+who\s+`)
+	mainI     = regexp.MustCompile(`(?i),\s+i(?:'d|'m|'ll|'ve)?\s`)
+)
+
+// someoneWho rewrites a description of the user as the statement it makes:
+// "User prefers cruelty-free products." from the example above.
+func someoneWho(clause string) string {
+	loc := asSomeone.FindStringIndex(clause)
+	if loc == nil {
+		return clause
+	}
+	rest := clause[loc[1]:]
+	if m := mainI.FindStringIndex(rest); m != nil {
+		rest = rest[:m[0]]
+	}
+	return "I " + rest
+}
+
+// clauseEnd is where statement k of s ends: where the next statement
+// joined to it by a connector ("..., but I hate tea") begins, else at the
+// end of the sentence.
+func clauseEnd(s string, ms []match, k int) int {
+	for _, n := range ms[k+1:] {
+		if n.start <= ms[k].start {
+			continue
+		}
+		if loc := connector.FindStringIndex(s[ms[k].start:n.start]); loc != nil {
+			return ms[k].start + loc[0]
+		}
+	}
+	return len(s)
+}
+
+// unclean are the words of a statement that does not stand alone: one
+// addressed to the assistant, or leaning on what was said before.
+var unclean = regexp.MustCompile(`(?i)\b(?:you|your|yours|yourself)\b`)
+
+// clean reports whether a fact reads as a standalone statement.
+func clean(content string) bool {
+	return !unclean.MatchString(content) && len(strings.Fields(content)) <= maxClauseWords
+}
+
+// hedges are words that, in the clause before a statement, mean the
+// statement is not asserted: "I don't think I like coffee", "not sure I
+// live in the right place", "I wonder whether I prefer tea".
+var hedges = regexp.MustCompile(`(?i)(?:\bnot\b|n't\b|\bnever\b|\bno\b|\bdoubt|\bwonder|\bif\b|\bwhether\b|\bunless\b|\bwish\b|\bpretend|\bimagine|\bsuppose)`)
+
+// clauseBreak ends the clause a hedge can reach across.
+var clauseBreak = regexp.MustCompile(`(?i)(?:[,;:]|\s(?:and|but|so|because|although)\s)`)
+
+// hedged reports whether the clause leading up to a match hedges it.
+func hedged(before string) bool {
+	if locs := clauseBreak.FindAllStringIndex(before, -1); len(locs) > 0 {
+		before = before[locs[len(locs)-1][1]:]
+	}
+	return hedges.MatchString(before)
+}
+
+// submatches turns FindStringSubmatchIndex output into strings.
+func submatches(s string, loc []int) []string {
+	m := make([]string, len(loc)/2)
+	for i := range m {
+		if loc[2*i] >= 0 {
+			m[i] = s[loc[2*i]:loc[2*i+1]]
+		}
+	}
+	return m
+}

@@ -1,0 +1,135 @@
+package extract
+
+import "testing"
+
+// The common English phrasings of names, jobs, constraints, preferences
+// and changes each yield their fact.
+func TestFactsEverydayStatements(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []fact
+	}{
+		// names
+		{"I am Ana", []fact{{"identity:name", "User's name is Ana."}}},
+		{"Hi, I am Ana.", []fact{{"identity:name", "User's name is Ana."}}},
+		{"Hi, I'm Ana and I live in Porto.", []fact{{"identity:name", "User's name is Ana."}, {"identity:location", "User lives in Porto."}}},
+		{"You can call me Al.", []fact{{"identity:name", "User's name is Al."}}},
+		// jobs
+		{"I'm a nurse at Santa Maria hospital.", []fact{{"identity:job", "User is a nurse at Santa Maria hospital."}}},
+		{"I'm a nurse.", []fact{{"identity:job", "User is a nurse."}}},
+		{"I started a new job as a nurse.", []fact{{"identity:job", "User started a new job as a nurse."}}},
+		{"My new job at Spotify starts Monday.", []fact{{"identity:employer", "User's new job at Spotify starts Monday."}}},
+		{"I'm studying law at the University of Coimbra.", []fact{{"identity:study", "User is studying law at the University of Coimbra."}}},
+		// constraints
+		{"I have a severe nut allergy.", []fact{{"health:allergy:nut", "User has a severe nut allergy."}}},
+		{"I'm allergic to wool and avoid any woolen clothing.", []fact{{"health:allergy:wool", "User is allergic to wool and avoids any woolen clothing."}}},
+		{"I follow a strict gluten-free diet.", []fact{{"identity:diet", "User follows a strict gluten-free diet."}}},
+		{"I can't eat shellfish.", []fact{{"health:avoid:shellfish", "User can't eat shellfish."}}},
+		{"I don't drink.", []fact{{"health:alcohol", "User does not drink alcohol."}}},
+		{"I have type 2 diabetes.", []fact{{"health:condition:diabetes", "User has type 2 diabetes."}}},
+		// preferences, kept with what qualifies them
+		{"I prefer tea over coffee.", []fact{{"preference:tea", "User prefers tea over coffee."}}},
+		{"I can't stand horror movies.", []fact{{"preference:horror movies", "User can't stand horror movies."}}},
+		{"I'm not a fan of crowded places.", []fact{{"preference:crowded places", "User is not a fan of crowded places."}}},
+		{"I strongly avoid team sports and prefer solo activities.", []fact{{"preference:team sports", "User strongly avoids team sports and prefers solo activities."}}},
+		{"I have a phobia of birds, so I cannot have any avian pets in my home.", []fact{{"preference:birds", "User has a phobia of birds, so the user cannot have any avian pets in the user's home."}}},
+		{"Due to ethical concerns, I avoid buying leather.", []fact{{"preference:buying leather", "Due to ethical concerns, the user avoids buying leather."}}},
+		{"Count to eight for me, I love counting.", []fact{{"preference:counting", "User loves counting."}}},
+		{"Speaking of pets, I usually prefer low-maintenance ones.", []fact{{"preference:low maintenance ones", "User usually prefers low-maintenance ones."}}},
+		{"I tend to prefer documentaries over fantasy animations; the magical elements feel unrealistic to me.", []fact{{"preference:documentaries", "User tends to prefer documentaries over fantasy animations; the magical elements feel unrealistic to the user."}}},
+		{"I'm not really into immersive experiences, even for teaching.", []fact{{"preference:immersive experiences", "User is not really into immersive experiences, even for teaching."}}},
+		// said in passing: before a question, as a description, of something else
+		{"By the way, I usually prefer to avoid sports games, but do you have any physics puzzles?", []fact{{"preference:sports games", "User usually prefers to avoid sports games."}}},
+		{"As someone who usually prefers cruelty-free products, I'd like some book ideas.", []fact{{"preference:cruelty free products", "User usually prefers cruelty-free products."}}},
+		{"VR headsets make me feel dizzy.", []fact{{"preference:" + contentKey("VR headsets make the user feel dizzy."), "VR headsets make the user feel dizzy."}}},
+		{"I love the idea of a scavenger hunt!", nil},
+		{"I'm particularly interested in the canopic jars.", nil},
+		{"Always answer in metric units.", []fact{{"instruction:" + contentKey("always answer in metric units"), "User's standing instruction: always answer in metric units."}}},
+		// changes: what changed and what it is now
+		{"I broke up with Miguel, I'm dating Sara now.", []fact{{"family:partner", "User broke up with Miguel, the user is dating Sara now."}}},
+		{"I switched to an iPhone 15.", []fact{{"possession:phone", "User switched to an iPhone 15."}}},
+		{"I'm not vegan anymore, I eat meat again.", []fact{{"identity:diet", "User is not vegan anymore, the user eats meat again."}, {"preference:meat", "User is not vegan anymore, the user eats meat again."}}},
+		{"I went fully vegan in January.", []fact{{"identity:diet", "User went fully vegan in January."}}},
+		{"I changed my degree to medicine.", []fact{{"identity:study", "User changed the user's degree to medicine."}}},
+		{"I don't live in Berlin anymore.", []fact{{"identity:location", "User doesn't live in Berlin anymore."}}},
+		{"I switched from Vim to VS Code.", []fact{{"preference:vim", "User switched from Vim to VS Code."}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) { checkFacts(t, tt.in, tt.want) })
+	}
+}
+
+// A change supersedes what it changes: both statements share a key.
+func TestFactsChangesSupersede(t *testing.T) {
+	pairs := []struct{ older, newer string }{
+		{"I live in Lisbon.", "I moved to Porto last month."},
+		{"I live in Toronto.", "We relocated to Vancouver in March."},
+		{"I'm a teacher at a primary school.", "I started a new job as a nurse."},
+		{"I work as an accountant.", "I'm a chef now."},
+		{"I work at Google.", "My new job at Spotify starts Monday."},
+		{"My partner's name is Miguel.", "I broke up with Miguel, I'm dating Sara now."},
+		{"My girlfriend is called Eva.", "I'm dating Lena now."},
+		{"I'm single.", "I got married in June."},
+		{"I'm vegetarian.", "I'm pescatarian now."},
+		{"I'm vegan.", "I'm not vegan anymore."},
+		{"I follow a strict keto diet.", "I follow a Mediterranean diet instead."},
+		{"I have a Pixel 7.", "I switched to an iPhone 15."},
+		{"My phone is an old iPhone 11.", "I got a Samsung Galaxy S24."},
+		{"I use a ThinkPad X1 for work.", "I switched to a MacBook Air."},
+		{"I'm studying law.", "I changed my degree to medicine."},
+		{"I major in biology.", "I switched my major to computer science."},
+		{"I drive to work every day.", "I cycle to work now."},
+		{"I play tennis twice a week.", "I quit tennis."},
+		{"I use Vim for all my coding.", "I switched from Vim to VS Code."},
+		{"My name is Alexandra.", "Please call me Alex from now on."},
+		{"I drink three cups of coffee every morning.", "I don't drink coffee anymore."},
+	}
+	for _, p := range pairs {
+		a, b := Facts(p.older), Facts(p.newer)
+		if len(a) == 0 || len(b) == 0 {
+			t.Errorf("%q -> %v, %q -> %v: want a fact each", p.older, a, p.newer, b)
+			continue
+		}
+		shared := false
+		for _, x := range b {
+			shared = shared || x.Key == a[0].Key
+		}
+		if !shared {
+			t.Errorf("%q (%v) is not superseded by %q (%v)", p.older, a, p.newer, b)
+		}
+	}
+}
+
+// Sentences the rules cannot read into a clean fact teach none.
+func TestFactsNoneWhenUnclean(t *testing.T) {
+	for _, in := range []string{
+		"Please keep in mind how I like my tea.",
+		"The city I live in is Berlin.",
+		"I'm Italian.",
+		"I love the idea of a scavenger hunt!",
+		"I like that you asked.",
+		"I prefer your first answer.",
+		"I'd love some help with my essay.",
+	} {
+		if got := Facts(in); len(got) != 0 {
+			t.Errorf("Facts(%q) = %+v, want none", in, got)
+		}
+	}
+}
+
+func TestOnlyAsks(t *testing.T) {
+	for in, want := range map[string]bool{
+		"Thanks! Also, what's a good podcast about history?": true,
+		"Suggest a snack for me.":                            true,
+		"Can you plan my commute":                            true,
+		"ok thanks":                                          true,
+		"write 10 tests for it":                              true,
+		"I live in Lisbon. What's the weather like?":         false,
+		"I'm allergic to shellfish.":                         false,
+		"":                                                   false,
+	} {
+		if got := OnlyAsks(in); got != want {
+			t.Errorf("OnlyAsks(%q) = %v, want %v", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,173 @@
+package extract
+
+import (
+	"regexp"
+	"strings"
+)
+
+// A statement about the user is read from where its subject starts a
+// clause: "I prefer tea" at the start of a sentence, after "Hi," or after
+// "and", never "how I like my tea" or "the city I live in". A preference or
+// a change is kept as its clause, in the third person, so the reason and
+// the values given with it stay ("User avoids jumping exercises due to
+// joint issues."); facts with a fixed shape (a name, an age) are written
+// from their parts.
+
+// fillers may precede a statement's subject without being part of it.
+var fillers = map[string]bool{
+	"please": true, "hi": true, "hello": true, "hey": true, "oh": true, "ok": true, "okay": true, "well": true,
+	"yes": true, "yeah": true, "yep": true, "no": true, "so": true, "and": true, "but": true, "also": true,
+	"actually": true, "honestly": true, "personally": true, "really": true, "now": true, "though": true,
+	"anyway": true, "anyways": true, "btw": true, "by": true, "the": true, "way": true, "just": true, "fyi": true,
+	"plus": true, "then": true, "generally": true, "basically": true, "as": true, "since": true, "because": true,
+	"while": true, "although": true, "lately": true, "recently": true, "nowadays": true, "these": true, "days": true,
+	"currently": true, "still": true, "again": true, "update": true, "quick": true, "news": true, "big": true,
+	"good": true, "great": true, "thanks": true, "thank": true, "you": true, "sure": true, "right": true,
+	"ah": true, "um": true, "uh": true, "hmm": true, "alright": true, "cool": true,
+	"speaking": true, "of": true, "which": true, "otherwise": true, "besides": true, "furthermore": true,
+	"moreover": true, "overall": true, "truthfully": true, "frankly": true, "sadly": true, "luckily": true,
+	"fortunately": true, "unfortunately": true, "today": true, "yesterday": true, "finally": true,
+}
+
+// subjectAt reports whether a statement starting at i of s starts a
+// clause: at the start, after punctuation that ends one, or after words
+// that only introduce it ("Hi,", "and", "now that").
+func subjectAt(s string, i int) bool {
+	before := strings.TrimSpace(s[:i])
+	if before == "" {
+		return true
+	}
+	if strings.ContainsAny(before[len(before)-1:], ",;:!-–—(") {
+		return true
+	}
+	words := strings.Fields(strings.ToLower(before))
+	last := strings.Trim(words[len(words)-1], `"'`)
+	switch last {
+	case "and", "but", "so", "as", "since", "because", "although", "though", "while", "also", "now", "plus", "yet", "whereas":
+		return true
+	case "that":
+		return len(words) > 1 && words[len(words)-2] == "now" // "now that I'm retired"
+	case "why":
+		return len(words) > 1 && (words[len(words)-2] == "that's" || words[len(words)-2] == "is") // "that's why I avoid"
+	}
+	for _, w := range words {
+		if !fillers[strings.Trim(w, `"'.,!`)] {
+			return false
+		}
+	}
+	return true
+}
+
+// statementStart is where the first statement of s, whose subject is at
+// i, begins: a short adverbial phrase ending in a comma ("Due to ethical
+// concerns, I avoid ...") is part of it; greetings, fillers and requests
+// ("Count to eight for me, I love counting") are not.
+func statementStart(s string, i int) int {
+	before := strings.TrimSpace(s[:i])
+	if !strings.HasSuffix(before, ",") || len(strings.Fields(before)) > 8 || !adverbial.MatchString(before) {
+		return i
+	}
+	return 0
+}
+
+// adverbial starts a phrase that qualifies the statement after it.
+var adverbial = regexp.MustCompile(`(?i)^(?:due to|because of|owing to|thanks to|since|as a|as an|after|before|during|when|whenever|for|in|on|at|with|without|being|given|despite|although|though|while|most of the time|ever since|unlike|having|growing up|at home|at work|after work|on weekends|these days|nowadays|lately|in general|generally|usually|normally|typically|for health reasons|for ethical reasons|for religious reasons)\b`)
+
+// connector ends text that leads from one statement to another joined to
+// it: "I love coffee, but I hate tea" is two facts.
+var connector = regexp.MustCompile(`(?i)(?:,\s*(?:and|but|or|yet|while|whereas)?|;|\s+(?:and|but|or|yet|while|whereas)|\s+[-–—])\s*$`)
+
+// changeCue marks a sentence that states a change: what it says is kept
+// whole, so the fact carries both what changed and what it is now.
+var changeCue = regexp.MustCompile(`(?i)\b(?:now|anymore|any more|no longer|instead|switched|quit|stopped|left|moved|relocated|changed|broke up|split up|divorced|started|these days|again|from now on|gave up|given up|sold|replaced|upgraded|went|gone|became|become)\b`)
+
+// clauseFact writes a clause about the user as a standalone fact, or ""
+// when it would not read as one.
+func clauseFact(clause string) string {
+	clause = strings.TrimSpace(clause)
+	clause = strings.TrimRight(clause, ".!,;:-–— ")
+	if len(strings.Fields(clause)) < 2 {
+		return ""
+	}
+	return sentence(coordinate(thirdPerson(clause)))
+}
+
+// coordinate conjugates the verbs that share the user as subject after
+// "and", "but" or "or": "the user avoids X and prefer Y" becomes "... and
+// prefers Y".
+func coordinate(s string) string {
+	if !strings.HasPrefix(s, "the user ") && !strings.Contains(s, " the user ") {
+		return s
+	}
+	words := strings.Fields(s)
+	for i := 0; i+1 < len(words); i++ {
+		switch strings.ToLower(strings.TrimRight(words[i], ",")) {
+		case "and", "but", "or":
+		default:
+			continue
+		}
+		j := i + 1
+		for j < len(words)-1 && adverbWord(words[j]) {
+			j++
+		}
+		if coordinatedVerbs[strings.ToLower(words[j])] {
+			words[j] = conjugate(words[j])
+		}
+	}
+	return strings.Join(words, " ")
+}
+
+// asks are how requests to the assistant begin.
+var asks = regexp.MustCompile(`(?i)^(?:please\s+|so\s+|also\s+|and\s+|now\s+|ok\s+|okay\s+|then\s+)*(?:tell|suggest|recommend|give|help|show|explain|write|plan|list|find|make|create|describe|compare|convert|rewrite|translate|summari[sz]e|draft|generate|check|fix|review|calculate|name|share|teach|walk me|let me know|remind me|can you|could you|would you|will you|i'd like you to|i want you to|i need you to|i need help|i want to know|i'd like to know|i wonder|i was wondering|i'm wondering|any (?:ideas|suggestions|tips|recommendations|advice)|what about|how about|go on|continue|keep going|try again|do it|again)\b`)
+
+// smallTalk are whole sentences that say nothing about anyone.
+var smallTalk = regexp.MustCompile(`(?i)^(?:(?:hi|hello|hey|thanks|thank you|thanks a lot|many thanks|ok|okay|great|cool|nice|awesome|perfect|got it|sounds good|good|wonderful|excellent|amazing|sure|alright|yes|no|yeah|nope|interesting|wow|lol|haha|good morning|good evening|good night|bye|cheers|that helps|that's helpful|that's great|that's interesting|makes sense)[\s,!.]*)+$`)
+
+// OnlyAsks reports whether a user's message only asks something (questions,
+// requests, thanks): it teaches nothing about the user, so its transcript
+// is no memory about them.
+func OnlyAsks(text string) bool {
+	text = fenced.ReplaceAllString(text, "\n")
+	n := 0
+	for _, s := range splitter.Split(text, -1) {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			continue
+		}
+		n++
+		if strings.HasSuffix(s, "?") || notStatement.MatchString(s) || asks.MatchString(s) || smallTalk.MatchString(s) {
+			continue
+		}
+		return false
+	}
+	return n > 0
+}
+
+// Against reports whether a fact states something the user avoids,
+// refuses or dislikes: missed, it does more harm than a missed liking.
+// It runs for every fact of every profile read, so it looks for words, not
+// a pattern.
+func Against(fact string) bool { return hasAny(strings.ToLower(fact), against) }
+
+var against = []string{"n't", " not ", " never ", "dislike", "hate", "detest", "despise", "loathe", "avoid",
+	"refuse", "reject", "fear", "stay away", "steer clear", "no longer", "allerg", "phobia", "aversion", "can't stand"}
+
+// Liking reports whether a fact only says what the user likes or is
+// interested in, which says less about what would help them than a stated
+// preference does.
+func Liking(fact string) bool { return hasAny(strings.ToLower(fact), likings) }
+
+var likings = []string{" loves ", " likes ", " enjoys ", " adores ", " appreciates ", " tries ", " enjoyed ",
+	" loved ", " is interested", " is really interested", " is particularly interested", " is very interested",
+	" is into ", " is really into ", " is keen", " is fond", " is passionate", " is fascinated", " is obsessed",
+	" is excited", " is curious", " is a fan", " is a big fan", " is a huge fan", " is definitely interested",
+	" is also interested", " is especially interested"}
+
+func hasAny(s string, words []string) bool {
+	for _, w := range words {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return false
+}
