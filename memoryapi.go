@@ -14,6 +14,7 @@ import (
 	"github.com/caddy-memory/memory/api"
 	"github.com/caddy-memory/memory/app"
 	"github.com/caddy-memory/memory/engine"
+	"github.com/caddy-memory/memory/inject"
 )
 
 func init() {
@@ -89,24 +90,25 @@ func (a *APIHandler) Provision(ctx caddy.Context) error {
 		MaxBody:       a.MaxBody,
 		MaxImport:     a.MaxImport,
 		Logger:        ctx.Logger(),
-		Proxy:         api.Proxy{Recall: proxyRecall(st), Outcomes: outcomeCounts},
+		Proxy:         api.Proxy{Plan: proxyPlan(st), Outcomes: outcomeCounts},
 		Receipts:      receiptsOf(st),
 	})
 	return nil
 }
 
-// proxyRecall builds recalls as the memory handler on the storage does, so
+// proxyPlan plans recalls as the memory handler on the storage does, so
 // the dashboard's preview shows what the proxy would inject. The handler
 // is asked for at each preview: by then every handler of the configuration
 // is provisioned, whatever the order of the routes. Without one, the
 // handler's defaults.
-func proxyRecall(st *app.Storage) func(owner, session, query string) engine.RecallRequest {
-	return func(owner, session, query string) engine.RecallRequest {
+func proxyPlan(st *app.Storage) func(owner, session string, req *inject.Request) engine.RecallRequest {
+	defaults := &Handler{engine: st.Engine()}
+	_ = defaults.setDefaults() // the defaults are valid
+	return func(owner, session string, req *inject.Request) engine.RecallRequest {
 		if p := st.Proxy(); p != nil {
-			return p.RecallRequest(owner, session, query)
+			return p.Plan(owner, session, req)
 		}
-		return (&Handler{MaxTokens: defaultMaxTokens, MaxItems: defaultMaxItems, Scope: "owner", Gate: "heuristic",
-			minScore: engine.DefaultMinScore}).RecallRequest(owner, session, query)
+		return defaults.Plan(owner, session, req)
 	}
 }
 

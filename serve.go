@@ -47,21 +47,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	}
 
 	owner := h.engine.OwnerID(rawOwner)
-	conversation := h.conversation(req, owner)
 	session := ""
 	if h.Session != "" {
 		if repl, _ := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); repl != nil {
 			session = strings.TrimSpace(repl.ReplaceAll(h.Session, ""))
 		}
 	}
-	if session == "" {
-		session = conversation
-	}
-	session = capLen(session, maxSessionLen)
-	turnKey := extract.TurnKey(conversation, req.UserTurns(), req.Query())
+	p := h.plan(owner, session, req)
+	conversation, session, turnKey := p.conversation, p.Session, p.ExcludeTurn
 
 	start := time.Now()
-	got, err := h.recall(r, req, enc, owner, session, turnKey)
+	got, err := h.recall(r, req, enc, owner, p.RecallRequest)
 	took := time.Since(start)
 	if got.body != nil {
 		body = got.body
@@ -252,11 +248,11 @@ type recalled struct {
 
 // recall retrieves the owner's relevant memories and rewrites the request
 // body to carry them. On any error the body stays as received.
-func (h *Handler) recall(r *http.Request, req *inject.Request, enc, owner, session, turnKey string) (recalled, error) {
+func (h *Handler) recall(r *http.Request, req *inject.Request, enc, owner string, rr engine.RecallRequest) (recalled, error) {
 	ctx, cancel := context.WithTimeout(r.Context(), time.Duration(h.Timeout))
 	defer cancel()
 	start := time.Now()
-	rec, err := h.engine.Recall(ctx, h.recallRequest(owner, session, req.Query(), turnKey))
+	rec, err := h.engine.Recall(ctx, rr)
 	retrievalSeconds.Observe(time.Since(start).Seconds())
 	if err != nil {
 		return recalled{}, fmt.Errorf("searching memories: %w", err)
@@ -285,22 +281,41 @@ func (h *Handler) recall(r *http.Request, req *inject.Request, enc, owner, sessi
 	return recalled{outcome: outcomeInjected, block: rec.Block, body: nb, ids: ids, texts: rec.Texts, tokens: inject.EstimateTokens(rec.Block)}, nil
 }
 
-// RecallRequest is what the handler asks of a recall for a question of
-// owner in session, as the API's preview asks it.
-func (h *Handler) RecallRequest(owner, session, query string) engine.RecallRequest {
-	return h.recallRequest(owner, session, query, "")
+// planned is the recall the handler makes for a chat request, with the
+// conversation it belongs to.
+type planned struct {
+	engine.RecallRequest
+	conversation string
 }
 
-// recallRequest is what the handler asks of a recall, for a question of
-// owner in session.
-func (h *Handler) recallRequest(owner, session, query, turnKey string) engine.RecallRequest {
-	return engine.RecallRequest{
-		SearchRequest: engine.SearchRequest{
-			Owner: owner, Session: session, OnlySession: h.Scope == "session",
-			Query: query, Limit: h.MaxItems, MinScore: h.minScore, ExcludeTurn: turnKey, Gate: h.Gate != "off",
-		},
-		Profile: h.Profile != "off", ProfileTokens: h.ProfileTokens, MaxTokens: h.MaxTokens, MaxItems: h.MaxItems,
+// plan is the recall the handler makes for a chat request of owner (an
+// owner id): session is what the session template gave ("": the
+// conversation's own id), and the request's own turn is left out of what
+// it finds. The proxy and the API's preview plan alike, so the preview is
+// exactly what the proxy injects.
+func (h *Handler) plan(owner, session string, req *inject.Request) planned {
+	conversation := h.conversation(req, owner)
+	if session == "" {
+		session = conversation
 	}
+	session = capLen(session, maxSessionLen)
+	return planned{
+		RecallRequest: engine.RecallRequest{
+			SearchRequest: engine.SearchRequest{
+				Owner: owner, Session: session, OnlySession: h.Scope == "session",
+				Query: req.Query(), Limit: h.MaxItems, MinScore: h.minScore, Gate: h.Gate != "off",
+				ExcludeTurn: extract.TurnKey(conversation, req.UserTurns(), req.Query()),
+			},
+			Profile: h.Profile != "off", ProfileTokens: h.ProfileTokens, MaxTokens: h.MaxTokens, MaxItems: h.MaxItems,
+		},
+		conversation: conversation,
+	}
+}
+
+// Plan is the recall the handler makes for a chat request (see plan), for
+// the API's preview.
+func (h *Handler) Plan(owner, session string, req *inject.Request) engine.RecallRequest {
+	return h.plan(owner, session, req).RecallRequest
 }
 
 func capLen(s string, n int) string {

@@ -2,45 +2,76 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
 
 	"github.com/caddy-memory/memory/engine"
+	"github.com/caddy-memory/memory/inject"
 )
 
 // Proxy is what the API knows of the proxy (the memory handlers) using its
 // storage. The API cannot see the handlers' settings itself: they belong to
 // another Caddy module.
 type Proxy struct {
-	// Recall builds the recall the proxy makes for a question of owner (an
-	// owner id) in session, with the proxy's own budget, floor, scope, gate
-	// and profile settings, so the preview shows what a chat request would
+	// Plan builds the recall the proxy makes for a chat request of owner
+	// (an owner id; session is what the proxy's session template would
+	// give, "" for none), with the proxy's own budget, floor, scope, gate
+	// and profile settings, so the preview is what a chat request would
 	// really get. Nil recalls with the engine's defaults.
-	Recall func(owner, session, query string) engine.RecallRequest
+	Plan func(owner, session string, req *inject.Request) engine.RecallRequest
 	// Outcomes counts the proxy's chat requests by outcome (injected,
 	// nothing_relevant, passed_through, ...) since the process started. Nil
 	// shows none.
 	Outcomes func() map[string]float64
 }
 
-// recallRequest is the recall the proxy would make for a question.
-func (p Proxy) recallRequest(owner, session, query string) engine.RecallRequest {
-	if p.Recall != nil {
-		return p.Recall(owner, session, query)
+// recallRequest is the recall the proxy would make for a chat request.
+func (p Proxy) recallRequest(owner, session string, req *inject.Request) engine.RecallRequest {
+	if p.Plan != nil {
+		return p.Plan(owner, session, req)
 	}
 	// The memory handler's defaults, for an API used without one.
 	return engine.RecallRequest{
-		SearchRequest: engine.SearchRequest{Owner: owner, Session: session, Query: query,
+		SearchRequest: engine.SearchRequest{Owner: owner, Session: session, Query: req.Query(),
 			Limit: 10, MinScore: engine.DefaultMinScore, Gate: true},
 		Profile: true, ProfileTokens: engine.DefaultProfileTokens, MaxTokens: 800, MaxItems: 10,
 	}
 }
 
-// previewRequest is the body of POST /preview.
+// previewRequest is the body of POST /preview: a question, or the chat
+// request the proxy would see (its body, in one of the wire formats).
 type previewRequest struct {
 	ownerRef
 	Query   string `json:"query"`
 	Session string `json:"session"`
+	// Request is a chat request body, as a client sends it; Format its
+	// wire format (default openai_chat).
+	Request json.RawMessage `json:"request"`
+	Format  string          `json:"format"`
+}
+
+// chat is the chat request a preview is for: Request, or a conversation
+// of the question alone.
+func (in previewRequest) chat() (*inject.Request, error) {
+	switch {
+	case len(in.Request) > 0 && in.Query != "":
+		return nil, badRequest("give the question (query) or the chat request (request), not both")
+	case len(in.Request) == 0:
+		body, _ := json.Marshal(map[string]any{"messages": []any{map[string]string{"role": "user", "content": in.Query}}})
+		return inject.OpenAIChat.Parse(body)
+	}
+	d := inject.OpenAIChat
+	if in.Format != "" {
+		if d = inject.ByName(in.Format); d == nil {
+			return nil, badRequest("format must be %s, not %q", inject.Names(), in.Format)
+		}
+	}
+	req, err := d.Parse(in.Request)
+	if err != nil {
+		return nil, badRequest("request is not a chat request in format %s: %v", d.Name(), err)
+	}
+	return req, nil
 }
 
 // previewMemory is one memory of a preview.
@@ -113,7 +144,12 @@ func (h *Handler) preview(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, err)
 		return
 	}
-	req := h.cfg.Proxy.recallRequest(owner, in.Session, in.Query)
+	chat, err := in.chat()
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	req := h.cfg.Proxy.recallRequest(owner, in.Session, chat)
 	rec, err := h.cfg.Engine.Recall(r.Context(), req)
 	if err != nil {
 		h.fail(w, err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/caddy-memory/memory/api"
 	"github.com/caddy-memory/memory/engine"
+	"github.com/caddy-memory/memory/inject"
 )
 
 func TestDashboardAssets(t *testing.T) {
@@ -146,9 +147,9 @@ func TestPreviewUsesProxySettings(t *testing.T) {
 	e := openEngine(t)
 	var asked []string
 	h := api.New(api.Config{Engine: e, Mode: api.Self, Caller: caller, Proxy: api.Proxy{
-		Recall: func(owner, session, query string) engine.RecallRequest {
-			asked = append(asked, owner+"|"+session+"|"+query)
-			return engine.RecallRequest{SearchRequest: engine.SearchRequest{Owner: owner, Query: query, Limit: 1}, MaxTokens: 800, MaxItems: 1}
+		Plan: func(owner, session string, req *inject.Request) engine.RecallRequest {
+			asked = append(asked, owner+"|"+session+"|"+req.Query())
+			return engine.RecallRequest{SearchRequest: engine.SearchRequest{Owner: owner, Query: req.Query(), Limit: 1}, MaxTokens: 800, MaxItems: 1}
 		},
 	}})
 	create(t, h, api.Self, "carol", "Carol likes green tea")

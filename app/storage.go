@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/caddy-memory/memory/engine"
+	"github.com/caddy-memory/memory/inject"
 	"github.com/caddy-memory/memory/internal/seal"
 	"github.com/caddy-memory/memory/store"
 	"github.com/caddy-memory/memory/store/postgres"
@@ -33,9 +34,10 @@ type Storage struct {
 }
 
 // Proxy is a memory handler on a storage, as the management API's preview
-// needs it: what it asks of a recall.
+// needs it: the recall it makes for a chat request of owner, session being
+// what its session template would give ("" for none).
 type Proxy interface {
-	RecallRequest(owner, session, query string) engine.RecallRequest
+	Plan(owner, session string, req *inject.Request) engine.RecallRequest
 }
 
 // Engine is the storage's open engine.
