@@ -74,6 +74,14 @@ func main() {
 	workers := flag.Int("workers", 4, "with -prefeval or -updates: owners talking at once")
 	flag.Parse()
 	log.SetFlags(0)
+	switch {
+	case *prefeval != "":
+		needData(*prefeval, "items.jsonl", "distractors.json")
+	case *updates != "":
+		needData(*updates)
+	default:
+		needData(*data)
+	}
 	if *prefeval != "" || *updates != "" {
 		if err := runProxied(*prefeval, *modes, *perTopic, *prefs, *updates, *directives, *storage, *workers, *misses > 0, *jsonOut); err != nil {
 			log.Fatalf("memeval: %v", err)

@@ -57,15 +57,19 @@ func startProxy(storage, extra string) (*proxy, error) {
 	log {
 		level ERROR
 	}
+	memory {
+		storage default {
+			path %s
+		}
+	}
 }
 http://127.0.0.1:%d {
 	memory {
-		storage %s
 		%s
 	}
 	reverse_proxy %s
 }
-`, port, storage, extra, strings.TrimPrefix(p.up.URL, "http://"))), nil)
+`, storage, port, extra, strings.TrimPrefix(p.up.URL, "http://"))), nil)
 	if err != nil {
 		p.up.Close()
 		return nil, err
