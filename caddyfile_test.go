@@ -273,3 +273,60 @@ func TestCaddyfileBareToolsMeansBoth(t *testing.T) {
 		t.Errorf("bare tools gave %q, want both", got)
 	}
 }
+
+// TestExampleListensOnlyWhereTold: Caddyfile.example serves plain HTTP on
+// 127.0.0.1:8080 unless MEMORY_BIND and MEMORY_PORT say otherwise, and no
+// choice of address starts HTTPS, a certificate authority or a listener
+// on :80.
+func TestExampleListensOnlyWhereTold(t *testing.T) {
+	src, err := os.ReadFile("Caddyfile.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ bind, port, want string }{
+		{"", "", "127.0.0.1:8080"},
+		{"localhost", "", "localhost:8080"},
+		{"0.0.0.0", "9000", "0.0.0.0:9000"},
+		{"192.0.2.7", "", "192.0.2.7:8080"},
+	} {
+		t.Setenv("MEMORY_BIND", c.bind)
+		t.Setenv("MEMORY_PORT", c.port)
+		if c.bind == "" {
+			os.Unsetenv("MEMORY_BIND")
+		}
+		if c.port == "" {
+			os.Unsetenv("MEMORY_PORT")
+		}
+		out, _, err := caddyconfig.GetAdapter("caddyfile").Adapt(src, nil)
+		if err != nil {
+			t.Fatalf("MEMORY_BIND=%q: %v", c.bind, err)
+		}
+		var cfg struct {
+			Apps map[string]json.RawMessage `json:"apps"`
+		}
+		if err := json.Unmarshal(out, &cfg); err != nil {
+			t.Fatal(err)
+		}
+		var httpApp struct {
+			Servers map[string]struct {
+				Listen []string `json:"listen"`
+			} `json:"servers"`
+		}
+		json.Unmarshal(cfg.Apps["http"], &httpApp)
+		var listen []string
+		for _, s := range httpApp.Servers {
+			listen = append(listen, s.Listen...)
+		}
+		if len(listen) != 1 || listen[0] != c.want {
+			t.Errorf("MEMORY_BIND=%q MEMORY_PORT=%q: listens on %v, want %s alone", c.bind, c.port, listen, c.want)
+		}
+		for app := range cfg.Apps {
+			if app != "http" && app != "memory" {
+				t.Errorf("MEMORY_BIND=%q: the config loads the %s app", c.bind, app)
+			}
+		}
+		if strings.Contains(string(out), "automatic_https") || strings.Contains(string(out), ":443") || strings.Contains(string(out), ":80\"") {
+			t.Errorf("MEMORY_BIND=%q: the config can start HTTPS or a :80 listener:\n%s", c.bind, out)
+		}
+	}
+}
