@@ -25,6 +25,7 @@ import (
 	"github.com/caddy-memory/memory/inject"
 	"github.com/caddy-memory/memory/internal/receipts"
 	"github.com/caddy-memory/memory/memtools"
+	"github.com/caddy-memory/memory/overflow"
 )
 
 func init() {
@@ -151,8 +152,9 @@ type Handler struct {
 	storage   *app.Storage
 	engine    *engine.Engine
 	tools     *memtools.Runner
-	receipts  *receipts.Book // what recent requests were given, by owner
-	learner   learner        // where turns go once answered: the engine
+	overflow  *overflow.Config // nil: overflow off
+	receipts  *receipts.Book   // what recent requests were given, by owner
+	learner   learner          // where turns go once answered: the engine
 	placement inject.Placement
 	minScore  float64
 	format    inject.Dialect
@@ -238,7 +240,7 @@ func (h *Handler) setDefaults() error {
 		h.Overflow = "off"
 	}
 	if h.OverflowOllamaCtx == 0 {
-		h.OverflowOllamaCtx = defaultOllamaCtx
+		h.OverflowOllamaCtx = overflow.DefaultOllamaCtx
 	}
 	if h.Placement == "" {
 		h.Placement = string(inject.CacheSafe)
@@ -275,6 +277,11 @@ func (h *Handler) use(st *app.Storage) {
 	h.tools = &memtools.Runner{Tools: h.Tools, MaxRounds: h.MaxToolRounds, MaxCapture: h.MaxCapture, Engine: h.engine,
 		Owed:   st.Shared().Value("owed_outputs", func() any { return new(memtools.Owed) }).(*memtools.Owed),
 		Logger: h.logger, Called: func(tool string) { toolCalls.WithLabelValues(tool).Inc() }}
+	if h.Overflow == "trim" {
+		h.overflow = &overflow.Config{Engine: h.engine, MaxTokens: h.MaxTokens, Timeout: time.Duration(h.Timeout),
+			OllamaCtx: h.OverflowOllamaCtx, Diagnostics: h.Diagnostics, Placement: h.placementFor, Logger: h.logger,
+			Count: func(result string) { overflowTotal.WithLabelValues(result).Inc() }}
+	}
 }
 
 // Validate checks the configuration.

@@ -20,6 +20,7 @@ import (
 	"github.com/caddy-memory/memory/internal/receipts"
 	"github.com/caddy-memory/memory/internal/reqbody"
 	"github.com/caddy-memory/memory/memtools"
+	"github.com/caddy-memory/memory/overflow"
 )
 
 // ServeHTTP recalls, injects, proxies, and hands the turn to the engine. Any
@@ -72,9 +73,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	}
 	h.report(w, got.outcome, got.ids, took)
 	var upstream memtools.Next = next
-	if h.Overflow == "trim" {
-		upstream = &overflowNext{h: h, next: next, dialect: dialect, owner: owner, session: session,
-			query: req.Query(), turnKey: turnKey, block: got.block}
+	if h.overflow != nil {
+		upstream = h.overflow.Wrap(next, overflow.Request{Dialect: dialect, Owner: owner, Session: session,
+			Query: req.Query(), TurnKey: turnKey, Block: got.block})
 	}
 	h.receipts.Record(owner, receipts.Receipt{Time: start.UTC(), Outcome: got.outcome, MemoryIDs: got.ids,
 		Tokens: got.tokens, SearchMS: float64(took.Microseconds()) / 1000})

@@ -1,4 +1,10 @@
-package memory
+// Package overflow owns conversations longer than the model takes: when
+// the upstream refuses a request for its length, it asks once more with
+// the conversation cut (inject.Trim) and what the cut turns said, as far
+// as recall finds it in this conversation, back in the one memory block.
+// Ollama never refuses (it drops the oldest tokens itself), so a request
+// over its context is cut before it is sent.
+package overflow
 
 import (
 	"bytes"
@@ -15,26 +21,18 @@ import (
 	"github.com/caddy-memory/memory/engine"
 	"github.com/caddy-memory/memory/inject"
 	"github.com/caddy-memory/memory/internal/reqbody"
-	"github.com/caddy-memory/memory/memtools"
 )
 
-// Conversations longer than the model takes (overflow trim): when the
-// upstream refuses a request for its length, it is asked once more with the
-// conversation cut (inject.Trim), and what the cut turns said comes back,
-// as far as recall finds it within this conversation, inside the one
-// memory block. Ollama never refuses (it drops the oldest tokens itself),
-// so a request over its context is cut before it is sent.
-
-// Results of a refusal, the values of caddy_memory_overflow_total's label.
+// What came of a refusal, as Config.Count hears it.
 const (
-	overflowRescued      = "rescued"       // asked again, cut, and answered
-	overflowRefusedAgain = "refused_again" // the cut request was refused too: the client got the first refusal
-	overflowNotTrimmable = "not_trimmable" // nothing could be cut: the client got the refusal
+	Rescued      = "rescued"       // asked again, cut, and answered
+	RefusedAgain = "refused_again" // the cut request was refused too: the client got the first refusal
+	NotTrimmable = "not_trimmable" // nothing could be cut: the client got the refusal
 )
 
-// Defaults of the overflow settings.
+// Defaults.
 const (
-	defaultOllamaCtx = 2048
+	DefaultOllamaCtx = 2048
 	// maxRefusal bounds an error answer held back to read whether it is a
 	// refusal for length; a longer one goes to the client as it comes.
 	maxRefusal = 64 << 10
@@ -42,17 +40,59 @@ const (
 	earlierItems = 8
 )
 
-// overflowNext is the next handler (reverse_proxy) for a request of owner
-// in session whose conversation may be too long: see ServeHTTP.
+// Next is the handler a request goes on to (reverse_proxy): Caddy's
+// caddyhttp.Handler.
+type Next interface {
+	ServeHTTP(http.ResponseWriter, *http.Request) error
+}
+
+// Config is one memory handler's rescue of long conversations.
+type Config struct {
+	Engine *engine.Engine
+	// MaxTokens bounds the block (the handler's max_tokens); the section
+	// of the cut turns takes at most a quarter of what the cut request
+	// may hold, within it.
+	MaxTokens int
+	// Timeout bounds the recall of the cut turns.
+	Timeout time.Duration
+	// OllamaCtx is the context of Ollama models whose requests set no
+	// options.num_ctx.
+	OllamaCtx int
+	// Diagnostics adds X-Memory-Overflow to a rescued answer.
+	Diagnostics bool
+	// Placement is where a block goes for a model, when the request had
+	// none to add the cut turns to.
+	Placement func(model string) inject.Placement
+	Logger    *zap.Logger
+	// Count hears what came of each refusal (Rescued, RefusedAgain,
+	// NotTrimmable), for the metrics.
+	Count func(result string)
+}
+
+// Request is what the rescue knows of one chat request.
+type Request struct {
+	Dialect inject.Dialect
+	Owner   string
+	Session string
+	Query   string
+	// TurnKey is the request's own turn, left out of the recall.
+	TurnKey string
+	// Block is the memory block the request carries, "" for none.
+	Block string
+}
+
+// Wrap returns next, for req, as a handler that rescues a refusal for
+// length (see ServeHTTP).
+func (c *Config) Wrap(next Next, req Request) Next {
+	return &overflowNext{c: c, next: next, Request: req}
+}
+
+// overflowNext is the next handler for one request whose conversation may
+// be too long: see ServeHTTP.
 type overflowNext struct {
-	h       *Handler
-	next    memtools.Next
-	dialect inject.Dialect
-	owner   string
-	session string
-	query   string
-	turnKey string
-	block   string // the memory block the request carries, "" for none
+	c    *Config
+	next Next
+	Request
 }
 
 // ServeHTTP sends the request on; a refusal for its length is held back and
@@ -64,7 +104,7 @@ func (o *overflowNext) ServeHTTP(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	reqbody.Set(r, body)
-	if o.dialect.Name() == inject.NameOllama {
+	if o.Dialect.Name() == inject.NameOllama {
 		return o.ollama(w, r, body)
 	}
 	first := &refusalCatcher{w: w, header: http.Header{}}
@@ -72,14 +112,14 @@ func (o *overflowNext) ServeHTTP(w http.ResponseWriter, r *http.Request) error {
 	if !first.held {
 		return err
 	}
-	limit, refused := inject.LengthRefusal(o.dialect, first.status, first.body.Bytes())
+	limit, refused := inject.LengthRefusal(o.Dialect, first.status, first.body.Bytes())
 	if err != nil || !refused {
 		first.release()
 		return err
 	}
 	cut, n := o.cut(r.Context(), body, limit)
 	if cut == nil {
-		overflowTotal.WithLabelValues(overflowNotTrimmable).Inc()
+		o.c.Count(NotTrimmable)
 		first.release()
 		return nil
 	}
@@ -88,8 +128,8 @@ func (o *overflowNext) ServeHTTP(w http.ResponseWriter, r *http.Request) error {
 	again := &refusalCatcher{w: w, header: http.Header{}}
 	err = o.next.ServeHTTP(again, r)
 	if again.held {
-		if _, refused := inject.LengthRefusal(o.dialect, again.status, again.body.Bytes()); refused {
-			overflowTotal.WithLabelValues(overflowRefusedAgain).Inc()
+		if _, refused := inject.LengthRefusal(o.Dialect, again.status, again.body.Bytes()); refused {
+			o.c.Count(RefusedAgain)
 			w.Header().Del("X-Memory-Overflow")
 			first.release()
 			return nil
@@ -97,7 +137,7 @@ func (o *overflowNext) ServeHTTP(w http.ResponseWriter, r *http.Request) error {
 		again.release()
 	}
 	if again.status < 400 {
-		overflowTotal.WithLabelValues(overflowRescued).Inc()
+		o.c.Count(Rescued)
 	}
 	return err
 }
@@ -107,15 +147,15 @@ func (o *overflowNext) ServeHTTP(w http.ResponseWriter, r *http.Request) error {
 func (o *overflowNext) ollama(w http.ResponseWriter, r *http.Request, body []byte) error {
 	ctx := inject.OllamaContext(body)
 	if ctx <= 0 {
-		ctx = o.h.OverflowOllamaCtx
+		ctx = o.c.OllamaCtx
 	}
 	if inject.EstimateTokens(string(body))+inject.CompletionTokens(body) > ctx {
 		if cut, n := o.cut(r.Context(), body, ctx); cut != nil {
 			reqbody.Set(r, cut)
 			o.diagnose(w.Header(), n)
-			overflowTotal.WithLabelValues(overflowRescued).Inc()
+			o.c.Count(Rescued)
 		} else {
-			overflowTotal.WithLabelValues(overflowNotTrimmable).Inc()
+			o.c.Count(NotTrimmable)
 		}
 	}
 	return o.next.ServeHTTP(w, r)
@@ -131,22 +171,22 @@ func (o *overflowNext) cut(ctx context.Context, body []byte, limit int) ([]byte,
 		// tokenizers count otherwise than the estimate: a margin.
 		budget = (limit - inject.CompletionTokens(body)) * 3 / 4
 	}
-	section := o.earlier(ctx, min(o.h.MaxTokens, budget/4))
-	cut, n, err := inject.Trim(o.dialect, body, budget-inject.EstimateTokens(section))
+	section := o.earlier(ctx, min(o.c.MaxTokens, budget/4))
+	cut, n, err := inject.Trim(o.Dialect, body, budget-inject.EstimateTokens(section))
 	if err != nil {
 		return nil, 0
 	}
 	if section == "" {
 		return cut, n
 	}
-	if with, ok := inject.WithEarlier(cut, o.block, section); ok {
+	if with, ok := inject.WithEarlier(cut, o.Block, section); ok {
 		return with, n
 	}
-	req, err := o.dialect.Parse(cut)
+	req, err := o.Dialect.Parse(cut)
 	if err != nil {
 		return cut, n
 	}
-	with, err := req.Inject(inject.Block(section), o.h.placementFor(req.Model))
+	with, err := req.Inject(inject.Block(section), o.c.Placement(req.Model))
 	if err != nil {
 		return cut, n
 	}
@@ -157,18 +197,18 @@ func (o *overflowNext) cut(ctx context.Context, body []byte, limit int) ([]byte,
 // conversation (its stored turns and facts), as a section of the memory
 // block within maxTokens, oldest first; "" for nothing.
 func (o *overflowNext) earlier(ctx context.Context, maxTokens int) string {
-	ctx, cancel := context.WithTimeout(ctx, time.Duration(o.h.Timeout))
+	ctx, cancel := context.WithTimeout(ctx, o.c.Timeout)
 	defer cancel()
-	res, err := o.h.engine.Search(ctx, engine.SearchRequest{Owner: o.owner, Session: o.session, OnlySession: true,
-		Query: o.query, Limit: earlierItems, ExcludeTurn: o.turnKey})
+	res, err := o.c.Engine.Search(ctx, engine.SearchRequest{Owner: o.Owner, Session: o.Session, OnlySession: true,
+		Query: o.Query, Limit: earlierItems, ExcludeTurn: o.TurnKey})
 	if err != nil {
-		o.h.logger.Warn("recalling the cut part of a conversation failed; it is asked again cut, without it", zap.Error(err))
+		o.c.Logger.Warn("recalling the cut part of a conversation failed; it is asked again cut, without it", zap.Error(err))
 		return ""
 	}
 	slices.SortFunc(res, func(a, b engine.Result) int { return a.Memory.CreatedAt.Compare(b.Memory.CreatedAt) })
 	var items []inject.Item
 	for _, m := range res {
-		if !inject.Shows(o.block, m.Memory.Content) { // the block says it already
+		if !inject.Shows(o.Block, m.Memory.Content) { // the block says it already
 			items = append(items, inject.Item{Text: m.Memory.Content})
 		}
 	}
@@ -178,7 +218,7 @@ func (o *overflowNext) earlier(ctx context.Context, maxTokens int) string {
 // diagnose tells the client, with diagnostics on, in the headers h of the
 // answer, that its conversation was cut.
 func (o *overflowNext) diagnose(h http.Header, n int) {
-	if o.h.Diagnostics {
+	if o.c.Diagnostics {
 		h.Set("X-Memory-Overflow", "trimmed "+strconv.Itoa(n)+" messages")
 	}
 }
