@@ -92,24 +92,12 @@ type Config struct {
 
 // Engine is an open memory database. It is safe for concurrent use.
 type Engine struct {
-	cfg      Config
-	store    *store.DB
-	index    *index.Index
+	*core
 	postings *postingsCache
 
-	// Enqueue holds closeMu for reading while it sends, so Close can be sure
-	// that no job arrives after the writer's final drain.
-	closeMu sync.RWMutex
-	closing bool
 	queue   chan *Job
 	pending atomic.Int64 // turns accepted but not yet learned or saved
 	held    heldTurns    // turns the shared database did not take (held.go)
-
-	wakeProcessor chan struct{}
-	wakeIndexer   chan struct{}
-
-	drain chan struct{} // closed by Close: finish what is pending, then stop
-	abort chan struct{} // closed when Close's deadline passes: stop now
 
 	writerDone, processorDone, indexerDone, rebuilderDone, redigestDone chan struct{}
 
@@ -141,11 +129,6 @@ type Engine struct {
 	llm atomic.Pointer[distiller] // set while learning with a model is on
 	// learnersMu orders turning the learners on and off.
 	learnersMu sync.Mutex
-
-	// stopCtx is cancelled when Close's deadline passes: calls to other
-	// services made in the background end with it.
-	stopCtx    context.Context
-	cancelStop context.CancelFunc
 
 	uses     useBuffer
 	usesDone chan struct{}
@@ -214,17 +197,10 @@ func Open(cfg Config) (*Engine, error) {
 	}
 	idx.UseDigestKey(st.DigestKey())
 
-	stopCtx, cancelStop := context.WithCancel(context.Background())
 	e := &Engine{
+		core:          newCore(cfg, st, idx),
 		postings:      newPostingsCacheFor(cfg.PostingsBudget),
-		cfg:           cfg,
-		store:         st,
-		index:         idx,
 		queue:         make(chan *Job, cfg.QueueSize),
-		wakeProcessor: make(chan struct{}, 1),
-		wakeIndexer:   make(chan struct{}, 1),
-		drain:         make(chan struct{}),
-		abort:         make(chan struct{}),
 		writerDone:    make(chan struct{}),
 		processorDone: make(chan struct{}),
 		indexerDone:   make(chan struct{}),
@@ -236,8 +212,6 @@ func Open(cfg Config) (*Engine, error) {
 		rebuilding:    make(map[int]bool),
 		repairing:     make(map[int]bool),
 		indexedCh:     make(chan struct{}),
-		stopCtx:       stopCtx,
-		cancelStop:    cancelStop,
 		usesDone:      make(chan struct{}),
 		life:          lifecycle{wake: make(chan struct{}, 1), done: make(chan struct{})},
 	}
@@ -302,27 +276,6 @@ func (e *Engine) plan() ([]int, error) {
 
 // OwnerID is the stored id of a raw owner value.
 func (e *Engine) OwnerID(raw string) string { return e.store.OwnerID(raw) }
-
-func (e *Engine) log() *zap.Logger { return e.cfg.Logger() }
-
-func (e *Engine) now() time.Time { return e.cfg.Clock() }
-
-// write runs fn in one store transaction and returns once it is durable;
-// the index follows shortly (see WaitIndexed). Whatever fn writes carries
-// its search digest (see withDigest).
-func (e *Engine) write(fn func(*store.Tx) error) (seq uint64, err error) {
-	err = e.store.Update(func(tx *store.Tx) error {
-		if err := fn(tx); err != nil {
-			return err
-		}
-		seq = tx.LastSeq()
-		return nil
-	})
-	if err == nil {
-		e.wake(e.wakeIndexer)
-	}
-	return seq, err
-}
 
 // Close stops accepting turns, finishes the pending work until ctx is done,
 // and closes the index and the store. Turns already durable but not yet
@@ -392,23 +345,6 @@ func (e *Engine) Close(ctx context.Context) error {
 			zap.Int("pending_jobs", e.store.PendingJobs()))
 	}
 	return err
-}
-
-func (e *Engine) wake(ch chan struct{}) {
-	select {
-	case ch <- struct{}{}:
-	default:
-	}
-}
-
-// stopping reports whether Close asked background work to stop at once.
-func (e *Engine) stopping() bool {
-	select {
-	case <-e.abort:
-		return true
-	default:
-		return false
-	}
 }
 
 // Sync waits until every accepted turn is extracted (held ones included)

@@ -21,13 +21,6 @@ func (e *Engine) enrolment(tx *store.Tx, owner string) (held, enrol bool, err er
 	return false, enrol, err
 }
 
-// outgrown reports whether owner has more memories than a search reads
-// from its records: the owners the index holds, and searches through.
-func (e *Engine) outgrown(tx *store.Tx, owner string) (bool, error) {
-	n, err := tx.CountAtMost(owner, e.localSearchMax())
-	return n > e.localSearchMax(), err
-}
-
 // enrolDocs appends all of owner's active memories and its enrolment.
 func enrolDocs(tx *store.Tx, owner string, now time.Time, docs []index.Doc) ([]index.Doc, error) {
 	err := tx.ForEach(owner, func(m *store.Memory) error {

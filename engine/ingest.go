@@ -52,10 +52,3 @@ func (e *Engine) Ingest(ctx context.Context, owner, session string, said []extra
 	}
 	return Ingested{Turns: turns, Facts: len(mems) - turns}, e.WaitIndexed(ctx, seq)
 }
-
-// putOf is a learned memory as the store writes it, with its digest and
-// the learner it came from.
-func (e *Engine) putOf(m extract.Memory, source string) store.Put {
-	return e.withDigest(store.Put{Session: m.Session, Kind: m.Kind, Key: m.Key, Content: m.Content,
-		Context: m.Context, Ref: m.Ref, Meta: m.Meta, Time: m.Time, Source: source, Importance: m.Importance})
-}

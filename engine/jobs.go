@@ -97,20 +97,6 @@ const learnEvery = 100 * time.Millisecond
 // on its model.
 const learnAfter = 3 * time.Millisecond
 
-// pace waits until every has passed since last, or Close starts draining.
-func (e *Engine) pace(last time.Time, every time.Duration) {
-	wait := every - time.Since(last)
-	if wait <= 0 {
-		return
-	}
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-e.drain:
-	}
-}
-
 func (e *Engine) gather(first *Job) []*Job {
 	batch := []*Job{first}
 	for len(batch) < writeBatch {

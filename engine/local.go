@@ -15,17 +15,6 @@ import (
 // the records are cheaper up to a few hundred memories in a large store.
 const DefaultLocalSearchMax = 256
 
-func (e *Engine) localSearchMax() int {
-	switch n := e.cfg.LocalSearchMax; {
-	case n == 0:
-		return DefaultLocalSearchMax
-	case n < 0:
-		return 0
-	default:
-		return n
-	}
-}
-
 // localResult is what a search of an owner's records found: hits best
 // first, and their records (good until the transaction ends). records is
 // nil when the owner is searched in the index instead.

@@ -49,13 +49,6 @@ func (e *Engine) Remember(ctx context.Context, puts ...OwnedPut) ([]Stored, erro
 	return out, e.WaitIndexed(ctx, seq)
 }
 
-// withDigest is p with the search digest of its text (keyed in an
-// encrypted storage).
-func (e *Engine) withDigest(p store.Put) store.Put {
-	p.Digest = e.index.Digester().Digest(p.Content, p.Context)
-	return p
-}
-
 // Get returns one memory of owner (store.ErrNotFound when the owner has no
 // such memory), with its use and salience.
 func (e *Engine) Get(owner string, id uint64) (*store.Memory, error) {

@@ -95,13 +95,3 @@ func (e *Engine) redigestOwner(owner string) (int, error) {
 		return nil
 	})
 }
-
-// draining reports whether Close has begun.
-func (e *Engine) draining() bool {
-	select {
-	case <-e.drain:
-		return true
-	default:
-		return false
-	}
-}
