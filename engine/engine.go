@@ -125,8 +125,8 @@ type Engine struct {
 	profiles profileCache // owners' standing facts (profile.go)
 	asked    askedCache   // turns in which the user only asked something
 
-	emb atomic.Pointer[embedder]  // set while embedding recall is on
-	llm atomic.Pointer[distiller] // set while learning with a model is on
+	embedder *embedder
+	llm      atomic.Pointer[distiller] // set while learning with a model is on
 	// learnersMu orders turning the learners on and off.
 	learnersMu sync.Mutex
 
@@ -197,8 +197,10 @@ func Open(cfg Config) (*Engine, error) {
 	}
 	idx.UseDigestKey(st.DigestKey())
 
+	c := newCore(cfg, st, idx)
 	e := &Engine{
-		core:          newCore(cfg, st, idx),
+		core:          c,
+		embedder:      &embedder{core: c},
 		postings:      newPostingsCacheFor(cfg.PostingsBudget),
 		queue:         make(chan *Job, cfg.QueueSize),
 		writerDone:    make(chan struct{}),
@@ -321,7 +323,7 @@ func (e *Engine) Close(ctx context.Context) error {
 	if e.life.started.Load() {
 		<-e.life.done
 	}
-	if em := e.embedding(); em != nil {
+	if em := e.embedder.running(); em != nil {
 		<-em.done
 	}
 	if n := len(e.queue); n > 0 {

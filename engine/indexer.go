@@ -328,7 +328,7 @@ func (e *Engine) oldestThrough() uint64 {
 // missed a trimmed change.
 func (e *Engine) trim() {
 	upTo := e.oldestThrough()
-	if e.embedding() != nil {
+	if e.embedder.running() != nil {
 		upTo = min(upTo, e.store.LocalCursor(embedCursor)) // the embedder follows the log too
 	}
 	if upTo == 0 {

@@ -94,7 +94,7 @@ func (e *Engine) Search(ctx context.Context, r SearchRequest) ([]Result, error) 
 	size := r.Limit * candidatesPerResult
 	// With embeddings on, the question is embedded first (within the
 	// query timeout; the vector ranking joins only if it arrives in time).
-	em := e.embedding()
+	em := e.embedder.running()
 	var qvec chan []float32
 	if em != nil && strings.TrimSpace(r.Query) != "" {
 		qvec = make(chan []float32, 1)
@@ -142,7 +142,7 @@ func (e *Engine) Search(ctx context.Context, r SearchRequest) ([]Result, error) 
 
 // searchIn is Search inside its read transaction, with the question's
 // terms and, if embeddings are on and it arrived, its vector qv.
-func (e *Engine) searchIn(ctx context.Context, tx *store.Tx, r SearchRequest, terms []string, size int, qv []float32, em *embedder, now time.Time) ([]Result, error) {
+func (e *Engine) searchIn(ctx context.Context, tx *store.Tx, r SearchRequest, terms []string, size int, qv []float32, em *embedding, now time.Time) ([]Result, error) {
 	local, err := e.searchRecords(tx, r, terms, size, now)
 	if err != nil {
 		return nil, err
@@ -168,7 +168,7 @@ func (e *Engine) searchIn(ctx context.Context, tx *store.Tx, r SearchRequest, te
 	var similar map[uint64]float32
 	var vectors *vectorSet
 	if qv != nil {
-		if vectors, err = e.vectorsOf(tx, em, r.Owner); err != nil {
+		if vectors, err = em.vectorsOf(tx, r.Owner); err != nil {
 			return nil, err
 		}
 		top := vectors.Top(qv, size)
