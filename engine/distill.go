@@ -432,7 +432,7 @@ func (e *Engine) similarTo(ctx context.Context, owner string, turns []string) ([
 	// The profile first: the model keeps it current, and a session that
 	// changes a standing fact often shares no word with it ("I moved to
 	// Porto" / "User lives in Lisbon.").
-	known, err := e.profileKnown(owner)
+	known, err := e.searcher.profileKnown(owner)
 	if err != nil {
 		return nil, err
 	}

@@ -93,7 +93,6 @@ type Config struct {
 // Engine is an open memory database. It is safe for concurrent use.
 type Engine struct {
 	*core
-	postings *postingsCache
 
 	queue   chan *Job
 	pending atomic.Int64 // turns accepted but not yet learned or saved
@@ -122,10 +121,8 @@ type Engine struct {
 	repairsOver bool
 	repairWG    sync.WaitGroup
 
-	profiles profileCache // owners' standing facts (profile.go)
-	asked    askedCache   // turns in which the user only asked something
-
 	embedder *embedder
+	searcher *searcher
 	llm      atomic.Pointer[distiller] // set while learning with a model is on
 	// learnersMu orders turning the learners on and off.
 	learnersMu sync.Mutex
@@ -198,10 +195,11 @@ func Open(cfg Config) (*Engine, error) {
 	idx.UseDigestKey(st.DigestKey())
 
 	c := newCore(cfg, st, idx)
+	emb := &embedder{core: c}
 	e := &Engine{
 		core:          c,
-		embedder:      &embedder{core: c},
-		postings:      newPostingsCacheFor(cfg.PostingsBudget),
+		embedder:      emb,
+		searcher:      &searcher{core: c, embedder: emb, postings: newPostingsCacheFor(cfg.PostingsBudget)},
 		queue:         make(chan *Job, cfg.QueueSize),
 		writerDone:    make(chan struct{}),
 		processorDone: make(chan struct{}),
@@ -319,7 +317,7 @@ func (e *Engine) Close(ctx context.Context) error {
 	e.stopRepairs()
 	e.resealWG.Wait()
 	e.purgeWG.Wait()
-	e.postings.wg.Wait() // builds read the store
+	e.searcher.postings.wg.Wait() // builds read the store
 	if e.life.started.Load() {
 		<-e.life.done
 	}

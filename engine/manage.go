@@ -40,7 +40,7 @@ func (e *Engine) Forget(ctx context.Context, owner string) (Forgotten, error) {
 	if err != nil {
 		return f, err
 	}
-	e.postings.forget(owner)
+	e.searcher.postings.forget(owner)
 	f.IndexShard = e.index.ShardOf(owner)
 	f.FileBefore, f.FileAfter, err = e.scrub(ctx, seq, owner)
 	return f, err
@@ -83,7 +83,7 @@ func (e *Engine) purgeForgotten(owners []string) {
 		return
 	}
 	for _, o := range owners {
-		e.postings.forget(o)
+		e.searcher.postings.forget(o)
 	}
 	e.purgeWG.Add(1)
 	go func() {
