@@ -121,11 +121,9 @@ type Engine struct {
 	repairsOver bool
 	repairWG    sync.WaitGroup
 
-	embedder *embedder
-	searcher *searcher
-	llm      atomic.Pointer[distiller] // set while learning with a model is on
-	// learnersMu orders turning the learners on and off.
-	learnersMu sync.Mutex
+	embedder  *embedder
+	searcher  *searcher
+	distiller *distiller
 
 	uses     useBuffer
 	usesDone chan struct{}
@@ -196,10 +194,11 @@ func Open(cfg Config) (*Engine, error) {
 
 	c := newCore(cfg, st, idx)
 	emb := &embedder{core: c}
+	srch := &searcher{core: c, embedder: emb, postings: newPostingsCacheFor(cfg.PostingsBudget)}
 	e := &Engine{
 		core:          c,
 		embedder:      emb,
-		searcher:      &searcher{core: c, embedder: emb, postings: newPostingsCacheFor(cfg.PostingsBudget)},
+		searcher:      srch,
 		queue:         make(chan *Job, cfg.QueueSize),
 		writerDone:    make(chan struct{}),
 		processorDone: make(chan struct{}),
@@ -212,9 +211,11 @@ func Open(cfg Config) (*Engine, error) {
 		rebuilding:    make(map[int]bool),
 		repairing:     make(map[int]bool),
 		indexedCh:     make(chan struct{}),
+		distiller:     &distiller{core: c, searcher: srch},
 		usesDone:      make(chan struct{}),
 		life:          lifecycle{wake: make(chan struct{}, 1), done: make(chan struct{})},
 	}
+	e.distiller.learned = e.processorDone
 	idx.OnDamaged(e.repair)
 	rebuild, err := e.plan()
 	if err != nil {
@@ -234,7 +235,7 @@ func Open(cfg Config) (*Engine, error) {
 		}
 		e.wake(e.wakeIndexer)
 		e.wake(e.wakeProcessor)
-		e.wakeDistiller()
+		e.distiller.wakeUp()
 	})
 	go e.writer()
 	go e.processor()
@@ -291,7 +292,7 @@ func (e *Engine) Close(ctx context.Context) error {
 
 	close(e.drain)
 	stages := []chan struct{}{e.writerDone, e.processorDone}
-	if d := e.distilling(); d != nil {
+	if d := e.distiller.running(); d != nil {
 		stages = append(stages, d.done)
 	}
 	stages = append(stages, e.indexerDone)

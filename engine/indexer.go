@@ -62,7 +62,7 @@ func (e *Engine) indexer() {
 			e.indexPaced(waited)
 		case <-e.drain:
 			learned := []chan struct{}{e.processorDone}
-			if d := e.distilling(); d != nil {
+			if d := e.distiller.running(); d != nil {
 				learned = append(learned, d.done)
 			}
 			for _, done := range learned {

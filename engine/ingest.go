@@ -24,7 +24,7 @@ type Ingested struct {
 // durable and searchable. With distil (and learning with a model on), the
 // session is distilled next, dated by its turns.
 func (e *Engine) Ingest(ctx context.Context, owner, session string, said []extract.Said, facts, distil bool) (Ingested, error) {
-	if distil && e.distilling() == nil {
+	if distil && e.distiller.running() == nil {
 		return Ingested{}, ErrNoLLM
 	}
 	mems, turns := extract.Transcript(session, said, facts)
@@ -45,7 +45,7 @@ func (e *Engine) Ingest(ctx context.Context, owner, session string, said []extra
 		return nil
 	})
 	if distil && err == nil {
-		e.wakeDistiller()
+		e.distiller.wakeUp()
 	}
 	if err != nil {
 		return Ingested{}, err

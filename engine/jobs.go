@@ -256,7 +256,7 @@ func (e *Engine) process(items []queued) bool {
 		session string
 		at      time.Time
 	}
-	distil := e.distilling() != nil
+	distil := e.distiller.running() != nil
 	ws := make([]work, len(items))
 	for i, it := range items {
 		ws[i].seq, ws[i].held = it.seq, it.held
@@ -327,7 +327,7 @@ func (e *Engine) process(items []queued) bool {
 		return false
 	}
 	if wakeDistiller {
-		e.wakeDistiller()
+		e.distiller.wakeUp()
 	}
 	for i, w := range ws {
 		if done[i] {

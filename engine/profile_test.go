@@ -254,7 +254,7 @@ func TestTheDistillerSeesTheProfile(t *testing.T) {
 			{"content": "The user lives in Porto.", "category": "identity", "importance": 8, "replaces": ` + m[1] + `}]}`}
 	})
 	said(t, e, owner, "s1", 1, "Finally settled near the Douro, in Porto.", "Lovely!")
-	waitFor(t, "the distillation", func() bool { return e.distilling() != nil && len(srv.Calls()) > 0 })
+	waitFor(t, "the distillation", func() bool { return e.distiller.running() != nil && len(srv.Calls()) > 0 })
 	if err := e.WaitDistilled(context.Background()); err != nil {
 		t.Fatal(err)
 	}
