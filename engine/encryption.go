@@ -268,7 +268,7 @@ func (e *Engine) resealer() {
 		if e.draining() {
 			return
 		}
-		if err := e.rebuildShard(i); err != nil {
+		if err := e.indexer.rebuildShard(i); err != nil {
 			fail(fmt.Errorf("rebuilding index shard %d: %w", i, err))
 			return
 		}

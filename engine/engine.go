@@ -98,29 +98,9 @@ type Engine struct {
 	pending atomic.Int64 // turns accepted but not yet learned or saved
 	held    heldTurns    // turns the shared database did not take (held.go)
 
-	writerDone, processorDone, indexerDone, rebuilderDone, redigestDone chan struct{}
+	writerDone, processorDone chan struct{}
 
-	// through[i] is the change sequence up to which shard i is known to be
-	// consistent (in memory; the shard's own record may lag for shards no
-	// recent change touched).
-	mu         sync.Mutex
-	through    []uint64
-	rebuilding map[int]bool
-	// epoch[i] changes whenever shard i is rebuilt, so an index pass that
-	// began before a rebuild does not move the rebuilt shard's position.
-	epoch     []uint64
-	indexedCh chan struct{} // closed and replaced whenever progress is made
-	// rebuildMu[i] runs one rebuild of shard i at a time.
-	rebuildMu []sync.Mutex
-	// applyMu is held for reading by each index pass and for writing while
-	// a rebuild marks its shard (see indexPass).
-	applyMu sync.RWMutex
-	// repairing: damaged shards being rebuilt (repair.go); repairsOver once
-	// Close waits for them. Both under mu.
-	repairing   map[int]bool
-	repairsOver bool
-	repairWG    sync.WaitGroup
-
+	indexer   *indexer
 	embedder  *embedder
 	searcher  *searcher
 	distiller *distiller
@@ -202,22 +182,14 @@ func Open(cfg Config) (*Engine, error) {
 		queue:         make(chan *Job, cfg.QueueSize),
 		writerDone:    make(chan struct{}),
 		processorDone: make(chan struct{}),
-		indexerDone:   make(chan struct{}),
-		rebuilderDone: make(chan struct{}),
-		redigestDone:  make(chan struct{}),
-		through:       make([]uint64, k),
-		epoch:         make([]uint64, k),
-		rebuildMu:     make([]sync.Mutex, k),
-		rebuilding:    make(map[int]bool),
-		repairing:     make(map[int]bool),
-		indexedCh:     make(chan struct{}),
 		distiller:     &distiller{core: c, searcher: srch},
 		usesDone:      make(chan struct{}),
 		life:          lifecycle{wake: make(chan struct{}, 1), done: make(chan struct{})},
 	}
 	e.distiller.learned = e.processorDone
-	idx.OnDamaged(e.repair)
-	rebuild, err := e.plan()
+	e.indexer = newIndexer(c, emb, e.distiller, e.processorDone)
+	idx.OnDamaged(e.indexer.repair)
+	rebuild, err := e.indexer.plan()
 	if err != nil {
 		idx.Close()
 		st.Close()
@@ -239,40 +211,15 @@ func Open(cfg Config) (*Engine, error) {
 	})
 	go e.writer()
 	go e.processor()
-	go e.indexer()
-	go e.rebuilder(rebuild)
-	go e.redigester()
+	go e.indexer.run()
+	go e.indexer.rebuilder(rebuild)
+	go e.indexer.redigester()
 	go e.useWriter()
 	e.startResealer()
 	e.heldAtStart()
 	e.wake(e.wakeProcessor) // turns left from the last run, or held
 	e.wake(e.wakeIndexer)
 	return e, nil
-}
-
-// plan decides, for each shard, whether the change log can bring it up to
-// date or it must be rebuilt from the store. A lost or damaged shard was
-// recreated empty by index.Open and is handled like any shard that is behind.
-func (e *Engine) plan() ([]int, error) {
-	last := e.store.LastSeq()
-	_, oldest, err := e.store.Changes(last, 0)
-	if err != nil {
-		return nil, err
-	}
-	var rebuild []int
-	for i := range e.through {
-		applied, _ := e.index.Applied(i)
-		// The log holds every change after applied, or there is none.
-		covered := (oldest == 0 && applied == last) || (oldest != 0 && oldest <= applied+1)
-		if applied > last || !covered { // a restored older store, or a trimmed log
-			rebuild = append(rebuild, i)
-			e.rebuilding[i] = true
-			e.index.SetState(i, index.Rebuilding)
-		} else {
-			e.through[i] = applied
-		}
-	}
-	return rebuild, nil
 }
 
 // OwnerID is the stored id of a raw owner value.
@@ -295,7 +242,7 @@ func (e *Engine) Close(ctx context.Context) error {
 	if d := e.distiller.running(); d != nil {
 		stages = append(stages, d.done)
 	}
-	stages = append(stages, e.indexerDone)
+	stages = append(stages, e.indexer.indexerDone)
 	var timedOut bool
 	for _, done := range stages {
 		select {
@@ -312,10 +259,10 @@ func (e *Engine) Close(ctx context.Context) error {
 	// What still calls the shared database ends now: a database that does
 	// not answer must not hold the stop (turns go to the local file).
 	e.store.Interrupt()
-	for _, done := range append(stages, e.rebuilderDone, e.redigestDone, e.usesDone) {
+	for _, done := range append(stages, e.indexer.rebuilderDone, e.indexer.redigestDone, e.usesDone) {
 		<-done
 	}
-	e.stopRepairs()
+	e.indexer.stopRepairs()
 	e.resealWG.Wait()
 	e.purgeWG.Wait()
 	e.searcher.postings.wg.Wait() // builds read the store
@@ -357,7 +304,7 @@ func (e *Engine) Sync(ctx context.Context) error {
 	}
 	for {
 		if learned() {
-			if err := e.WaitIndexed(ctx, e.store.LastSeq()); err != nil {
+			if err := e.indexer.waitIndexed(ctx, e.store.LastSeq()); err != nil {
 				return err
 			}
 			if learned() {
@@ -368,26 +315,6 @@ func (e *Engine) Sync(ctx context.Context) error {
 		case <-ctx.Done():
 			return fmt.Errorf("memory engine did not settle: %w", ctx.Err())
 		case <-time.After(2 * time.Millisecond):
-		}
-	}
-}
-
-// WaitIndexed waits until every change up to seq is searchable.
-func (e *Engine) WaitIndexed(ctx context.Context, seq uint64) error {
-	for {
-		e.mu.Lock()
-		ok := len(e.rebuilding) == 0 && e.minThrough() >= seq
-		ch := e.indexedCh
-		e.mu.Unlock()
-		if ok {
-			return nil
-		}
-		e.wake(e.wakeIndexer)
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("memory index did not catch up: %w", ctx.Err())
-		case <-ch:
-		case <-time.After(50 * time.Millisecond):
 		}
 	}
 }

@@ -420,7 +420,7 @@ func TestRestartAfterSmallOwnersReplaysNothing(t *testing.T) {
 func TestStaleDigestsAreRenewed(t *testing.T) {
 	dir := t.TempDir()
 	e := open(t, dir, 1)
-	<-e.redigestDone // the new store's pass, done before there is anything
+	<-e.indexer.redigestDone // the new store's pass, done before there is anything
 	owner := seedVaried(t, e, "stale", 1, 60, 7)[0]
 	queries := []string{"coffee hiking", "guitar sister", "garden", "sushi japan budget"}
 	before := map[string]string{}

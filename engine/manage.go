@@ -62,7 +62,7 @@ func (e *Engine) scrub(ctx context.Context, seq uint64, owners ...string) (befor
 		shards[e.index.ShardOf(o)] = true
 	}
 	for i := range shards {
-		if err := e.rebuildShard(i); err != nil {
+		if err := e.indexer.rebuildShard(i); err != nil {
 			return before, after, err
 		}
 	}
@@ -99,20 +99,6 @@ func (e *Engine) purgeForgotten(owners []string) {
 // Compact rewrites the store file without its free pages (see store.Compact).
 func (e *Engine) Compact() (before, after int64, err error) { return e.store.Compact() }
 
-// Reindex rebuilds every index shard from the store, one at a time, while
-// the old shards keep serving searches.
-func (e *Engine) Reindex(ctx context.Context) error {
-	for i := 0; i < e.index.K(); i++ {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if err := e.rebuildShard(i); err != nil {
-			return fmt.Errorf("rebuilding index shard %d: %w", i, err)
-		}
-	}
-	return nil
-}
-
 // Stats describes the database.
 type Stats struct {
 	store.Stats
@@ -136,14 +122,7 @@ func (e *Engine) Stats() (Stats, error) {
 	s := Stats{Stats: st, IndexedDocs: e.index.DocCount(), IndexShards: e.index.K(),
 		QueuedTurns: len(e.queue), Storage: e.cfg.Dir, IndexBytes: stats.DirSize(filepath.Join(e.cfg.Dir, "index")),
 		Encryption: e.Encryption()}
-	e.mu.Lock()
-	if m := e.minThrough(); st.LastSeq > m {
-		s.IndexLag = st.LastSeq - m
-	}
-	for i := range e.rebuilding {
-		s.Rebuilding = append(s.Rebuilding, i)
-	}
-	e.mu.Unlock()
+	s.IndexLag, s.Rebuilding = e.indexer.lag(st.LastSeq)
 	return s, nil
 }
 
