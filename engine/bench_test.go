@@ -33,7 +33,7 @@ func BenchmarkTurnDurable(b *testing.B) {
 		b.StartTimer()
 		i++
 		e.Enqueue(&Job{Owner: owner, Turn: extract.Turn{Dialect: "openai_chat", User: fmt.Sprintf("turn %d", i), Time: time.Now()}})
-		for e.pending.Load() > 0 {
+		for e.learner.pending.Load() > 0 {
 			time.Sleep(20 * time.Microsecond)
 		}
 	}

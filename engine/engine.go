@@ -10,7 +10,6 @@ package engine
 import (
 	"context"
 	"errors"
-	"fmt"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -94,12 +93,7 @@ type Config struct {
 type Engine struct {
 	*core
 
-	queue   chan *Job
-	pending atomic.Int64 // turns accepted but not yet learned or saved
-	held    heldTurns    // turns the shared database did not take (held.go)
-
-	writerDone, processorDone chan struct{}
-
+	learner   *learner
 	indexer   *indexer
 	embedder  *embedder
 	searcher  *searcher
@@ -176,18 +170,17 @@ func Open(cfg Config) (*Engine, error) {
 	emb := &embedder{core: c}
 	srch := &searcher{core: c, embedder: emb, postings: newPostingsCacheFor(cfg.PostingsBudget)}
 	e := &Engine{
-		core:          c,
-		embedder:      emb,
-		searcher:      srch,
-		queue:         make(chan *Job, cfg.QueueSize),
-		writerDone:    make(chan struct{}),
-		processorDone: make(chan struct{}),
-		distiller:     &distiller{core: c, searcher: srch},
-		usesDone:      make(chan struct{}),
-		life:          lifecycle{wake: make(chan struct{}, 1), done: make(chan struct{})},
+		core:      c,
+		embedder:  emb,
+		searcher:  srch,
+		learner:   newLearner(c),
+		distiller: &distiller{core: c, searcher: srch},
+		usesDone:  make(chan struct{}),
+		life:      lifecycle{wake: make(chan struct{}, 1), done: make(chan struct{})},
 	}
-	e.distiller.learned = e.processorDone
-	e.indexer = newIndexer(c, emb, e.distiller, e.processorDone)
+	e.distiller.learned = e.learner.processorDone
+	e.indexer = newIndexer(c, emb, e.distiller, e.learner.processorDone)
+	e.learner.distiller, e.learner.indexer = e.distiller, e.indexer
 	idx.OnDamaged(e.indexer.repair)
 	rebuild, err := e.indexer.plan()
 	if err != nil {
@@ -209,14 +202,14 @@ func Open(cfg Config) (*Engine, error) {
 		e.wake(e.wakeProcessor)
 		e.distiller.wakeUp()
 	})
-	go e.writer()
-	go e.processor()
+	go e.learner.writer()
+	go e.learner.processor()
 	go e.indexer.run()
 	go e.indexer.rebuilder(rebuild)
 	go e.indexer.redigester()
 	go e.useWriter()
 	e.startResealer()
-	e.heldAtStart()
+	e.learner.heldAtStart()
 	e.wake(e.wakeProcessor) // turns left from the last run, or held
 	e.wake(e.wakeIndexer)
 	return e, nil
@@ -238,7 +231,7 @@ func (e *Engine) Close(ctx context.Context) error {
 	e.closeMu.Unlock()
 
 	close(e.drain)
-	stages := []chan struct{}{e.writerDone, e.processorDone}
+	stages := []chan struct{}{e.learner.writerDone, e.learner.processorDone}
 	if d := e.distiller.running(); d != nil {
 		stages = append(stages, d.done)
 	}
@@ -272,7 +265,7 @@ func (e *Engine) Close(ctx context.Context) error {
 	if em := e.embedder.running(); em != nil {
 		<-em.done
 	}
-	if n := len(e.queue); n > 0 {
+	if n := len(e.learner.queue); n > 0 {
 		for range n {
 			e.cfg.Observer.JobDropped()
 		}
@@ -283,7 +276,7 @@ func (e *Engine) Close(ctx context.Context) error {
 			"the turns held in this instance's storage are learned at its next start",
 			zap.Int("held_turns", n), zap.String("storage", e.cfg.Dir))
 	}
-	e.forgetHeld()
+	e.learner.forgetHeld()
 	err := errors.Join(e.index.Close(), e.store.Close())
 	// Its index files are not read or written any more: the hooks forget
 	// the storage's keys.
@@ -293,30 +286,6 @@ func (e *Engine) Close(ctx context.Context) error {
 			zap.Int("pending_jobs", e.store.PendingJobs()))
 	}
 	return err
-}
-
-// Sync waits until every accepted turn is extracted (held ones included)
-// and every change is indexed (and no shard is being rebuilt), or ctx is
-// done.
-func (e *Engine) Sync(ctx context.Context) error {
-	learned := func() bool {
-		return e.pending.Load() == 0 && e.store.PendingJobs() == 0 && e.store.HeldCount() == 0
-	}
-	for {
-		if learned() {
-			if err := e.indexer.waitIndexed(ctx, e.store.LastSeq()); err != nil {
-				return err
-			}
-			if learned() {
-				return nil
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("memory engine did not settle: %w", ctx.Err())
-		case <-time.After(2 * time.Millisecond):
-		}
-	}
 }
 
 type nopObserver struct{}
@@ -339,4 +308,4 @@ func (e *Engine) Shards() int { return e.index.K() }
 
 // QueueSize is the bound of the queue of turns waiting to be saved (fixed
 // while the engine is open).
-func (e *Engine) QueueSize() int { return cap(e.queue) }
+func (e *Engine) QueueSize() int { return cap(e.learner.queue) }

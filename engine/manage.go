@@ -120,7 +120,7 @@ func (e *Engine) Stats() (Stats, error) {
 		return Stats{}, err
 	}
 	s := Stats{Stats: st, IndexedDocs: e.index.DocCount(), IndexShards: e.index.K(),
-		QueuedTurns: len(e.queue), Storage: e.cfg.Dir, IndexBytes: stats.DirSize(filepath.Join(e.cfg.Dir, "index")),
+		QueuedTurns: len(e.learner.queue), Storage: e.cfg.Dir, IndexBytes: stats.DirSize(filepath.Join(e.cfg.Dir, "index")),
 		Encryption: e.Encryption()}
 	s.IndexLag, s.Rebuilding = e.indexer.lag(st.LastSeq)
 	return s, nil
