@@ -99,9 +99,8 @@ type Engine struct {
 	searcher  *searcher
 	distiller *distiller
 
-	uses     useBuffer
-	usesDone chan struct{}
-	life     lifecycle
+	usage        *usage
+	consolidator *consolidator
 
 	// convertMu runs one change of encryption at a time, and guards
 	// cfg.Keys.
@@ -175,12 +174,12 @@ func Open(cfg Config) (*Engine, error) {
 		searcher:  srch,
 		learner:   newLearner(c),
 		distiller: &distiller{core: c, searcher: srch},
-		usesDone:  make(chan struct{}),
-		life:      lifecycle{wake: make(chan struct{}, 1), done: make(chan struct{})},
+		usage:     &usage{core: c, done: make(chan struct{})},
 	}
 	e.distiller.learned = e.learner.processorDone
 	e.indexer = newIndexer(c, emb, e.distiller, e.learner.processorDone)
 	e.learner.distiller, e.learner.indexer = e.distiller, e.indexer
+	e.consolidator = &consolidator{core: c, indexer: e.indexer, changed: make(chan struct{}, 1), done: make(chan struct{})}
 	idx.OnDamaged(e.indexer.repair)
 	rebuild, err := e.indexer.plan()
 	if err != nil {
@@ -207,7 +206,7 @@ func Open(cfg Config) (*Engine, error) {
 	go e.indexer.run()
 	go e.indexer.rebuilder(rebuild)
 	go e.indexer.redigester()
-	go e.useWriter()
+	go e.usage.run()
 	e.startResealer()
 	e.learner.heldAtStart()
 	e.wake(e.wakeProcessor) // turns left from the last run, or held
@@ -252,15 +251,15 @@ func (e *Engine) Close(ctx context.Context) error {
 	// What still calls the shared database ends now: a database that does
 	// not answer must not hold the stop (turns go to the local file).
 	e.store.Interrupt()
-	for _, done := range append(stages, e.indexer.rebuilderDone, e.indexer.redigestDone, e.usesDone) {
+	for _, done := range append(stages, e.indexer.rebuilderDone, e.indexer.redigestDone, e.usage.done) {
 		<-done
 	}
 	e.indexer.stopRepairs()
 	e.resealWG.Wait()
 	e.purgeWG.Wait()
 	e.searcher.postings.wg.Wait() // builds read the store
-	if e.life.started.Load() {
-		<-e.life.done
+	if e.consolidator.started.Load() {
+		<-e.consolidator.done
 	}
 	if em := e.embedder.running(); em != nil {
 		<-em.done
