@@ -17,6 +17,8 @@ import (
 // the workers that follow the store, and Close's). Each concern type
 // points to it.
 type core struct {
+	// cfg is as Open completed it; its Keys are those the storage opened
+	// with (the sealer holds the keys in effect).
 	cfg   Config
 	store *store.DB
 	index *index.Index

@@ -12,7 +12,6 @@ import (
 	"errors"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -102,12 +101,8 @@ type Engine struct {
 	usage        *usage
 	consolidator *consolidator
 
-	// convertMu runs one change of encryption at a time, and guards
-	// cfg.Keys.
-	convertMu sync.Mutex
-	rotating  atomic.Bool // the rotation pass (resealer) runs
-	resealWG  sync.WaitGroup
-	purgeWG   sync.WaitGroup // purges of owners another instance forgot
+	sealer  *sealer
+	purgeWG sync.WaitGroup // purges of owners another instance forgot
 }
 
 // Open opens (creating if needed) the database in cfg.Dir and starts its
@@ -179,6 +174,7 @@ func Open(cfg Config) (*Engine, error) {
 	e.distiller.learned = e.learner.processorDone
 	e.indexer = newIndexer(c, emb, e.distiller, e.learner.processorDone)
 	e.learner.distiller, e.learner.indexer = e.distiller, e.indexer
+	e.sealer = &sealer{core: c, indexer: e.indexer, keys: cfg.Keys}
 	e.consolidator = &consolidator{core: c, indexer: e.indexer, changed: make(chan struct{}, 1), done: make(chan struct{})}
 	idx.OnDamaged(e.indexer.repair)
 	rebuild, err := e.indexer.plan()
@@ -207,7 +203,7 @@ func Open(cfg Config) (*Engine, error) {
 	go e.indexer.rebuilder(rebuild)
 	go e.indexer.redigester()
 	go e.usage.run()
-	e.startResealer()
+	e.sealer.startResealer()
 	e.learner.heldAtStart()
 	e.wake(e.wakeProcessor) // turns left from the last run, or held
 	e.wake(e.wakeIndexer)
@@ -255,7 +251,7 @@ func (e *Engine) Close(ctx context.Context) error {
 		<-done
 	}
 	e.indexer.stopRepairs()
-	e.resealWG.Wait()
+	e.sealer.resealWG.Wait()
 	e.purgeWG.Wait()
 	e.searcher.postings.wg.Wait() // builds read the store
 	if e.consolidator.started.Load() {
