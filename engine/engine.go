@@ -11,7 +11,6 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -88,21 +87,21 @@ type Config struct {
 	trimAfter uint64
 }
 
-// Engine is an open memory database. It is safe for concurrent use.
+// Engine is an open memory database. It is safe for concurrent use. Its
+// methods are thin entry points: each concern's state and work is a type
+// of its own, and they share the core.
 type Engine struct {
 	*core
 
-	learner   *learner
-	indexer   *indexer
-	embedder  *embedder
-	searcher  *searcher
-	distiller *distiller
-
-	usage        *usage
-	consolidator *consolidator
-
-	sealer  *sealer
-	purgeWG sync.WaitGroup // purges of owners another instance forgot
+	learner      *learner      // turns learned as they come (learner.go, jobs.go, held.go, ingest.go)
+	indexer      *indexer      // the index in step with the store (indexer.go, progress.go, rebuild.go, ...)
+	searcher     *searcher     // Search and Recall (search.go, local.go, postings.go, profile.go, recall.go)
+	distiller    *distiller    // learning with a model (distill.go, distill_session.go)
+	embedder     *embedder     // embedding recall (embedder.go)
+	consolidator *consolidator // how memories age (consolidate.go)
+	usage        *usage        // the uses of memories (usage.go)
+	sealer       *sealer       // changes of encryption (encryption.go)
+	manager      *manager      // the management surface (memories.go, manage.go)
 }
 
 // Open opens (creating if needed) the database in cfg.Dir and starts its
@@ -160,22 +159,7 @@ func Open(cfg Config) (*Engine, error) {
 	}
 	idx.UseDigestKey(st.DigestKey())
 
-	c := newCore(cfg, st, idx)
-	emb := &embedder{core: c}
-	srch := &searcher{core: c, embedder: emb, postings: newPostingsCacheFor(cfg.PostingsBudget)}
-	e := &Engine{
-		core:      c,
-		embedder:  emb,
-		searcher:  srch,
-		learner:   newLearner(c),
-		distiller: &distiller{core: c, searcher: srch},
-		usage:     &usage{core: c, done: make(chan struct{})},
-	}
-	e.distiller.learned = e.learner.processorDone
-	e.indexer = newIndexer(c, emb, e.distiller, e.learner.processorDone)
-	e.learner.distiller, e.learner.indexer = e.distiller, e.indexer
-	e.sealer = &sealer{core: c, indexer: e.indexer, keys: cfg.Keys}
-	e.consolidator = &consolidator{core: c, indexer: e.indexer, changed: make(chan struct{}, 1), done: make(chan struct{})}
+	e := assemble(newCore(cfg, st, idx))
 	idx.OnDamaged(e.indexer.repair)
 	rebuild, err := e.indexer.plan()
 	if err != nil {
@@ -191,7 +175,7 @@ func Open(cfg Config) (*Engine, error) {
 	// index (and the queue of turns, and sessions due) follow it.
 	st.OnReplicated(func(forgot []string) {
 		if len(forgot) > 0 {
-			e.purgeForgotten(forgot)
+			e.manager.purgeForgotten(forgot)
 		}
 		e.wake(e.wakeIndexer)
 		e.wake(e.wakeProcessor)
@@ -208,6 +192,20 @@ func Open(cfg Config) (*Engine, error) {
 	e.wake(e.wakeProcessor) // turns left from the last run, or held
 	e.wake(e.wakeIndexer)
 	return e, nil
+}
+
+// assemble makes the concerns of an engine around c, each pointing to
+// those it asks something of.
+func assemble(c *core) *Engine {
+	e := &Engine{core: c, learner: newLearner(c), embedder: &embedder{core: c}, usage: &usage{core: c, done: make(chan struct{})}}
+	e.searcher = &searcher{core: c, embedder: e.embedder, postings: newPostingsCacheFor(c.cfg.PostingsBudget)}
+	e.distiller = &distiller{core: c, searcher: e.searcher, learned: e.learner.processorDone}
+	e.indexer = newIndexer(c, e.embedder, e.distiller, e.learner.processorDone)
+	e.learner.distiller, e.learner.indexer = e.distiller, e.indexer
+	e.consolidator = &consolidator{core: c, indexer: e.indexer, changed: make(chan struct{}, 1), done: make(chan struct{})}
+	e.sealer = &sealer{core: c, indexer: e.indexer, keys: c.cfg.Keys}
+	e.manager = &manager{core: c, learner: e.learner, indexer: e.indexer, searcher: e.searcher}
+	return e
 }
 
 // OwnerID is the stored id of a raw owner value.
@@ -252,7 +250,7 @@ func (e *Engine) Close(ctx context.Context) error {
 	}
 	e.indexer.stopRepairs()
 	e.sealer.resealWG.Wait()
-	e.purgeWG.Wait()
+	e.manager.purgeWG.Wait()
 	e.searcher.postings.wg.Wait() // builds read the store
 	if e.consolidator.started.Load() {
 		<-e.consolidator.done
