@@ -1,10 +1,37 @@
 // Package engine owns one open memory database and its workers: the store,
 // the Bleve index kept in step with it through the store's change log, and
 // the background work (learning from proxied turns, indexing changes,
-// rebuilding shards, renewing digests, embedding). Its entry points are
-// thin (Search, Enqueue, Ingest, and the management calls): how to rank is
-// the index's policy, what a turn teaches is extract's. It knows nothing
-// about Caddy or HTTP, so tools and tests can open a database directly.
+// rebuilding shards, renewing digests, distilling sessions, embedding,
+// consolidating). It knows nothing about Caddy or HTTP, so tools and tests
+// can open a database directly.
+//
+// Engine's methods are thin entry points (Search, Recall, Enqueue, Ingest,
+// and the management calls): how to rank is the index's policy, what a turn
+// teaches is extract's. Each concern is a type of its own that holds its
+// state, and all point to a small shared core (core.go: the store, the
+// index, the configuration, the workers' wake-ups and Close's signals):
+//
+//   - learner: the turn queue's writer and processor, turns held while a
+//     shared database does not answer, Ingest (learner.go, jobs.go,
+//     held.go, ingest.go);
+//   - indexer: index passes, shard positions, rebuilds, repairs of damaged
+//     shards, re-digests, which owners the index holds (indexer.go,
+//     progress.go, rebuild.go, repair.go, redigest.go, enrol.go);
+//   - searcher: search planning (an owner's records, its postings, the
+//     index, vectors), the profile and the block a recall injects
+//     (search.go, local.go, postings.go, profile.go, asked.go, recall.go);
+//   - distiller: learning with a model (distill.go, distill_session.go);
+//   - embedder: embedding recall (embedder.go);
+//   - consolidator and usage: how memories age, and their uses
+//     (consolidate.go, usage.go);
+//   - sealer: changes of encryption, the keys in effect, the rotation
+//     (encryption.go);
+//   - manager: the management surface: memories one by one, listing,
+//     export and import, forgetting an owner, health (memories.go,
+//     manage.go).
+//
+// engine.go opens the database, assembles the concerns and closes them in
+// order; tools.go holds the model's memory tools, which combine them.
 package engine
 
 import (
@@ -88,20 +115,20 @@ type Config struct {
 }
 
 // Engine is an open memory database. It is safe for concurrent use. Its
-// methods are thin entry points: each concern's state and work is a type
-// of its own, and they share the core.
+// methods are the entry points; the work is its concerns' (see the package
+// documentation).
 type Engine struct {
 	*core
 
-	learner      *learner      // turns learned as they come (learner.go, jobs.go, held.go, ingest.go)
-	indexer      *indexer      // the index in step with the store (indexer.go, progress.go, rebuild.go, ...)
-	searcher     *searcher     // Search and Recall (search.go, local.go, postings.go, profile.go, recall.go)
-	distiller    *distiller    // learning with a model (distill.go, distill_session.go)
-	embedder     *embedder     // embedding recall (embedder.go)
-	consolidator *consolidator // how memories age (consolidate.go)
-	usage        *usage        // the uses of memories (usage.go)
-	sealer       *sealer       // changes of encryption (encryption.go)
-	manager      *manager      // the management surface (memories.go, manage.go)
+	learner      *learner
+	indexer      *indexer
+	searcher     *searcher
+	distiller    *distiller
+	embedder     *embedder
+	consolidator *consolidator
+	usage        *usage
+	sealer       *sealer
+	manager      *manager
 }
 
 // Open opens (creating if needed) the database in cfg.Dir and starts its
