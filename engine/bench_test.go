@@ -33,7 +33,7 @@ func BenchmarkTurnDurable(b *testing.B) {
 		b.StartTimer()
 		i++
 		e.Enqueue(&Job{Owner: owner, Turn: extract.Turn{Dialect: "openai_chat", User: fmt.Sprintf("turn %d", i), Time: time.Now()}})
-		for e.pending.Load() > 0 {
+		for e.learner.pending.Load() > 0 {
 			time.Sleep(20 * time.Microsecond)
 		}
 	}
@@ -148,7 +148,7 @@ func BenchmarkSearchLargeOwner(b *testing.B) {
 // searchLatencies searches owner's memories for the questions in turn and
 // reports the p50 and p99 besides the mean.
 func searchLatencies(b *testing.B, e *Engine, owner string, questions []string) {
-	if e.postings.budget > 0 {
+	if e.searcher.postings.budget > 0 {
 		waitPostings(b, e, owner, questions[0])
 	}
 	var took []float64
@@ -165,8 +165,8 @@ func searchLatencies(b *testing.B, e *Engine, owner string, questions []string) 
 	}
 	b.ReportMetric(stats.Percentile(took, 50), "p50-µs")
 	b.ReportMetric(stats.Percentile(took, 99), "p99-µs")
-	if e.postings.bytes > 0 {
-		b.ReportMetric(float64(e.postings.bytes)/(1<<20), "postings-MiB")
+	if e.searcher.postings.bytes > 0 {
+		b.ReportMetric(float64(e.searcher.postings.bytes)/(1<<20), "postings-MiB")
 	}
 	var ms runtime.MemStats
 	runtime.GC()

@@ -64,60 +64,67 @@ func (c *Consolidated) add(p consolidate.Plan) {
 	c.Pruned += len(p.Prune) + len(p.PruneFacts)
 }
 
-// lifecycle is the engine's consolidation state.
-type lifecycle struct {
+// consolidator runs the consolidation passes that age memories (package
+// consolidate decides what each does): in the background, every Every,
+// and when asked.
+type consolidator struct {
+	*core
+	indexer *indexer // a pass returns once searches see it
+
 	settings atomic.Pointer[LifecycleConfig]
 	// running serialises passes: the background one and those asked for.
 	running   sync.Mutex
-	wake      chan struct{}
+	changed   chan struct{} // the settings changed
 	done      chan struct{}
 	started   atomic.Bool
 	startOnce sync.Once
 }
 
-func (l *lifecycle) config() *LifecycleConfig { return l.settings.Load() }
+func (cs *consolidator) config() *LifecycleConfig { return cs.settings.Load() }
 
 // UseLifecycle sets how memories age. The first call starts the background
 // pass; later ones replace the settings.
-func (e *Engine) UseLifecycle(cfg LifecycleConfig) {
-	e.life.settings.Store(&cfg)
-	e.life.startOnce.Do(func() {
-		e.life.started.Store(true)
-		go e.consolidator()
+func (e *Engine) UseLifecycle(cfg LifecycleConfig) { e.consolidator.use(cfg) }
+
+func (cs *consolidator) use(cfg LifecycleConfig) {
+	cs.settings.Store(&cfg)
+	cs.startOnce.Do(func() {
+		cs.started.Store(true)
+		go cs.run()
 	})
-	e.wake(e.life.wake)
+	cs.wake(cs.changed)
 }
 
-// consolidator runs a pass every Every, resuming after a restart: one that
-// was cut short, or due while the server was down, starts soon after.
-func (e *Engine) consolidator() {
-	defer close(e.life.done)
+// run runs a pass every Every, resuming after a restart: one that was cut
+// short, or due while the server was down, starts soon after.
+func (cs *consolidator) run() {
+	defer close(cs.done)
 	for {
-		cfg := e.life.config()
+		cfg := cs.config()
 		wait := time.Hour
 		if cfg.Every > 0 {
-			last := time.Unix(0, int64(e.store.Cursor(consolidatedCursor)))
-			wait = min(max(cfg.Every-e.now().Sub(last), time.Minute), cfg.Every)
-			if e.store.Mark(consolidateMark) != "" {
+			last := time.Unix(0, int64(cs.store.Cursor(consolidatedCursor)))
+			wait = min(max(cfg.Every-cs.now().Sub(last), time.Minute), cfg.Every)
+			if cs.store.Mark(consolidateMark) != "" {
 				wait = time.Minute // a pass was cut short
 			}
 		}
 		t := time.NewTimer(wait)
 		select {
 		case <-t.C:
-			if e.life.config().Every > 0 {
+			if cs.config().Every > 0 {
 				// On a shared database one instance runs the pass; the
 				// others see it done in its cursor.
-				_, err := e.store.Once(e.stopCtx, "consolidate", func() error {
-					_, err := e.Consolidate(e.stopCtx, "", false)
+				_, err := cs.store.Once(cs.stopCtx, "consolidate", func() error {
+					_, err := cs.consolidate(cs.stopCtx, "", false)
 					return err
 				})
 				if err != nil && !errors.Is(err, context.Canceled) {
-					e.log().Error("consolidating memories; the pass resumes later", zap.Error(err))
+					cs.log().Error("consolidating memories; the pass resumes later", zap.Error(err))
 				}
 			}
-		case <-e.life.wake:
-		case <-e.drain:
+		case <-cs.changed:
+		case <-cs.drain:
 			t.Stop()
 			return
 		}
@@ -131,9 +138,13 @@ func (e *Engine) consolidator() {
 // between owners for requests, and a pass over every owner that is cut
 // short resumes at the owner it reached.
 func (e *Engine) Consolidate(ctx context.Context, owner string, dry bool) (Consolidated, error) {
-	e.life.running.Lock()
-	defer e.life.running.Unlock()
-	cfg := e.life.config()
+	return e.consolidator.consolidate(ctx, owner, dry)
+}
+
+func (cs *consolidator) consolidate(ctx context.Context, owner string, dry bool) (Consolidated, error) {
+	cs.running.Lock()
+	defer cs.running.Unlock()
+	cfg := cs.config()
 	if cfg == nil {
 		cfg = &DefaultLifecycle
 	}
@@ -143,9 +154,9 @@ func (e *Engine) Consolidate(ctx context.Context, owner string, dry bool) (Conso
 		owners = []string{owner}
 	} else {
 		if !dry {
-			from = e.store.Mark(consolidateMark)
+			from = cs.store.Mark(consolidateMark)
 		}
-		if err := e.store.View(func(tx *store.Tx) error {
+		if err := cs.store.View(func(tx *store.Tx) error {
 			return tx.OwnersFrom(from, func(o string) (bool, error) { owners = append(owners, o); return true, nil })
 		}); err != nil {
 			return Consolidated{}, err
@@ -156,14 +167,14 @@ func (e *Engine) Consolidate(ctx context.Context, owner string, dry bool) (Conso
 		if err := ctx.Err(); err != nil {
 			return res, err
 		}
-		plan, err := e.planFor(o, cfg)
+		plan, err := cs.planFor(o, cfg)
 		if err != nil {
 			return res, fmt.Errorf("consolidating an owner's memories: %w", err)
 		}
 		res.add(plan)
 		res.Owners++
 		if !dry && !plan.Empty() {
-			if err := e.apply(ctx, o, plan); err != nil {
+			if err := cs.apply(ctx, o, plan); err != nil {
 				return res, err
 			}
 		}
@@ -172,18 +183,18 @@ func (e *Engine) Consolidate(ctx context.Context, owner string, dry bool) (Conso
 			if i+1 < len(owners) {
 				next = owners[i+1]
 			}
-			if err := e.store.Update(func(tx *store.Tx) error { return tx.SetMark(consolidateMark, next) }); err != nil {
+			if err := cs.store.Update(func(tx *store.Tx) error { return tx.SetMark(consolidateMark, next) }); err != nil {
 				return res, err
 			}
-			e.pace(time.Now(), consolidatePause)
+			cs.pace(time.Now(), consolidatePause)
 		}
 	}
 	if owner == "" && !dry {
-		at := uint64(e.now().UnixNano())
-		if err := e.store.Update(func(tx *store.Tx) error { return tx.SetCursor(consolidatedCursor, at) }); err != nil {
+		at := uint64(cs.now().UnixNano())
+		if err := cs.store.Update(func(tx *store.Tx) error { return tx.SetCursor(consolidatedCursor, at) }); err != nil {
 			return res, err
 		}
-		e.log().Info("consolidated memories", zap.Int("owners", res.Owners), zap.Int("merged", res.Merged),
+		cs.log().Info("consolidated memories", zap.Int("owners", res.Owners), zap.Int("merged", res.Merged),
 			zap.Int("promoted", res.Promoted), zap.Int("evicted", res.Evicted), zap.Int("pruned", res.Pruned))
 	}
 	return res, nil
@@ -194,10 +205,10 @@ func (e *Engine) Consolidate(ctx context.Context, owner string, dry bool) (Conso
 const consolidatePause = 5 * time.Millisecond
 
 // planFor reads an owner's active memories and decides the pass's steps.
-func (e *Engine) planFor(owner string, cfg *LifecycleConfig) (consolidate.Plan, error) {
+func (cs *consolidator) planFor(owner string, cfg *LifecycleConfig) (consolidate.Plan, error) {
 	var ms []consolidate.Memory
-	now := e.now()
-	err := e.store.View(func(tx *store.Tx) error {
+	now := cs.now()
+	err := cs.store.View(func(tx *store.Tx) error {
 		return tx.ForEach(owner, func(m *store.Memory) error {
 			if m.Active(now) {
 				ms = append(ms, policyView(m, tx.Usage(owner, m.ID)))
@@ -219,9 +230,9 @@ func policyView(m *store.Memory, u store.Usage) consolidate.Memory {
 
 // apply carries out an owner's plan in one transaction, and returns once
 // searches see it.
-func (e *Engine) apply(ctx context.Context, owner string, p consolidate.Plan) error {
-	now := e.now().UTC()
-	seq, err := e.write(func(tx *store.Tx) error {
+func (cs *consolidator) apply(ctx context.Context, owner string, p consolidate.Plan) error {
+	now := cs.now().UTC()
+	seq, err := cs.write(func(tx *store.Tx) error {
 		for _, g := range p.Merges {
 			var texts []store.Version
 			mentions := 0
@@ -278,5 +289,5 @@ func (e *Engine) apply(ctx context.Context, owner string, p consolidate.Plan) er
 	if err != nil {
 		return err
 	}
-	return e.WaitIndexed(ctx, seq)
+	return cs.indexer.waitIndexed(ctx, seq)
 }

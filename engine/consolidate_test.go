@@ -80,7 +80,7 @@ func TestUseAndDecayChangeTheRanking(t *testing.T) {
 		store.Put{Kind: "preference", Key: "b", Content: "The user likes hiking in the Tatras.", Time: start})
 	c.advance(40 * day)
 	e.Used(owner, ms[0].ID)
-	e.writeUses()
+	e.usage.flush()
 	c.advance(day)
 	res := search(t, e, owner, "where do I like hiking?")
 	if len(res) != 2 || res[0].Memory.ID != ms[0].ID {
@@ -169,7 +169,7 @@ func TestConsolidationChangesWhatIsFound(t *testing.T) {
 				t.Fatal(err)
 			}
 			e.Used(owner, m.ID)
-			e.writeUses()
+			e.usage.flush()
 		}
 	}
 	if got := after("zqstamps"); got == "" {

@@ -25,7 +25,7 @@ func withEmbeddings(t *testing.T, shards int) (*Engine, *embedtest.Server) {
 	if fixed := e.UseEmbedding(EmbedConfig{Client: &embed.Client{URL: "http://elsewhere", Model: "x"}}); len(fixed) != 2 {
 		t.Errorf("a second UseEmbedding with another endpoint and model reported %v, want both fixed", fixed)
 	}
-	if got := e.embedding().config().Client.URL; got != srv.Endpoint() {
+	if got := e.embedder.running().config().Client.URL; got != srv.Endpoint() {
 		t.Errorf("the endpoint in effect is %q", got)
 	}
 	return e, srv
@@ -40,7 +40,7 @@ func waitEmbedded(t *testing.T, e *Engine) {
 		if time.Now().After(deadline) {
 			t.Fatalf("memories not embedded: cursor %d, last change %d", e.store.LocalCursor(embedCursor), e.store.LastSeq())
 		}
-		e.embedding().wake <- struct{}{}
+		e.embedder.running().wake <- struct{}{}
 		time.Sleep(5 * time.Millisecond)
 	}
 }

@@ -33,8 +33,17 @@ type EmbedConfig struct {
 // embedCursor is the store cursor naming the last change embedded.
 const embedCursor = "embedded_seq"
 
-// embedder is the engine's optional embedding state.
+// embedder is embedding recall: memories get vectors in the background
+// while a configuration turns it on, and searches find memories by meaning
+// too.
 type embedder struct {
+	*core
+	mu  sync.Mutex                // orders turning it on and off
+	run atomic.Pointer[embedding] // set while it is on
+}
+
+// embedding is embedding recall while it is on with one configuration.
+type embedding struct {
 	settings atomic.Pointer[EmbedConfig]
 	wake     chan struct{}
 	cache    *vectorCache
@@ -45,14 +54,16 @@ type embedder struct {
 	cancel context.CancelFunc
 }
 
-func (em *embedder) config() *EmbedConfig { return em.settings.Load() }
+func (em *embedding) config() *EmbedConfig { return em.settings.Load() }
 
 // UseEmbedding turns on embedding recall with cfg: memories get vectors in
 // the background, and searches fuse vector and lexical recall. When it is
 // on already, cfg replaces the settings in effect, except the endpoint, the
 // model and the dimensions, which the stored vectors were made with: those
 // are returned, unchanged, while the engine is open.
-func (e *Engine) UseEmbedding(cfg EmbedConfig) []Fixed {
+func (e *Engine) UseEmbedding(cfg EmbedConfig) []Fixed { return e.embedder.use(cfg) }
+
+func (eb *embedder) use(cfg EmbedConfig) []Fixed {
 	if cfg.QueryTimeout <= 0 {
 		cfg.QueryTimeout = 300 * time.Millisecond
 	}
@@ -65,15 +76,15 @@ func (e *Engine) UseEmbedding(cfg EmbedConfig) []Fixed {
 	if cfg.CacheBytes <= 0 {
 		cfg.CacheBytes = 256 << 20
 	}
-	e.learnersMu.Lock()
-	defer e.learnersMu.Unlock()
-	em := e.embedding()
+	eb.mu.Lock()
+	defer eb.mu.Unlock()
+	em := eb.running()
 	if em == nil {
-		em = &embedder{wake: make(chan struct{}, 1), cache: newVectorCache(cfg.CacheBytes), done: make(chan struct{})}
-		em.ctx, em.cancel = context.WithCancel(e.stopCtx)
+		em = &embedding{wake: make(chan struct{}, 1), cache: newVectorCache(cfg.CacheBytes), done: make(chan struct{})}
+		em.ctx, em.cancel = context.WithCancel(eb.stopCtx)
 		em.settings.Store(&cfg)
-		e.emb.Store(em)
-		go e.embedLoop(em)
+		eb.run.Store(em)
+		go eb.loop(em)
 		return nil
 	}
 	old := em.config().Client
@@ -93,16 +104,19 @@ func (e *Engine) UseEmbedding(cfg EmbedConfig) []Fixed {
 	return fixed
 }
 
-func (e *Engine) embedding() *embedder { return e.emb.Load() }
+// running is embedding recall as it is on, nil while it is off.
+func (eb *embedder) running() *embedding { return eb.run.Load() }
 
 // StopEmbedding turns embedding recall off, for a configuration without
 // embed: the embedder stops (a call in flight is cancelled) and searches
 // are lexical. The stored vectors stay; a later configuration that turns
 // it on again with the same model embeds only what changed meanwhile.
-func (e *Engine) StopEmbedding() {
-	e.learnersMu.Lock()
-	defer e.learnersMu.Unlock()
-	em := e.emb.Swap(nil)
+func (e *Engine) StopEmbedding() { e.embedder.stop() }
+
+func (eb *embedder) stop() {
+	eb.mu.Lock()
+	defer eb.mu.Unlock()
+	em := eb.run.Swap(nil)
 	if em == nil {
 		return
 	}
@@ -110,9 +124,9 @@ func (e *Engine) StopEmbedding() {
 	<-em.done
 }
 
-// embedLoop gives memories vectors, following the change log from its own
+// loop gives memories vectors, following the change log from its own
 // durable position, in batches, off the request path. Failures wait and retry.
-func (e *Engine) embedLoop(em *embedder) {
+func (eb *embedder) loop(em *embedding) {
 	defer close(em.done)
 	backoff := time.Second
 	tick := time.NewTicker(2 * time.Second)
@@ -123,20 +137,20 @@ func (e *Engine) embedLoop(em *embedder) {
 		case <-tick.C:
 		case <-em.ctx.Done():
 			return
-		case <-e.drain:
+		case <-eb.drain:
 			return
 		}
-		for !e.stopping() && em.ctx.Err() == nil {
-			more, err := e.embedPass(em)
+		for !eb.stopping() && em.ctx.Err() == nil {
+			more, err := eb.pass(em)
 			if err != nil {
-				e.cfg.Observer.EmbeddingFailed()
-				e.log().Warn("embedding memories failed; retrying, recall stays lexical meanwhile",
+				eb.cfg.Observer.EmbeddingFailed()
+				eb.log().Warn("embedding memories failed; retrying, recall stays lexical meanwhile",
 					zap.Error(err), zap.Duration("retry_in", backoff))
 				select {
 				case <-time.After(backoff):
 				case <-em.ctx.Done():
 					return
-				case <-e.drain:
+				case <-eb.drain:
 					return
 				}
 				backoff = min(2*backoff, time.Minute)
@@ -150,12 +164,12 @@ func (e *Engine) embedLoop(em *embedder) {
 	}
 }
 
-// embedPass embeds up to one batch of changed memories; more reports that
-// the log holds more.
-func (e *Engine) embedPass(em *embedder) (more bool, err error) {
-	pos := e.store.LocalCursor(embedCursor)
-	upTo := e.store.LastSeq()
-	changes, oldest, err := e.store.Changes(pos, em.config().Batch*4)
+// pass embeds up to one batch of changed memories; more reports that the
+// log holds more.
+func (eb *embedder) pass(em *embedding) (more bool, err error) {
+	pos := eb.store.LocalCursor(embedCursor)
+	upTo := eb.store.LastSeq()
+	changes, oldest, err := eb.store.Changes(pos, em.config().Batch*4)
 	if err != nil {
 		return false, err
 	}
@@ -163,10 +177,10 @@ func (e *Engine) embedPass(em *embedder) (more bool, err error) {
 	if oldest > pos+1 {
 		// The log was trimmed past this position (embedding was off, or
 		// failing for long): look at every memory instead.
-		err = e.store.View(func(tx *store.Tx) error {
+		err = eb.store.View(func(tx *store.Tx) error {
 			return tx.Owners(func(owner string) error {
 				return tx.ForEach(owner, func(m *store.Memory) error {
-					if e.needsVector(tx, m) {
+					if needsVector(tx, m) {
 						todo = append(todo, m)
 					}
 					return nil
@@ -180,13 +194,13 @@ func (e *Engine) embedPass(em *embedder) (more bool, err error) {
 		}
 		upTo = changes[len(changes)-1].Seq
 		seen := map[uint64]bool{}
-		err = e.store.View(func(tx *store.Tx) error {
+		err = eb.store.View(func(tx *store.Tx) error {
 			for _, c := range changes {
 				if seen[c.ID] {
 					continue
 				}
 				seen[c.ID] = true
-				if m, err := tx.Get(c.Owner, c.ID); err == nil && e.needsVector(tx, m) {
+				if m, err := tx.Get(c.Owner, c.ID); err == nil && needsVector(tx, m) {
 					todo = append(todo, m)
 				}
 			}
@@ -197,16 +211,16 @@ func (e *Engine) embedPass(em *embedder) (more bool, err error) {
 		return false, err
 	}
 	for start := 0; start < len(todo); start += em.config().Batch {
-		if err := e.embedBatch(em, todo[start:min(start+em.config().Batch, len(todo))]); err != nil {
+		if err := eb.embed(em, todo[start:min(start+em.config().Batch, len(todo))]); err != nil {
 			return false, err
 		}
 	}
 	// Vectors first, then the position: a crash between re-embeds a batch.
-	return len(changes) > 0, e.store.SetLocalCursor(embedCursor, upTo)
+	return len(changes) > 0, eb.store.SetLocalCursor(embedCursor, upTo)
 }
 
 // needsVector reports whether an active memory lacks a vector of its text.
-func (e *Engine) needsVector(tx *store.Tx, m *store.Memory) bool {
+func needsVector(tx *store.Tx, m *store.Memory) bool {
 	if !m.Active(tx.Now()) {
 		return false
 	}
@@ -218,8 +232,8 @@ func (e *Engine) needsVector(tx *store.Tx, m *store.Memory) bool {
 	return err != nil || hash != embed.TextHash(m.Content)
 }
 
-// embedBatch embeds memories and stores their vectors.
-func (e *Engine) embedBatch(em *embedder, batch []*store.Memory) error {
+// embed embeds memories and stores their vectors.
+func (eb *embedder) embed(em *embedding, batch []*store.Memory) error {
 	texts := make([]string, len(batch))
 	for i, m := range batch {
 		texts[i] = m.Content
@@ -231,7 +245,7 @@ func (e *Engine) embedBatch(em *embedder, batch []*store.Memory) error {
 		return err
 	}
 	owners := map[string]bool{}
-	err = e.store.Update(func(tx *store.Tx) error {
+	err = eb.store.Update(func(tx *store.Tx) error {
 		for i, m := range batch {
 			if err := tx.PutVector(m.Owner, m.ID, embed.Encode(embed.TextHash(m.Content), vecs[i])); err != nil {
 				return err
@@ -248,7 +262,7 @@ func (e *Engine) embedBatch(em *embedder, batch []*store.Memory) error {
 
 // vectorsOf returns an owner's vectors, from the cache or, through tx, the
 // store.
-func (e *Engine) vectorsOf(tx *store.Tx, em *embedder, owner string) (*vectorSet, error) {
+func (em *embedding) vectorsOf(tx *store.Tx, owner string) (*vectorSet, error) {
 	if s := em.cache.get(owner); s != nil {
 		return s, nil
 	}
@@ -327,11 +341,13 @@ func (c *vectorCache) dropLocked(owner string) {
 
 // WaitEmbedded waits until every memory written so far has its vector, or
 // ctx is done. It returns at once when embedding recall is off.
-func (e *Engine) WaitEmbedded(ctx context.Context) error {
-	if e.embedding() == nil {
+func (e *Engine) WaitEmbedded(ctx context.Context) error { return e.embedder.wait(ctx) }
+
+func (eb *embedder) wait(ctx context.Context) error {
+	if eb.running() == nil {
 		return nil
 	}
-	for e.store.LocalCursor(embedCursor) < e.store.LastSeq() {
+	for eb.store.LocalCursor(embedCursor) < eb.store.LastSeq() {
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("memories are not all embedded: %w", ctx.Err())

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -75,6 +77,19 @@ func openStore(cfg Config) (*store.DB, error) {
 	return st, nil
 }
 
+// sealer makes the changes of encryption of the open storage: Encrypt,
+// Decrypt, and keys configured anew, with the rotation pass they start.
+type sealer struct {
+	*core
+	indexer *indexer // the index is rebuilt sealed, or in the clear
+
+	// mu runs one change of encryption at a time, and guards keys.
+	mu       sync.Mutex
+	keys     *seal.Ring  // as configured (nil: none); Config.Keys at open
+	rotating atomic.Bool // the rotation pass (resealer) runs
+	resealWG sync.WaitGroup
+}
+
 // convertStore converts st to keys (nil: to plaintext), with the digests
 // of what it becomes.
 func convertStore(st *store.DB, keys *seal.Ring) (store.Converted, error) {
@@ -92,67 +107,75 @@ type Encryption struct {
 }
 
 // Encryption says how the storage is sealed.
-func (e *Engine) Encryption() Encryption {
-	return Encryption{Encrypted: e.store.Encrypted(), KeyID: e.store.KeyID(), Rotating: e.rotating.Load()}
+func (e *Engine) Encryption() Encryption { return e.sealer.state() }
+
+func (sl *sealer) state() Encryption {
+	return Encryption{Encrypted: sl.store.Encrypted(), KeyID: sl.store.KeyID(), Rotating: sl.rotating.Load()}
 }
 
 // Encrypt converts the open plaintext storage to keys: the store is
 // rewritten sealed (every other use of it waits meanwhile), then each index
 // shard is rebuilt sealed, while the old one serves searches.
 func (e *Engine) Encrypt(ctx context.Context, keys *seal.Ring) (store.Converted, error) {
+	return e.sealer.encrypt(ctx, keys)
+}
+
+func (sl *sealer) encrypt(ctx context.Context, keys *seal.Ring) (store.Converted, error) {
 	if keys == nil {
 		return store.Converted{}, errors.New("no key: configure encryption { key ... } for this storage first")
 	}
-	e.convertMu.Lock()
-	defer e.convertMu.Unlock()
-	if e.store.Encrypted() {
-		return store.Converted{}, fmt.Errorf("memory storage %s is already encrypted (key id %s)", e.cfg.Dir, e.store.KeyID())
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	if sl.store.Encrypted() {
+		return store.Converted{}, fmt.Errorf("memory storage %s is already encrypted (key id %s)", sl.cfg.Dir, sl.store.KeyID())
 	}
-	dir := filepath.Join(e.cfg.Dir, "index")
+	dir := filepath.Join(sl.cfg.Dir, "index")
 	// New index files are sealed from now on; those in the clear still open.
 	if err := index.UseKeys(dir, keys, false); err != nil {
 		return store.Converted{}, err
 	}
-	n, err := convertStore(e.store, keys)
+	n, err := convertStore(sl.store, keys)
 	if err != nil {
 		_ = index.UseKeys(dir, nil, false)
 		return n, err
 	}
-	e.cfg.Keys = keys
-	e.index.UseDigestKey(e.store.DigestKey())
-	e.log().Info("memory storage encrypted; rebuilding its index sealed", zap.String("storage", e.cfg.Dir),
+	sl.keys = keys
+	sl.index.UseDigestKey(sl.store.DigestKey())
+	sl.log().Info("memory storage encrypted; rebuilding its index sealed", zap.String("storage", sl.cfg.Dir),
 		zap.Int("memories", n.Memories), zap.String("key_id", keys.Current().ID()))
-	return n, e.Reindex(ctx)
+	return n, sl.indexer.reindex(ctx)
 }
 
 // Decrypt converts the open encrypted storage to plaintext, the reverse of
 // Encrypt. Its keys are still needed until it returns: the index shards
 // sealed with them are read while they are rebuilt in the clear.
-func (e *Engine) Decrypt(ctx context.Context) (store.Converted, error) {
-	e.convertMu.Lock()
-	defer e.convertMu.Unlock()
-	if !e.store.Encrypted() {
-		return store.Converted{}, fmt.Errorf("memory storage %s is not encrypted", e.cfg.Dir)
+func (e *Engine) Decrypt(ctx context.Context) (store.Converted, error) { return e.sealer.decrypt(ctx) }
+
+func (sl *sealer) decrypt(ctx context.Context) (store.Converted, error) {
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	if !sl.store.Encrypted() {
+		return store.Converted{}, fmt.Errorf("memory storage %s is not encrypted", sl.cfg.Dir)
 	}
-	if e.rotating.Load() {
-		return store.Converted{}, fmt.Errorf("memory storage %s is being re-encrypted to a new key; decrypt once that has finished", e.cfg.Dir)
+	if sl.rotating.Load() {
+		return store.Converted{}, fmt.Errorf("memory storage %s is being re-encrypted to a new key; decrypt once that has finished", sl.cfg.Dir)
 	}
-	dir := filepath.Join(e.cfg.Dir, "index")
-	keys := e.cfg.Keys
-	n, err := convertStore(e.store, nil)
+	dir := filepath.Join(sl.cfg.Dir, "index")
+	keys := sl.keys
+	n, err := convertStore(sl.store, nil)
 	if err != nil {
 		return n, err
 	}
 	if err := index.UseKeys(dir, keys, true); err != nil { // read sealed, write in the clear
 		return n, err
 	}
-	e.index.UseDigestKey(nil)
-	e.log().Info("memory storage decrypted; rebuilding its index in the clear", zap.String("storage", e.cfg.Dir),
+	sl.index.UseDigestKey(nil)
+	sl.log().Info("memory storage decrypted; rebuilding its index in the clear", zap.String("storage", sl.cfg.Dir),
 		zap.Int("memories", n.Memories))
-	if err := e.Reindex(ctx); err != nil {
+	if err := sl.indexer.reindex(ctx); err != nil {
 		return n, err
 	}
-	e.cfg.Keys = nil
+	sl.keys = nil
 	return n, index.UseKeys(dir, nil, false)
 }
 
@@ -160,57 +183,61 @@ func (e *Engine) Decrypt(ctx context.Context) (store.Converted, error) {
 // encrypted store takes them if they open it, and a rotation starts when
 // the current key changed. A plaintext store only remembers them for
 // Encrypt (and is converted at the next start).
-func (e *Engine) UseKeys(keys *seal.Ring) error {
-	e.convertMu.Lock()
-	defer e.convertMu.Unlock()
-	if !e.store.Encrypted() {
-		e.cfg.Keys = keys
+func (e *Engine) UseKeys(keys *seal.Ring) error { return e.sealer.useKeys(keys) }
+
+func (sl *sealer) useKeys(keys *seal.Ring) error {
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	if !sl.store.Encrypted() {
+		sl.keys = keys
 		return nil
 	}
 	if keys == nil {
 		return fmt.Errorf("%w: %s is open, sealed with key id %s; keep its encryption block (to leave encryption, POST /memory/decrypt on the admin endpoint first)",
-			store.ErrKeyRequired, e.cfg.Dir, e.store.KeyID())
+			store.ErrKeyRequired, sl.cfg.Dir, sl.store.KeyID())
 	}
-	if err := e.store.UseKeys(keys); err != nil {
+	if err := sl.store.UseKeys(keys); err != nil {
 		return err
 	}
-	e.cfg.Keys = keys
-	if err := index.UseKeys(filepath.Join(e.cfg.Dir, "index"), keys, false); err != nil {
+	sl.keys = keys
+	if err := index.UseKeys(filepath.Join(sl.cfg.Dir, "index"), keys, false); err != nil {
 		return err
 	}
-	e.startResealer()
+	sl.startResealer()
 	return nil
 }
 
 // Keys are the keys the engine was configured with (nil: none).
-func (e *Engine) Keys() *seal.Ring {
-	e.convertMu.Lock()
-	defer e.convertMu.Unlock()
-	return e.cfg.Keys
+func (e *Engine) Keys() *seal.Ring { return e.sealer.ring() }
+
+func (sl *sealer) ring() *seal.Ring {
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	return sl.keys
 }
 
 // startResealer starts the rotation pass if values or shards sealed with a
 // previous key remain and it is not running.
-func (e *Engine) startResealer() {
-	if !e.store.Encrypted() || (!e.store.Resealing() && len(e.index.SealedWithOldKeys()) == 0) {
+func (sl *sealer) startResealer() {
+	if !sl.store.Encrypted() || (!sl.store.Resealing() && len(sl.index.SealedWithOldKeys()) == 0) {
 		return
 	}
-	if !e.rotating.CompareAndSwap(false, true) {
+	if !sl.rotating.CompareAndSwap(false, true) {
 		return
 	}
-	e.resealWG.Add(1)
+	sl.resealWG.Add(1)
 	go func() {
 		// On a shared database one instance re-encrypts it; another's
 		// index shards are rebuilt at its next start.
-		ran, err := e.store.Once(e.stopCtx, "reseal", func() error { e.resealer(); return nil })
+		ran, err := sl.store.Once(sl.stopCtx, "reseal", func() error { sl.resealer(); return nil })
 		if err == nil && !ran {
-			e.log().Info("another instance is re-encrypting the shared memory database", zap.String("storage", e.cfg.Dir))
+			sl.log().Info("another instance is re-encrypting the shared memory database", zap.String("storage", sl.cfg.Dir))
 		}
 		if err != nil {
-			e.log().Error("re-encrypting the memory storage: the shared database did not answer; it resumes at the next start", zap.Error(err))
+			sl.log().Error("re-encrypting the memory storage: the shared database did not answer; it resumes at the next start", zap.Error(err))
 		}
-		e.rotating.Store(false)
-		e.resealWG.Done()
+		sl.rotating.Store(false)
+		sl.resealWG.Done()
 	}()
 }
 
@@ -220,21 +247,21 @@ func (e *Engine) startResealer() {
 // (rebuilt). Only then is the store's check value sealed with the current
 // key, so an interrupted pass runs again at the next start, which still
 // needs the previous key.
-func (e *Engine) resealer() {
+func (sl *sealer) resealer() {
 	start := time.Now()
-	id := e.store.KeyID()
-	e.log().Info("re-encrypting the memory storage with its current key; keep the previous key in old_keys until this finishes",
-		zap.String("storage", e.cfg.Dir), zap.String("key_id", id))
+	id := sl.store.KeyID()
+	sl.log().Info("re-encrypting the memory storage with its current key; keep the previous key in old_keys until this finishes",
+		zap.String("storage", sl.cfg.Dir), zap.String("key_id", id))
 	fail := func(err error) {
-		e.log().Error("re-encrypting the memory storage stopped; it resumes at the next start (keep old_keys until it finishes)",
-			zap.String("storage", e.cfg.Dir), zap.Error(err))
+		sl.log().Error("re-encrypting the memory storage stopped; it resumes at the next start (keep old_keys until it finishes)",
+			zap.String("storage", sl.cfg.Dir), zap.Error(err))
 	}
-	if err := e.store.BeginReseal(); err != nil {
+	if err := sl.store.BeginReseal(); err != nil {
 		fail(err)
 		return
 	}
 	var owners []string
-	if err := e.store.View(func(tx *store.Tx) error {
+	if err := sl.store.View(func(tx *store.Tx) error {
 		return tx.Owners(func(o string) error { owners = append(owners, o); return nil })
 	}); err != nil {
 		fail(err)
@@ -243,7 +270,7 @@ func (e *Engine) resealer() {
 	values := 0
 	step := func(fn func() (int, error)) error {
 		for {
-			if e.draining() {
+			if sl.draining() {
 				return errors.New("the engine is closing")
 			}
 			n, err := fn()
@@ -251,33 +278,33 @@ func (e *Engine) resealer() {
 			if err != nil || n < resealBatch {
 				return err
 			}
-			e.pace(time.Now(), resealPause)
+			sl.pace(time.Now(), resealPause)
 		}
 	}
 	for _, owner := range owners {
-		if err := step(func() (int, error) { return e.store.ResealOwner(owner, resealBatch) }); err != nil {
+		if err := step(func() (int, error) { return sl.store.ResealOwner(owner, resealBatch) }); err != nil {
 			fail(err)
 			return
 		}
 	}
-	if err := step(func() (int, error) { return e.store.ResealShared(resealBatch) }); err != nil {
+	if err := step(func() (int, error) { return sl.store.ResealShared(resealBatch) }); err != nil {
 		fail(err)
 		return
 	}
-	for _, i := range e.index.SealedWithOldKeys() {
-		if e.draining() {
+	for _, i := range sl.index.SealedWithOldKeys() {
+		if sl.draining() {
 			return
 		}
-		if err := e.rebuildShard(i); err != nil {
+		if err := sl.indexer.rebuildShard(i); err != nil {
 			fail(fmt.Errorf("rebuilding index shard %d: %w", i, err))
 			return
 		}
 	}
-	if err := e.store.FinishReseal(); err != nil {
+	if err := sl.store.FinishReseal(); err != nil {
 		fail(err)
 		return
 	}
-	e.log().Info("memory storage re-encrypted with its current key: the previous key is no longer needed, remove it from old_keys",
-		zap.String("storage", e.cfg.Dir), zap.String("key_id", id), zap.Int("values", values),
+	sl.log().Info("memory storage re-encrypted with its current key: the previous key is no longer needed, remove it from old_keys",
+		zap.String("storage", sl.cfg.Dir), zap.String("key_id", id), zap.Int("values", values),
 		zap.Duration("took", time.Since(start)))
 }

@@ -1,19 +1,43 @@
 // Package engine owns one open memory database and its workers: the store,
 // the Bleve index kept in step with it through the store's change log, and
 // the background work (learning from proxied turns, indexing changes,
-// rebuilding shards, renewing digests, embedding). Its entry points are
-// thin (Search, Enqueue, Ingest, and the management calls): how to rank is
-// the index's policy, what a turn teaches is extract's. It knows nothing
-// about Caddy or HTTP, so tools and tests can open a database directly.
+// rebuilding shards, renewing digests, distilling sessions, embedding,
+// consolidating). It knows nothing about Caddy or HTTP, so tools and tests
+// can open a database directly.
+//
+// Engine's methods are thin entry points (Search, Recall, Enqueue, Ingest,
+// and the management calls): how to rank is the index's policy, what a turn
+// teaches is extract's. Each concern is a type of its own that holds its
+// state, and all point to a small shared core (core.go: the store, the
+// index, the configuration, the workers' wake-ups and Close's signals):
+//
+//   - learner: the turn queue's writer and processor, turns held while a
+//     shared database does not answer, Ingest (learner.go, jobs.go,
+//     held.go, ingest.go);
+//   - indexer: index passes, shard positions, rebuilds, repairs of damaged
+//     shards, re-digests, which owners the index holds (indexer.go,
+//     progress.go, rebuild.go, repair.go, redigest.go, enrol.go);
+//   - searcher: search planning (an owner's records, its postings, the
+//     index, vectors), the profile and the block a recall injects
+//     (search.go, local.go, postings.go, profile.go, asked.go, recall.go);
+//   - distiller: learning with a model (distill.go, distill_session.go);
+//   - embedder: embedding recall (embedder.go);
+//   - consolidator and usage: how memories age, and their uses
+//     (consolidate.go, usage.go);
+//   - sealer: changes of encryption, the keys in effect, the rotation
+//     (encryption.go);
+//   - manager: the management surface: memories one by one, listing,
+//     export and import, forgetting an owner, health (memories.go,
+//     manage.go).
+//
+// engine.go opens the database, assembles the concerns and closes them in
+// order; tools.go holds the model's memory tools, which combine them.
 package engine
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"path/filepath"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -90,73 +114,21 @@ type Config struct {
 	trimAfter uint64
 }
 
-// Engine is an open memory database. It is safe for concurrent use.
+// Engine is an open memory database. It is safe for concurrent use. Its
+// methods are the entry points; the work is its concerns' (see the package
+// documentation).
 type Engine struct {
-	cfg      Config
-	store    *store.DB
-	index    *index.Index
-	postings *postingsCache
+	*core
 
-	// Enqueue holds closeMu for reading while it sends, so Close can be sure
-	// that no job arrives after the writer's final drain.
-	closeMu sync.RWMutex
-	closing bool
-	queue   chan *Job
-	pending atomic.Int64 // turns accepted but not yet learned or saved
-	held    heldTurns    // turns the shared database did not take (held.go)
-
-	wakeProcessor chan struct{}
-	wakeIndexer   chan struct{}
-
-	drain chan struct{} // closed by Close: finish what is pending, then stop
-	abort chan struct{} // closed when Close's deadline passes: stop now
-
-	writerDone, processorDone, indexerDone, rebuilderDone, redigestDone chan struct{}
-
-	// through[i] is the change sequence up to which shard i is known to be
-	// consistent (in memory; the shard's own record may lag for shards no
-	// recent change touched).
-	mu         sync.Mutex
-	through    []uint64
-	rebuilding map[int]bool
-	// epoch[i] changes whenever shard i is rebuilt, so an index pass that
-	// began before a rebuild does not move the rebuilt shard's position.
-	epoch     []uint64
-	indexedCh chan struct{} // closed and replaced whenever progress is made
-	// rebuildMu[i] runs one rebuild of shard i at a time.
-	rebuildMu []sync.Mutex
-	// applyMu is held for reading by each index pass and for writing while
-	// a rebuild marks its shard (see indexPass).
-	applyMu sync.RWMutex
-	// repairing: damaged shards being rebuilt (repair.go); repairsOver once
-	// Close waits for them. Both under mu.
-	repairing   map[int]bool
-	repairsOver bool
-	repairWG    sync.WaitGroup
-
-	profiles profileCache // owners' standing facts (profile.go)
-	asked    askedCache   // turns in which the user only asked something
-
-	emb atomic.Pointer[embedder]  // set while embedding recall is on
-	llm atomic.Pointer[distiller] // set while learning with a model is on
-	// learnersMu orders turning the learners on and off.
-	learnersMu sync.Mutex
-
-	// stopCtx is cancelled when Close's deadline passes: calls to other
-	// services made in the background end with it.
-	stopCtx    context.Context
-	cancelStop context.CancelFunc
-
-	uses     useBuffer
-	usesDone chan struct{}
-	life     lifecycle
-
-	// convertMu runs one change of encryption at a time, and guards
-	// cfg.Keys.
-	convertMu sync.Mutex
-	rotating  atomic.Bool // the rotation pass (resealer) runs
-	resealWG  sync.WaitGroup
-	purgeWG   sync.WaitGroup // purges of owners another instance forgot
+	learner      *learner
+	indexer      *indexer
+	searcher     *searcher
+	distiller    *distiller
+	embedder     *embedder
+	consolidator *consolidator
+	usage        *usage
+	sealer       *sealer
+	manager      *manager
 }
 
 // Open opens (creating if needed) the database in cfg.Dir and starts its
@@ -214,35 +186,9 @@ func Open(cfg Config) (*Engine, error) {
 	}
 	idx.UseDigestKey(st.DigestKey())
 
-	stopCtx, cancelStop := context.WithCancel(context.Background())
-	e := &Engine{
-		postings:      newPostingsCacheFor(cfg.PostingsBudget),
-		cfg:           cfg,
-		store:         st,
-		index:         idx,
-		queue:         make(chan *Job, cfg.QueueSize),
-		wakeProcessor: make(chan struct{}, 1),
-		wakeIndexer:   make(chan struct{}, 1),
-		drain:         make(chan struct{}),
-		abort:         make(chan struct{}),
-		writerDone:    make(chan struct{}),
-		processorDone: make(chan struct{}),
-		indexerDone:   make(chan struct{}),
-		rebuilderDone: make(chan struct{}),
-		redigestDone:  make(chan struct{}),
-		through:       make([]uint64, k),
-		epoch:         make([]uint64, k),
-		rebuildMu:     make([]sync.Mutex, k),
-		rebuilding:    make(map[int]bool),
-		repairing:     make(map[int]bool),
-		indexedCh:     make(chan struct{}),
-		stopCtx:       stopCtx,
-		cancelStop:    cancelStop,
-		usesDone:      make(chan struct{}),
-		life:          lifecycle{wake: make(chan struct{}, 1), done: make(chan struct{})},
-	}
-	idx.OnDamaged(e.repair)
-	rebuild, err := e.plan()
+	e := assemble(newCore(cfg, st, idx))
+	idx.OnDamaged(e.indexer.repair)
+	rebuild, err := e.indexer.plan()
 	if err != nil {
 		idx.Close()
 		st.Close()
@@ -256,73 +202,41 @@ func Open(cfg Config) (*Engine, error) {
 	// index (and the queue of turns, and sessions due) follow it.
 	st.OnReplicated(func(forgot []string) {
 		if len(forgot) > 0 {
-			e.purgeForgotten(forgot)
+			e.manager.purgeForgotten(forgot)
 		}
 		e.wake(e.wakeIndexer)
 		e.wake(e.wakeProcessor)
-		e.wakeDistiller()
+		e.distiller.wakeUp()
 	})
-	go e.writer()
-	go e.processor()
-	go e.indexer()
-	go e.rebuilder(rebuild)
-	go e.redigester()
-	go e.useWriter()
-	e.startResealer()
-	e.heldAtStart()
+	go e.learner.writer()
+	go e.learner.processor()
+	go e.indexer.run()
+	go e.indexer.rebuilder(rebuild)
+	go e.indexer.redigester()
+	go e.usage.run()
+	e.sealer.startResealer()
+	e.learner.heldAtStart()
 	e.wake(e.wakeProcessor) // turns left from the last run, or held
 	e.wake(e.wakeIndexer)
 	return e, nil
 }
 
-// plan decides, for each shard, whether the change log can bring it up to
-// date or it must be rebuilt from the store. A lost or damaged shard was
-// recreated empty by index.Open and is handled like any shard that is behind.
-func (e *Engine) plan() ([]int, error) {
-	last := e.store.LastSeq()
-	_, oldest, err := e.store.Changes(last, 0)
-	if err != nil {
-		return nil, err
-	}
-	var rebuild []int
-	for i := range e.through {
-		applied, _ := e.index.Applied(i)
-		// The log holds every change after applied, or there is none.
-		covered := (oldest == 0 && applied == last) || (oldest != 0 && oldest <= applied+1)
-		if applied > last || !covered { // a restored older store, or a trimmed log
-			rebuild = append(rebuild, i)
-			e.rebuilding[i] = true
-			e.index.SetState(i, index.Rebuilding)
-		} else {
-			e.through[i] = applied
-		}
-	}
-	return rebuild, nil
+// assemble makes the concerns of an engine around c, each pointing to
+// those it asks something of.
+func assemble(c *core) *Engine {
+	e := &Engine{core: c, learner: newLearner(c), embedder: &embedder{core: c}, usage: &usage{core: c, done: make(chan struct{})}}
+	e.searcher = &searcher{core: c, embedder: e.embedder, postings: newPostingsCacheFor(c.cfg.PostingsBudget)}
+	e.distiller = &distiller{core: c, searcher: e.searcher, learned: e.learner.processorDone}
+	e.indexer = newIndexer(c, e.embedder, e.distiller, e.learner.processorDone)
+	e.learner.distiller, e.learner.indexer = e.distiller, e.indexer
+	e.consolidator = &consolidator{core: c, indexer: e.indexer, changed: make(chan struct{}, 1), done: make(chan struct{})}
+	e.sealer = &sealer{core: c, indexer: e.indexer, keys: c.cfg.Keys}
+	e.manager = &manager{core: c, learner: e.learner, indexer: e.indexer, searcher: e.searcher}
+	return e
 }
 
 // OwnerID is the stored id of a raw owner value.
 func (e *Engine) OwnerID(raw string) string { return e.store.OwnerID(raw) }
-
-func (e *Engine) log() *zap.Logger { return e.cfg.Logger() }
-
-func (e *Engine) now() time.Time { return e.cfg.Clock() }
-
-// write runs fn in one store transaction and returns once it is durable;
-// the index follows shortly (see WaitIndexed). Whatever fn writes carries
-// its search digest (see withDigest).
-func (e *Engine) write(fn func(*store.Tx) error) (seq uint64, err error) {
-	err = e.store.Update(func(tx *store.Tx) error {
-		if err := fn(tx); err != nil {
-			return err
-		}
-		seq = tx.LastSeq()
-		return nil
-	})
-	if err == nil {
-		e.wake(e.wakeIndexer)
-	}
-	return seq, err
-}
 
 // Close stops accepting turns, finishes the pending work until ctx is done,
 // and closes the index and the store. Turns already durable but not yet
@@ -337,11 +251,11 @@ func (e *Engine) Close(ctx context.Context) error {
 	e.closeMu.Unlock()
 
 	close(e.drain)
-	stages := []chan struct{}{e.writerDone, e.processorDone}
-	if d := e.distilling(); d != nil {
+	stages := []chan struct{}{e.learner.writerDone, e.learner.processorDone}
+	if d := e.distiller.running(); d != nil {
 		stages = append(stages, d.done)
 	}
-	stages = append(stages, e.indexerDone)
+	stages = append(stages, e.indexer.indexerDone)
 	var timedOut bool
 	for _, done := range stages {
 		select {
@@ -358,20 +272,20 @@ func (e *Engine) Close(ctx context.Context) error {
 	// What still calls the shared database ends now: a database that does
 	// not answer must not hold the stop (turns go to the local file).
 	e.store.Interrupt()
-	for _, done := range append(stages, e.rebuilderDone, e.redigestDone, e.usesDone) {
+	for _, done := range append(stages, e.indexer.rebuilderDone, e.indexer.redigestDone, e.usage.done) {
 		<-done
 	}
-	e.stopRepairs()
-	e.resealWG.Wait()
-	e.purgeWG.Wait()
-	e.postings.wg.Wait() // builds read the store
-	if e.life.started.Load() {
-		<-e.life.done
+	e.indexer.stopRepairs()
+	e.sealer.resealWG.Wait()
+	e.manager.purgeWG.Wait()
+	e.searcher.postings.wg.Wait() // builds read the store
+	if e.consolidator.started.Load() {
+		<-e.consolidator.done
 	}
-	if em := e.embedding(); em != nil {
+	if em := e.embedder.running(); em != nil {
 		<-em.done
 	}
-	if n := len(e.queue); n > 0 {
+	if n := len(e.learner.queue); n > 0 {
 		for range n {
 			e.cfg.Observer.JobDropped()
 		}
@@ -382,7 +296,7 @@ func (e *Engine) Close(ctx context.Context) error {
 			"the turns held in this instance's storage are learned at its next start",
 			zap.Int("held_turns", n), zap.String("storage", e.cfg.Dir))
 	}
-	e.forgetHeld()
+	e.learner.forgetHeld()
 	err := errors.Join(e.index.Close(), e.store.Close())
 	// Its index files are not read or written any more: the hooks forget
 	// the storage's keys.
@@ -392,67 +306,6 @@ func (e *Engine) Close(ctx context.Context) error {
 			zap.Int("pending_jobs", e.store.PendingJobs()))
 	}
 	return err
-}
-
-func (e *Engine) wake(ch chan struct{}) {
-	select {
-	case ch <- struct{}{}:
-	default:
-	}
-}
-
-// stopping reports whether Close asked background work to stop at once.
-func (e *Engine) stopping() bool {
-	select {
-	case <-e.abort:
-		return true
-	default:
-		return false
-	}
-}
-
-// Sync waits until every accepted turn is extracted (held ones included)
-// and every change is indexed (and no shard is being rebuilt), or ctx is
-// done.
-func (e *Engine) Sync(ctx context.Context) error {
-	learned := func() bool {
-		return e.pending.Load() == 0 && e.store.PendingJobs() == 0 && e.store.HeldCount() == 0
-	}
-	for {
-		if learned() {
-			if err := e.WaitIndexed(ctx, e.store.LastSeq()); err != nil {
-				return err
-			}
-			if learned() {
-				return nil
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("memory engine did not settle: %w", ctx.Err())
-		case <-time.After(2 * time.Millisecond):
-		}
-	}
-}
-
-// WaitIndexed waits until every change up to seq is searchable.
-func (e *Engine) WaitIndexed(ctx context.Context, seq uint64) error {
-	for {
-		e.mu.Lock()
-		ok := len(e.rebuilding) == 0 && e.minThrough() >= seq
-		ch := e.indexedCh
-		e.mu.Unlock()
-		if ok {
-			return nil
-		}
-		e.wake(e.wakeIndexer)
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("memory index did not catch up: %w", ctx.Err())
-		case <-ch:
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
 }
 
 type nopObserver struct{}
@@ -475,4 +328,4 @@ func (e *Engine) Shards() int { return e.index.K() }
 
 // QueueSize is the bound of the queue of turns waiting to be saved (fixed
 // while the engine is open).
-func (e *Engine) QueueSize() int { return cap(e.queue) }
+func (e *Engine) QueueSize() int { return cap(e.learner.queue) }

@@ -186,7 +186,7 @@ func testIndexDeleted(t *testing.T, trimmed bool) {
 	words := seed(t, e, 20, 10)
 	settle(t, e)
 	if trimmed {
-		e.trim()
+		e.indexer.trim()
 	}
 	closeEngine(t, e)
 
@@ -284,7 +284,7 @@ func TestTrimmedLogStillRecovers(t *testing.T) {
 	e := open(t, dir, 4)
 	words := seed(t, e, 4, 4)
 	settle(t, e)
-	e.trim()
+	e.indexer.trim()
 	if _, oldest, _ := e.store.Changes(0, 1); oldest != 0 {
 		t.Fatalf("change log not trimmed, oldest entry %d", oldest)
 	}

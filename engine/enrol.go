@@ -13,19 +13,12 @@ import (
 // so their memories stay out of it: in a store of many small owners,
 // indexing them would be most of the CPU of a bulk load (segments, merges,
 // analysis) and nearly all of the index's size.
-func (e *Engine) enrolment(tx *store.Tx, owner string) (held, enrol bool, err error) {
-	if held, err = e.index.Holds(owner); err != nil || held {
+func (ix *indexer) enrolment(tx *store.Tx, owner string) (held, enrol bool, err error) {
+	if held, err = ix.index.Holds(owner); err != nil || held {
 		return held, false, err
 	}
-	enrol, err = e.outgrown(tx, owner)
+	enrol, err = ix.outgrown(tx, owner)
 	return false, enrol, err
-}
-
-// outgrown reports whether owner has more memories than a search reads
-// from its records: the owners the index holds, and searches through.
-func (e *Engine) outgrown(tx *store.Tx, owner string) (bool, error) {
-	n, err := tx.CountAtMost(owner, e.localSearchMax())
-	return n > e.localSearchMax(), err
 }
 
 // enrolDocs appends all of owner's active memories and its enrolment.

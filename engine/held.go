@@ -45,82 +45,82 @@ type heldTurns struct {
 
 // heldFirst reports whether turns are held for the shared database: new
 // ones are held after them.
-func (e *Engine) heldFirst() bool {
-	e.held.mu.Lock()
-	defer e.held.mu.Unlock()
-	return e.held.n > 0 && e.store.Shared()
+func (lr *learner) heldFirst() bool {
+	lr.held.mu.Lock()
+	defer lr.held.mu.Unlock()
+	return lr.held.n > 0 && lr.store.Shared()
 }
 
 // hold keeps jobs the shared database did not take in this instance's
 // file, for the processor.
-func (e *Engine) hold(jobs []store.Job) error {
-	e.held.mu.Lock()
-	room := max(maxHeldQueues*e.cfg.QueueSize-e.held.n, 0)
-	e.held.mu.Unlock()
+func (lr *learner) hold(jobs []store.Job) error {
+	lr.held.mu.Lock()
+	room := max(maxHeldQueues*lr.cfg.QueueSize-lr.held.n, 0)
+	lr.held.mu.Unlock()
 	if over := len(jobs) - room; over > 0 {
 		jobs = jobs[:room]
 		for range over {
-			e.cfg.Observer.JobDropped()
+			lr.cfg.Observer.JobDropped()
 		}
-		e.log().Error("too many turns are held for the shared memory database; new ones are dropped until it answers",
-			zap.Int("dropped", over), zap.Int("held", maxHeldQueues*e.cfg.QueueSize))
+		lr.log().Error("too many turns are held for the shared memory database; new ones are dropped until it answers",
+			zap.Int("dropped", over), zap.Int("held", maxHeldQueues*lr.cfg.QueueSize))
 	}
 	if len(jobs) == 0 {
 		return nil
 	}
-	err := e.store.HoldJobs(jobs)
-	e.countHeld()
+	err := lr.store.HoldJobs(jobs)
+	lr.countHeld()
 	return err
 }
 
 // countHeld counts the held turns again, tells the observer, and logs an
 // outage once when it begins and once when it ends. The writer and the
 // processor count: the lock keeps an older count from landing last.
-func (e *Engine) countHeld() {
-	e.held.mu.Lock()
-	n := e.store.HeldCount()
-	delta := n - e.held.n
-	e.held.n = n
-	began := n > 0 && !e.held.warned
-	ended := n == 0 && e.held.warned
-	e.held.warned = n > 0
-	e.held.mu.Unlock()
-	e.heldChanged(delta)
+func (lr *learner) countHeld() {
+	lr.held.mu.Lock()
+	n := lr.store.HeldCount()
+	delta := n - lr.held.n
+	lr.held.n = n
+	began := n > 0 && !lr.held.warned
+	ended := n == 0 && lr.held.warned
+	lr.held.warned = n > 0
+	lr.held.mu.Unlock()
+	lr.heldChanged(delta)
 	switch {
 	case began:
-		e.log().Warn("the shared memory database does not answer; turns are held in this instance's storage and learned once it answers",
-			zap.Int("held_turns", n), zap.String("storage", e.cfg.Dir))
+		lr.log().Warn("the shared memory database does not answer; turns are held in this instance's storage and learned once it answers",
+			zap.Int("held_turns", n), zap.String("storage", lr.cfg.Dir))
 	case ended:
-		e.log().Info("the turns held for the shared memory database are learned", zap.String("storage", e.cfg.Dir))
+		lr.log().Info("the turns held for the shared memory database are learned", zap.String("storage", lr.cfg.Dir))
 	}
 }
 
 // heldAtStart counts the turns an earlier run held, to be learned first.
-func (e *Engine) heldAtStart() {
-	n := e.store.HeldCount()
+func (lr *learner) heldAtStart() {
+	n := lr.store.HeldCount()
 	if n == 0 {
 		return
 	}
-	e.held.mu.Lock()
-	e.held.n, e.held.warned = n, true
-	e.held.mu.Unlock()
-	e.heldChanged(n)
-	e.log().Info("turns held for the shared memory database when this storage was last open are learned first",
-		zap.Int("held_turns", n), zap.String("storage", e.cfg.Dir))
+	lr.held.mu.Lock()
+	lr.held.n, lr.held.warned = n, true
+	lr.held.mu.Unlock()
+	lr.heldChanged(n)
+	lr.log().Info("turns held for the shared memory database when this storage was last open are learned first",
+		zap.Int("held_turns", n), zap.String("storage", lr.cfg.Dir))
 }
 
-func (e *Engine) heldChanged(delta int) {
-	if o, ok := e.cfg.Observer.(HeldObserver); ok && delta != 0 {
+func (lr *learner) heldChanged(delta int) {
+	if o, ok := lr.cfg.Observer.(HeldObserver); ok && delta != 0 {
 		o.TurnsHeld(delta)
 	}
 }
 
 // drainHeld tries the held turns again until they are learned or Close's
 // deadline passes; what is left is learned at the next start.
-func (e *Engine) drainHeld() {
-	for !e.processQueue(true) {
+func (lr *learner) drainHeld() {
+	for !lr.processQueue(true) {
 		select {
-		case <-e.abort:
+		case <-lr.abort:
 			return
 		case <-time.After(heldRetry):
 		}
@@ -129,12 +129,12 @@ func (e *Engine) drainHeld() {
 
 // forgetHeld takes the held turns out of the observer's count, at Close:
 // this engine no longer learns them.
-func (e *Engine) forgetHeld() {
-	e.held.mu.Lock()
-	n := e.held.n
-	e.held.n = 0
-	e.held.mu.Unlock()
-	e.heldChanged(-n)
+func (lr *learner) forgetHeld() {
+	lr.held.mu.Lock()
+	n := lr.held.n
+	lr.held.n = 0
+	lr.held.mu.Unlock()
+	lr.heldChanged(-n)
 }
 
 // hasJob reports whether the durable job seq (held: the held turn) is

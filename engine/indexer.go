@@ -3,8 +3,6 @@ package engine
 import (
 	"errors"
 	"maps"
-	"runtime"
-	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -44,10 +42,65 @@ const (
 // trimmed at once (Config.trimAfter), unless trimEvery passes first.
 const defaultTrimAfter = 50_000
 
-// indexer follows the store's change log into the index. Every write to the
+// indexer keeps the index in step with the store: it follows the change
+// log into the index, rebuilds shards that are behind or damaged
+// (rebuild.go, repair.go), renews search digests (redigest.go), and
+// decides which owners the index holds (enrol.go). It knows how far each
+// shard is consistent, so a write can wait until it is searchable.
+type indexer struct {
+	*core
+	embedder  *embedder  // the embedder follows the change log too (see trim)
+	distiller *distiller // at Close, what it learns is indexed before the end
+	// learned is closed once, at Close, the turns are all learned.
+	learned <-chan struct{}
+
+	indexerDone, rebuilderDone, redigestDone chan struct{}
+
+	// through[i] is the change sequence up to which shard i is known to be
+	// consistent (in memory; the shard's own record may lag for shards no
+	// recent change touched).
+	mu         sync.Mutex
+	through    []uint64
+	rebuilding map[int]bool
+	// epoch[i] changes whenever shard i is rebuilt, so an index pass that
+	// began before a rebuild does not move the rebuilt shard's position.
+	epoch     []uint64
+	indexedCh chan struct{} // closed and replaced whenever progress is made
+	// rebuildMu[i] runs one rebuild of shard i at a time.
+	rebuildMu []sync.Mutex
+	// applyMu is held for reading by each index pass and for writing while
+	// a rebuild marks its shard (see indexPass).
+	applyMu sync.RWMutex
+	// repairing: damaged shards being rebuilt (repair.go); repairsOver once
+	// Close waits for them. Both under mu.
+	repairing   map[int]bool
+	repairsOver bool
+	repairWG    sync.WaitGroup
+}
+
+func newIndexer(c *core, emb *embedder, lm *distiller, learned <-chan struct{}) *indexer {
+	k := c.index.K()
+	return &indexer{
+		core:          c,
+		embedder:      emb,
+		distiller:     lm,
+		learned:       learned,
+		indexerDone:   make(chan struct{}),
+		rebuilderDone: make(chan struct{}),
+		redigestDone:  make(chan struct{}),
+		through:       make([]uint64, k),
+		epoch:         make([]uint64, k),
+		rebuildMu:     make([]sync.Mutex, k),
+		rebuilding:    make(map[int]bool),
+		repairing:     make(map[int]bool),
+		indexedCh:     make(chan struct{}),
+	}
+}
+
+// run follows the store's change log into the index. Every write to the
 // store, whoever makes it, reaches the index this way.
-func (e *Engine) indexer() {
-	defer close(e.indexerDone)
+func (ix *indexer) run() {
+	defer close(ix.indexerDone)
 	tick := time.NewTicker(indexEvery)
 	defer tick.Stop()
 	lastTrim := time.Now()
@@ -55,32 +108,32 @@ func (e *Engine) indexer() {
 	waited := map[int]int{} // pending shard -> ticks it has waited
 	for {
 		select {
-		case <-e.wakeIndexer:
-			e.indexPending()
+		case <-ix.wakeIndexer:
+			ix.indexPending()
 			clear(waited)
 		case <-tick.C:
-			e.indexPaced(waited)
-		case <-e.drain:
-			learned := []chan struct{}{e.processorDone}
-			if d := e.distilling(); d != nil {
+			ix.indexPaced(waited)
+		case <-ix.drain:
+			learned := []<-chan struct{}{ix.learned}
+			if d := ix.distiller.running(); d != nil {
 				learned = append(learned, d.done)
 			}
 			for _, done := range learned {
 				select {
 				case <-done:
-				case <-e.abort:
+				case <-ix.abort:
 					return
 				}
 			}
-			e.indexPending()
-			e.recordProgress()
+			ix.indexPending()
+			ix.recordProgress()
 			return
 		}
 		// Applied entries, not pending ones: counting those, a caught-up
 		// index would keep the log for trimEvery, and a bulk load's entries
 		// would all still be in memory.db when it ended.
-		if through := e.oldestThrough(); through > trimmed+e.cfg.trimAfter || time.Since(lastTrim) > trimEvery {
-			e.trim()
+		if through := ix.oldestThrough(); through > trimmed+ix.cfg.trimAfter || time.Since(lastTrim) > trimEvery {
+			ix.trim()
 			trimmed, lastTrim = through, time.Now()
 		}
 	}
@@ -89,17 +142,17 @@ func (e *Engine) indexer() {
 // indexPaced is one tick's pass: it indexes the shards dueShards picks
 // from those with pending changes, and counts a tick for the others. A
 // backlog (a full batch of changes) is caught up at once.
-func (e *Engine) indexPaced(waited map[int]int) {
-	e.mu.Lock()
-	through := e.minThrough()
-	e.mu.Unlock()
-	if e.store.LastSeq() <= through {
+func (ix *indexer) indexPaced(waited map[int]int) {
+	ix.mu.Lock()
+	through := ix.minThrough()
+	ix.mu.Unlock()
+	if ix.store.LastSeq() <= through {
 		clear(waited)
 		return
 	}
 	var due []int
 	backlog := false
-	_, err := e.indexPass(func(pending map[int]bool, full bool) map[int]bool {
+	_, err := ix.indexPass(func(pending map[int]bool, full bool) map[int]bool {
 		if full {
 			backlog = true
 			return pending
@@ -123,7 +176,7 @@ func (e *Engine) indexPaced(waited map[int]int) {
 		return
 	}
 	if backlog {
-		e.indexPending()
+		ix.indexPending()
 		clear(waited)
 		return
 	}
@@ -154,9 +207,9 @@ func dueShards(waited map[int]int) []int {
 }
 
 // indexPending applies every change not yet in the index.
-func (e *Engine) indexPending() {
-	for !e.stopping() {
-		if more, _ := e.indexPass(nil); !more {
+func (ix *indexer) indexPending() {
+	for !ix.stopping() {
+		if more, _ := ix.indexPass(nil); !more {
 			return
 		}
 	}
@@ -168,32 +221,32 @@ func (e *Engine) indexPending() {
 // pass. more is false when there is nothing left (or an error to retry
 // later). A rebuild cannot start while a pass holds applyMu, so no pass
 // applies documents read before a rebuild's snapshot to the rebuilt shard.
-func (e *Engine) indexPass(choose func(pending map[int]bool, full bool) map[int]bool) (more bool, err error) {
-	e.applyMu.RLock()
-	defer e.applyMu.RUnlock()
-	e.mu.Lock()
-	from := e.minThrough()
-	epochs := append([]uint64(nil), e.epoch...)
-	through := append([]uint64(nil), e.through...)
-	rebuilding := maps.Clone(e.rebuilding)
-	e.mu.Unlock()
+func (ix *indexer) indexPass(choose func(pending map[int]bool, full bool) map[int]bool) (more bool, err error) {
+	ix.applyMu.RLock()
+	defer ix.applyMu.RUnlock()
+	ix.mu.Lock()
+	from := ix.minThrough()
+	epochs := append([]uint64(nil), ix.epoch...)
+	through := append([]uint64(nil), ix.through...)
+	rebuilding := maps.Clone(ix.rebuilding)
+	ix.mu.Unlock()
 	// Read how far the log goes before reading it: a change committed
 	// after this read is not claimed as indexed below.
-	upTo := e.store.LastSeq()
-	changes, _, err := e.store.Changes(from, indexBatch)
+	upTo := ix.store.LastSeq()
+	changes, _, err := ix.store.Changes(from, indexBatch)
 	if err != nil {
-		e.log().Error("reading the memory change log", zap.Error(err))
+		ix.log().Error("reading the memory change log", zap.Error(err))
 		return false, err
 	}
 	if len(changes) == 0 {
-		e.advance(upTo, epochs, nil)
+		ix.advance(upTo, epochs, nil)
 		return false, nil
 	}
 	last := changes[len(changes)-1].Seq
 	// Shards a rebuild will fill, or that already hold a change, skip it.
 	pending := map[int]bool{}
 	for _, c := range changes {
-		if i := e.index.ShardOf(c.Owner); !rebuilding[i] && c.Seq > through[i] {
+		if i := ix.index.ShardOf(c.Owner); !rebuilding[i] && c.Seq > through[i] {
 			pending[i] = true
 		}
 	}
@@ -201,20 +254,20 @@ func (e *Engine) indexPass(choose func(pending map[int]bool, full bool) map[int]
 	if choose != nil {
 		only = choose(pending, len(changes) == indexBatch)
 	}
-	docs, err := e.docs(changes, only, through)
+	docs, err := ix.docs(changes, only, through)
 	if err != nil {
-		e.log().Error("loading changed memories for the index", zap.Error(err))
+		ix.log().Error("loading changed memories for the index", zap.Error(err))
 		return false, err
 	}
-	if err := e.index.Apply(docs, last); err != nil {
+	if err := ix.index.Apply(docs, last); err != nil {
 		if !errors.Is(err, index.ErrClosed) {
-			e.log().Error("updating the memory index failed; will retry", zap.Error(err))
+			ix.log().Error("updating the memory index failed; will retry", zap.Error(err))
 		}
 		return false, err
 	}
 	deferred := maps.Clone(pending)
 	maps.DeleteFunc(deferred, func(i int, _ bool) bool { return only[i] })
-	e.advance(last, epochs, deferred)
+	ix.advance(last, epochs, deferred)
 	return true, nil
 }
 
@@ -226,16 +279,16 @@ func (e *Engine) indexPass(choose func(pending map[int]bool, full bool) map[int]
 // Only owners the index holds are indexed (see enrolment); the changes of
 // others are passed over, and an owner that has outgrown searching its
 // records is enrolled with all of its memories.
-func (e *Engine) docs(changes []store.Change, only map[int]bool, through []uint64) ([]index.Doc, error) {
+func (ix *indexer) docs(changes []store.Change, only map[int]bool, through []uint64) ([]index.Doc, error) {
 	seen := make(map[uint64]bool, len(changes))
 	held := make(map[string]bool) // owner -> index it (after enrolling it in this pass)
 	var docs []index.Doc
-	err := e.store.View(func(tx *store.Tx) error {
+	err := ix.store.View(func(tx *store.Tx) error {
 		now := time.Now()
 		// Newest first, so each memory is indexed once, as it is now.
 		for i := len(changes) - 1; i >= 0; i-- {
 			c := changes[i]
-			shard := e.index.ShardOf(c.Owner)
+			shard := ix.index.ShardOf(c.Owner)
 			if seen[c.ID] || !only[shard] || c.Seq <= through[shard] {
 				continue
 			}
@@ -243,7 +296,7 @@ func (e *Engine) docs(changes []store.Change, only map[int]bool, through []uint6
 			if !known {
 				var enrol bool
 				var err error
-				if h, enrol, err = e.enrolment(tx, c.Owner); err != nil {
+				if h, enrol, err = ix.enrolment(tx, c.Owner); err != nil {
 					return err
 				}
 				if enrol {
@@ -277,179 +330,4 @@ func (e *Engine) docs(changes []store.Change, only map[int]bool, through []uint6
 
 func docOf(m *store.Memory) index.Doc {
 	return index.Doc{ID: m.ID, Owner: m.Owner, Session: m.Session, Kind: m.Kind, Content: m.Content, Context: m.Context}
-}
-
-// advance records that every ready shard is consistent up to seq, except
-// shards rebuilt since the pass began (epochs) and deferred ones.
-func (e *Engine) advance(seq uint64, epochs []uint64, deferred map[int]bool) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	moved := false
-	for i := range e.through {
-		if !e.rebuilding[i] && !deferred[i] && e.epoch[i] == epochs[i] && e.through[i] < seq {
-			e.through[i] = seq
-			moved = true
-		}
-	}
-	if moved {
-		close(e.indexedCh)
-		e.indexedCh = make(chan struct{})
-	}
-}
-
-// minThrough is the lowest position of the ready shards. Call with e.mu held.
-func (e *Engine) minThrough() uint64 {
-	first := true
-	var m uint64
-	for i, t := range e.through {
-		if e.rebuilding[i] {
-			continue
-		}
-		if first || t < m {
-			m, first = t, false
-		}
-	}
-	return m
-}
-
-// oldestThrough is the lowest position of all shards, rebuilding included:
-// the change log must keep everything after it.
-func (e *Engine) oldestThrough() uint64 {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if len(e.rebuilding) > 0 {
-		return 0
-	}
-	return e.minThrough()
-}
-
-// trim drops applied entries from the change log. Each shard must first
-// record the position durably, or a restart could not tell whether it
-// missed a trimmed change.
-func (e *Engine) trim() {
-	upTo := e.oldestThrough()
-	if e.embedding() != nil {
-		upTo = min(upTo, e.store.LocalCursor(embedCursor)) // the embedder follows the log too
-	}
-	if upTo == 0 {
-		return
-	}
-	if err := e.recordProgress(); err != nil {
-		e.log().Warn("recording index progress before trimming the change log", zap.Error(err))
-		return
-	}
-	n, err := e.store.TrimChanges(upTo)
-	if err != nil {
-		e.log().Warn("trimming the memory change log", zap.Error(err))
-		return
-	}
-	if c := e.log().Check(zap.DebugLevel, "trimmed the memory change log"); c != nil {
-		c.Write(zap.Int("entries", n), zap.Uint64("up_to", upTo))
-	}
-}
-
-// recordProgress writes into each ready shard how far it is consistent. A
-// pass writes only to the shards it has documents for, and most changes
-// (of owners the index does not hold) give none: a restart would otherwise
-// replay them all, which grows with the store.
-func (e *Engine) recordProgress() error {
-	e.mu.Lock()
-	through := slices.Clone(e.through)
-	rebuilding := maps.Clone(e.rebuilding)
-	e.mu.Unlock()
-	for i, seq := range through {
-		if applied, st := e.index.Applied(i); !rebuilding[i] && st == index.Ready && applied < seq {
-			if err := e.index.MarkApplied(i, seq); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// rebuilder refills the given shards from the store, one worker per core.
-func (e *Engine) rebuilder(shards []int) {
-	defer close(e.rebuilderDone)
-	work := make(chan int, len(shards))
-	for _, i := range shards {
-		work <- i
-	}
-	close(work)
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(shards)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range work {
-				if e.stopping() {
-					return
-				}
-				if err := e.rebuildShard(i); err != nil {
-					e.log().Error("rebuilding a memory index shard failed; its owners get no memories until the next start",
-						zap.Int("shard", i), zap.Error(err))
-				}
-			}
-		}()
-	}
-	wg.Wait()
-}
-
-// rebuildShard replaces shard i with a fresh index of the store's active
-// memories. Searches keep using the old shard until the swap (or see
-// nothing, for a shard that was lost at start); changes made meanwhile are
-// replayed into the new one.
-func (e *Engine) rebuildShard(i int) error {
-	e.rebuildMu[i].Lock()
-	defer e.rebuildMu[i].Unlock()
-	start := time.Now()
-	e.applyMu.Lock() // let a pass in flight finish; later ones skip shard i
-	e.mu.Lock()
-	e.rebuilding[i] = true
-	e.epoch[i]++
-	e.mu.Unlock()
-	e.applyMu.Unlock()
-	var seq uint64
-	var docs int
-	err := e.store.View(func(tx *store.Tx) error {
-		seq = tx.LastSeq()
-		now := time.Now()
-		return e.index.Rebuild(i, seq, func(add func(index.Doc) error) error {
-			return tx.Owners(func(owner string) error {
-				if e.index.ShardOf(owner) != i {
-					return nil
-				}
-				if e.stopping() {
-					return errStopping // Close's deadline passed; the next start rebuilds it
-				}
-				if big, err := e.outgrown(tx, owner); err != nil || !big {
-					return err // searched from its records (see enrolment)
-				}
-				err := tx.ForEach(owner, func(m *store.Memory) error {
-					if !m.Active(now) {
-						return nil
-					}
-					docs++
-					return add(docOf(m))
-				})
-				if err != nil {
-					return err
-				}
-				return add(index.Doc{Owner: owner, Enrol: true})
-			})
-		})
-	})
-	if err != nil {
-		return err
-	}
-	e.mu.Lock()
-	delete(e.rebuilding, i)
-	e.epoch[i]++
-	e.through[i] = seq
-	close(e.indexedCh)
-	e.indexedCh = make(chan struct{})
-	e.mu.Unlock()
-	e.wake(e.wakeIndexer) // replay what changed since the snapshot
-	e.log().Info("rebuilt memory index shard", zap.Int("shard", i), zap.Int("memories", docs),
-		zap.Duration("took", time.Since(start)))
-	return nil
 }

@@ -24,14 +24,18 @@ type Ingested struct {
 // durable and searchable. With distil (and learning with a model on), the
 // session is distilled next, dated by its turns.
 func (e *Engine) Ingest(ctx context.Context, owner, session string, said []extract.Said, facts, distil bool) (Ingested, error) {
-	if distil && e.distilling() == nil {
+	return e.learner.ingest(ctx, owner, session, said, facts, distil)
+}
+
+func (lr *learner) ingest(ctx context.Context, owner, session string, said []extract.Said, facts, distil bool) (Ingested, error) {
+	if distil && lr.distiller.running() == nil {
 		return Ingested{}, ErrNoLLM
 	}
 	mems, turns := extract.Transcript(session, said, facts)
-	seq, err := e.write(func(tx *store.Tx) error {
+	seq, err := lr.write(func(tx *store.Tx) error {
 		var last time.Time
 		for _, m := range mems {
-			if _, _, err := tx.Upsert(owner, e.putOf(m, store.SourceRules)); err != nil {
+			if _, _, err := tx.Upsert(owner, lr.putOf(m, store.SourceRules)); err != nil {
 				return err
 			}
 			if m.Time.After(last) {
@@ -45,17 +49,10 @@ func (e *Engine) Ingest(ctx context.Context, owner, session string, said []extra
 		return nil
 	})
 	if distil && err == nil {
-		e.wakeDistiller()
+		lr.distiller.wakeUp()
 	}
 	if err != nil {
 		return Ingested{}, err
 	}
-	return Ingested{Turns: turns, Facts: len(mems) - turns}, e.WaitIndexed(ctx, seq)
-}
-
-// putOf is a learned memory as the store writes it, with its digest and
-// the learner it came from.
-func (e *Engine) putOf(m extract.Memory, source string) store.Put {
-	return e.withDigest(store.Put{Session: m.Session, Kind: m.Kind, Key: m.Key, Content: m.Content,
-		Context: m.Context, Ref: m.Ref, Meta: m.Meta, Time: m.Time, Source: source, Importance: m.Importance})
+	return Ingested{Turns: turns, Facts: len(mems) - turns}, lr.indexer.waitIndexed(ctx, seq)
 }

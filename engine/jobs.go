@@ -11,41 +11,6 @@ import (
 	"github.com/caddy-memory/memory/store"
 )
 
-// Job is one proxied turn waiting to be learned from, for its owner. It is
-// saved as JSON in the durable queue when it cannot be learned at once.
-type Job struct {
-	Owner string `json:"owner"` // the stored owner id, never the raw value
-	extract.Turn
-}
-
-// Group sizes: turns learned in one commit, and read back from the durable
-// queue at a time.
-const (
-	writeBatch   = 256
-	processBatch = 64
-)
-
-// Enqueue hands a turn to the background writer without waiting. It returns
-// false, and counts the turn as dropped, when the queue is full or the engine
-// is closing.
-func (e *Engine) Enqueue(j *Job) bool {
-	e.closeMu.RLock()
-	defer e.closeMu.RUnlock()
-	if e.closing {
-		e.cfg.Observer.JobDropped()
-		return false
-	}
-	e.pending.Add(1)
-	select {
-	case e.queue <- j:
-		return true
-	default:
-		e.pending.Add(-1)
-		e.cfg.Observer.JobDropped()
-		return false
-	}
-}
-
 // writer learns queued turns, in one transaction per group: while one
 // commit waits for fsync (or, under load, for learnEvery to pass) the next
 // group gathers, so a crash loses only the turns of that group and of the
@@ -55,25 +20,25 @@ func (e *Engine) Enqueue(j *Job) bool {
 // is queued is saved there too (a quick write, local once Close's deadline
 // passed), and the processor learns it while the drain allows, or at the
 // next start.
-func (e *Engine) writer() {
-	defer close(e.writerDone)
+func (lr *learner) writer() {
+	defer close(lr.writerDone)
 	var last time.Time
 	for {
 		var first *Job
 		select {
-		case first = <-e.queue:
-		case <-e.drain:
+		case first = <-lr.queue:
+		case <-lr.drain:
 			// Close holds off new turns; save what is queued, then stop.
-			for len(e.queue) > 0 {
-				e.save(e.gather(<-e.queue))
+			for len(lr.queue) > 0 {
+				lr.save(lr.gather(<-lr.queue))
 			}
 			return
 		}
 		arrived := time.Now()
-		e.pace(last, learnEvery)
-		e.pace(arrived, learnAfter)
+		lr.pace(last, learnEvery)
+		lr.pace(arrived, learnAfter)
 		last = time.Now()
-		e.learn(e.gather(first))
+		lr.learn(lr.gather(first))
 	}
 }
 
@@ -97,25 +62,11 @@ const learnEvery = 100 * time.Millisecond
 // on its model.
 const learnAfter = 3 * time.Millisecond
 
-// pace waits until every has passed since last, or Close starts draining.
-func (e *Engine) pace(last time.Time, every time.Duration) {
-	wait := every - time.Since(last)
-	if wait <= 0 {
-		return
-	}
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-e.drain:
-	}
-}
-
-func (e *Engine) gather(first *Job) []*Job {
+func (lr *learner) gather(first *Job) []*Job {
 	batch := []*Job{first}
 	for len(batch) < writeBatch {
 		select {
-		case j := <-e.queue:
+		case j := <-lr.queue:
 			batch = append(batch, j)
 		default:
 			return batch
@@ -127,103 +78,103 @@ func (e *Engine) gather(first *Job) []*Job {
 // learn stores what a group of turns taught, in one commit; if the store
 // refuses it, the turns go to the durable queue to be retried. While turns
 // are held, they go after those (held.go).
-func (e *Engine) learn(batch []*Job) {
-	if !e.heldFirst() {
+func (lr *learner) learn(batch []*Job) {
+	if !lr.heldFirst() {
 		items := make([]queued, len(batch))
 		for i, j := range batch {
 			items[i].job = j
 		}
-		if e.process(items) {
-			e.pending.Add(-int64(len(batch)))
+		if lr.process(items) {
+			lr.pending.Add(-int64(len(batch)))
 			return
 		}
 	}
-	e.save(batch)
+	lr.save(batch)
 }
 
 // save writes turns to the durable job queue, for the processor.
-func (e *Engine) save(batch []*Job) {
+func (lr *learner) save(batch []*Job) {
 	jobs := make([]store.Job, 0, len(batch))
 	for _, j := range batch {
 		data, err := json.Marshal(j)
 		if err != nil {
-			e.cfg.Observer.JobFailed()
+			lr.cfg.Observer.JobFailed()
 			continue
 		}
 		jobs = append(jobs, store.Job{Owner: j.Owner, Data: data})
 	}
 	var err error
-	if e.heldFirst() {
-		err = e.hold(jobs)
-	} else if err = e.store.PutJobs(jobs); err != nil && e.store.Shared() {
+	if lr.heldFirst() {
+		err = lr.hold(jobs)
+	} else if err = lr.store.PutJobs(jobs); err != nil && lr.store.Shared() {
 		// The shared database does not answer: the turns wait in this
 		// instance's file.
-		err = e.hold(jobs)
+		err = lr.hold(jobs)
 	}
-	e.pending.Add(-int64(len(batch)))
+	lr.pending.Add(-int64(len(batch)))
 	if err != nil {
 		for range jobs {
-			e.cfg.Observer.JobDropped()
+			lr.cfg.Observer.JobDropped()
 		}
-		e.log().Error("saving turns for memory extraction failed; they are dropped",
+		lr.log().Error("saving turns for memory extraction failed; they are dropped",
 			zap.Int("turns", len(jobs)), zap.Error(err))
 		return
 	}
-	e.wake(e.wakeProcessor)
+	lr.wake(lr.wakeProcessor)
 }
 
 // processor learns the turns of the durable job queue: those the writer
 // could not store, those saved at Close, and those left by an earlier run. A
 // job is deleted in the same transaction that stores its memories, so each
 // is done exactly once.
-func (e *Engine) processor() {
-	defer close(e.processorDone)
+func (lr *learner) processor() {
+	defer close(lr.processorDone)
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	var last time.Time
 	for {
 		select {
-		case <-e.wakeProcessor:
-			e.pace(last, learnEvery)
+		case <-lr.wakeProcessor:
+			lr.pace(last, learnEvery)
 			last = time.Now()
 		case <-tick.C:
-		case <-e.drain:
+		case <-lr.drain:
 			// The writer stops first, so what is in the store now is all.
 			select {
-			case <-e.writerDone:
-			case <-e.abort:
+			case <-lr.writerDone:
+			case <-lr.abort:
 				return
 			}
-			e.processPending()
-			e.drainHeld()
+			lr.processPending()
+			lr.drainHeld()
 			return
 		}
-		e.processPending()
+		lr.processPending()
 	}
 }
 
 // processPending learns the durable queue's turns, then the held ones. It
 // reports false when the store refused a write.
-func (e *Engine) processPending() bool {
-	return e.processQueue(false) && e.processQueue(true)
+func (lr *learner) processPending() bool {
+	return lr.processQueue(false) && lr.processQueue(true)
 }
 
 // processQueue learns the turns of the durable job queue, or the held ones
 // (held.go). It reports false when the store refused a write; they are
 // tried again on the next tick.
-func (e *Engine) processQueue(held bool) bool {
-	read := e.store.Jobs
+func (lr *learner) processQueue(held bool) bool {
+	read := lr.store.Jobs
 	if held {
-		read = e.store.HeldJobs
-		defer e.countHeld()
+		read = lr.store.HeldJobs
+		defer lr.countHeld()
 	}
 	for {
-		if e.stopping() {
+		if lr.stopping() {
 			return false
 		}
 		jobs, err := read(processBatch)
 		if err != nil {
-			e.log().Error("reading pending memory jobs", zap.Error(err))
+			lr.log().Error("reading pending memory jobs", zap.Error(err))
 			return false
 		}
 		if len(jobs) == 0 {
@@ -234,12 +185,12 @@ func (e *Engine) processQueue(held bool) bool {
 			items[i].seq, items[i].held = sj.Seq, held
 			var j Job
 			if err := json.Unmarshal(sj.Data, &j); err != nil || j.Owner == "" {
-				e.log().Error("discarding unreadable memory job", zap.Uint64("job", sj.Seq), zap.Bool("held", held), zap.Error(err))
+				lr.log().Error("discarding unreadable memory job", zap.Uint64("job", sj.Seq), zap.Bool("held", held), zap.Error(err))
 				continue
 			}
 			items[i].job = &j
 		}
-		if !e.process(items) {
+		if !lr.process(items) {
 			return false
 		}
 	}
@@ -257,7 +208,7 @@ type queued struct {
 
 // process extracts the turns' memories and stores them in one transaction.
 // It reports false when the store refused the write.
-func (e *Engine) process(items []queued) bool {
+func (lr *learner) process(items []queued) bool {
 	type work struct {
 		seq               uint64
 		held              bool
@@ -270,7 +221,7 @@ func (e *Engine) process(items []queued) bool {
 		session string
 		at      time.Time
 	}
-	distil := e.distilling() != nil
+	distil := lr.distiller.running() != nil
 	ws := make([]work, len(items))
 	for i, it := range items {
 		ws[i].seq, ws[i].held = it.seq, it.held
@@ -280,14 +231,14 @@ func (e *Engine) process(items []queued) bool {
 		j := it.job
 		mems, responseID, err := extract.Learn(&j.Turn)
 		if err != nil {
-			if c := e.log().Check(zap.DebugLevel, "could not decode the assistant turn; learning the user's side"); c != nil {
+			if c := lr.log().Check(zap.DebugLevel, "could not decode the assistant turn; learning the user's side"); c != nil {
 				c.Write(zap.String("content_type", j.ContentType), zap.String("content_encoding", j.ContentEncoding), zap.Error(err))
 			}
 		}
 		ws[i].owner, ws[i].ok = j.Owner, true
 		ws[i].ref, ws[i].conversation = responseID, j.Conversation
 		for _, m := range mems {
-			ws[i].puts = append(ws[i].puts, e.putOf(m, store.SourceRules))
+			ws[i].puts = append(ws[i].puts, lr.putOf(m, store.SourceRules))
 			if distil && m.Kind == "turn" && j.Session != "" {
 				ws[i].session, ws[i].at = j.Session, j.Time
 			}
@@ -296,7 +247,7 @@ func (e *Engine) process(items []queued) bool {
 	stored := make([]int, len(ws))
 	done := make([]bool, len(ws)) // by another instance sharing the database
 	wakeDistiller := false
-	err := e.store.Update(func(tx *store.Tx) error {
+	err := lr.store.Update(func(tx *store.Tx) error {
 		wakeDistiller = false
 		for i, w := range ws {
 			stored[i] = 0
@@ -334,23 +285,23 @@ func (e *Engine) process(items []queued) bool {
 	if err != nil {
 		if errors.Is(err, store.ErrUnavailable) {
 			// hold says it once per outage, not once per turn.
-			e.log().Debug("storing memories failed; will retry", zap.Error(err))
+			lr.log().Debug("storing memories failed; will retry", zap.Error(err))
 		} else {
-			e.log().Error("storing memories failed; will retry", zap.Error(err))
+			lr.log().Error("storing memories failed; will retry", zap.Error(err))
 		}
 		return false
 	}
 	if wakeDistiller {
-		e.wakeDistiller()
+		lr.distiller.wakeUp()
 	}
 	for i, w := range ws {
 		if done[i] {
 			continue
 		}
 		if w.ok {
-			e.cfg.Observer.JobDone(stored[i])
+			lr.cfg.Observer.JobDone(stored[i])
 		} else {
-			e.cfg.Observer.JobFailed()
+			lr.cfg.Observer.JobFailed()
 		}
 	}
 	// The indexer is not woken: it takes what extraction stored on its next

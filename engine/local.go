@@ -15,17 +15,6 @@ import (
 // the records are cheaper up to a few hundred memories in a large store.
 const DefaultLocalSearchMax = 256
 
-func (e *Engine) localSearchMax() int {
-	switch n := e.cfg.LocalSearchMax; {
-	case n == 0:
-		return DefaultLocalSearchMax
-	case n < 0:
-		return 0
-	default:
-		return n
-	}
-}
-
 // localResult is what a search of an owner's records found: hits best
 // first, and their records (good until the transaction ends). records is
 // nil when the owner is searched in the index instead.
@@ -61,22 +50,22 @@ func (l *localResult) release() {
 // and the index holds it. Unlike the index, it also sees memories written
 // since the last indexing pass. terms are the question's (index.Terms). The
 // caller releases the result, before tx ends.
-func (e *Engine) searchRecords(tx *store.Tx, r SearchRequest, terms []string, size int, now time.Time) (localResult, error) {
+func (sr *searcher) searchRecords(tx *store.Tx, r SearchRequest, terms []string, size int, now time.Time) (localResult, error) {
 	if len(terms) == 0 || r.Owner == "" {
 		return localResult{}, nil
 	}
-	big, err := e.outgrown(tx, r.Owner)
+	big, err := sr.outgrown(tx, r.Owner)
 	if err != nil {
 		return localResult{}, err
 	}
 	if big {
 		// Until the indexer has enrolled a grown owner (or while its shard is
 		// rebuilt), only its records have all its memories.
-		if held, err := e.index.Holds(r.Owner); err != nil || held {
+		if held, err := sr.index.Holds(r.Owner); err != nil || held {
 			return localResult{}, err
 		}
 	}
-	rec := e.index.NewRecords(r.Owner, terms)
+	rec := sr.index.NewRecords(r.Owner, terms)
 	l := localResult{records: rec, kept: keptPool.Get().(*[]store.Peek)}
 	err = tx.PeekAll(r.Owner, func(p *store.Peek) error {
 		if !p.Active(now) {

@@ -420,7 +420,7 @@ func TestRestartAfterSmallOwnersReplaysNothing(t *testing.T) {
 func TestStaleDigestsAreRenewed(t *testing.T) {
 	dir := t.TempDir()
 	e := open(t, dir, 1)
-	<-e.redigestDone // the new store's pass, done before there is anything
+	<-e.indexer.redigestDone // the new store's pass, done before there is anything
 	owner := seedVaried(t, e, "stale", 1, 60, 7)[0]
 	queries := []string{"coffee hiking", "guitar sister", "garden", "sushi japan budget"}
 	before := map[string]string{}
@@ -555,7 +555,7 @@ func waitPostings(t testing.TB, e *Engine, owner, query string) {
 		if _, err := e.Search(t.Context(), SearchRequest{Owner: owner, Query: query, Limit: 5}); err != nil {
 			t.Fatal(err)
 		}
-		o := e.postings.entry(owner)
+		o := e.searcher.postings.entry(owner)
 		o.mu.Lock()
 		built := o.p != nil
 		o.mu.Unlock()
@@ -585,8 +585,8 @@ func TestPostingsWithinBudget(t *testing.T) {
 			t.Fatal("nothing found through the index")
 		}
 	}
-	e.postings.wg.Wait()
-	o := e.postings.entry(owner)
+	e.searcher.postings.wg.Wait()
+	o := e.searcher.postings.entry(owner)
 	o.mu.Lock()
 	built, refused := o.p != nil, !o.refusedUntil.IsZero()
 	o.mu.Unlock()

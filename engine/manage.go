@@ -7,10 +7,11 @@ import (
 	"path/filepath"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/caddy-memory/memory/index"
 	"github.com/caddy-memory/memory/internal/stats"
 	"github.com/caddy-memory/memory/store"
-	"go.uber.org/zap"
 )
 
 // Forgotten reports what Forget removed.
@@ -28,11 +29,15 @@ type Forgotten struct {
 // already handed over are finished first, so none lands after the forget.
 // Compaction pauses every other use of the store (about 1 s per 100 MB).
 func (e *Engine) Forget(ctx context.Context, owner string) (Forgotten, error) {
+	return e.manager.forget(ctx, owner)
+}
+
+func (mg *manager) forget(ctx context.Context, owner string) (Forgotten, error) {
 	var f Forgotten
-	if err := e.Sync(ctx); err != nil {
+	if err := mg.learner.sync(ctx); err != nil {
 		return f, err
 	}
-	seq, err := e.write(func(tx *store.Tx) error {
+	seq, err := mg.write(func(tx *store.Tx) error {
 		var err error
 		f.Forgotten, err = tx.ForgetOwner(owner)
 		return err
@@ -40,9 +45,9 @@ func (e *Engine) Forget(ctx context.Context, owner string) (Forgotten, error) {
 	if err != nil {
 		return f, err
 	}
-	e.postings.forget(owner)
-	f.IndexShard = e.index.ShardOf(owner)
-	f.FileBefore, f.FileAfter, err = e.scrub(ctx, seq, owner)
+	mg.searcher.postings.forget(owner)
+	f.IndexShard = mg.index.ShardOf(owner)
+	f.FileBefore, f.FileAfter, err = mg.scrub(ctx, seq, owner)
 	return f, err
 }
 
@@ -50,19 +55,19 @@ func (e *Engine) Forget(ctx context.Context, owner string) (Forgotten, error) {
 // applied the change log up to seq: their bytes in the store file's free
 // pages (compacted away) and in their shards' segments (rebuilt). It
 // returns the file's size before and after.
-func (e *Engine) scrub(ctx context.Context, seq uint64, owners ...string) (before, after int64, err error) {
-	if err := e.WaitIndexed(ctx, seq); err != nil {
+func (mg *manager) scrub(ctx context.Context, seq uint64, owners ...string) (before, after int64, err error) {
+	if err := mg.indexer.waitIndexed(ctx, seq); err != nil {
 		return 0, 0, err
 	}
-	if before, after, err = e.store.Compact(); err != nil {
+	if before, after, err = mg.store.Compact(); err != nil {
 		return before, after, err
 	}
 	shards := map[int]bool{}
 	for _, o := range owners {
-		shards[e.index.ShardOf(o)] = true
+		shards[mg.index.ShardOf(o)] = true
 	}
 	for i := range shards {
-		if err := e.rebuildShard(i); err != nil {
+		if err := mg.indexer.rebuildShard(i); err != nil {
 			return before, after, err
 		}
 	}
@@ -74,23 +79,23 @@ func (e *Engine) scrub(ctx context.Context, seq uint64, owners ...string) (befor
 // forgot are gone from this replica, but their bytes remain in its free
 // pages and in the index's segments until the file is compacted and their
 // shards rebuilt.
-func (e *Engine) purgeForgotten(owners []string) {
-	e.closeMu.RLock()
-	defer e.closeMu.RUnlock()
-	if e.closing {
-		e.log().Warn("owners another instance forgot were replayed while this one closes; "+
+func (mg *manager) purgeForgotten(owners []string) {
+	mg.closeMu.RLock()
+	defer mg.closeMu.RUnlock()
+	if mg.closing {
+		mg.log().Warn("owners another instance forgot were replayed while this one closes; "+
 			"their bytes stay in its free pages until POST /memory/compact on its admin endpoint", zap.Int("owners", len(owners)))
 		return
 	}
 	for _, o := range owners {
-		e.postings.forget(o)
+		mg.searcher.postings.forget(o)
 	}
-	e.purgeWG.Add(1)
+	mg.purgeWG.Add(1)
 	go func() {
-		defer e.purgeWG.Done()
-		_, _, err := e.scrub(e.stopCtx, e.store.LastSeq(), owners...)
+		defer mg.purgeWG.Done()
+		_, _, err := mg.scrub(mg.stopCtx, mg.store.LastSeq(), owners...)
 		if err != nil {
-			e.log().Warn("purging owners another instance forgot from this instance's replica and index; "+
+			mg.log().Warn("purging owners another instance forgot from this instance's replica and index; "+
 				"POST /memory/compact and /memory/reindex on its admin endpoint finish it", zap.Int("owners", len(owners)), zap.Error(err))
 		}
 	}()
@@ -98,20 +103,6 @@ func (e *Engine) purgeForgotten(owners []string) {
 
 // Compact rewrites the store file without its free pages (see store.Compact).
 func (e *Engine) Compact() (before, after int64, err error) { return e.store.Compact() }
-
-// Reindex rebuilds every index shard from the store, one at a time, while
-// the old shards keep serving searches.
-func (e *Engine) Reindex(ctx context.Context) error {
-	for i := 0; i < e.index.K(); i++ {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if err := e.rebuildShard(i); err != nil {
-			return fmt.Errorf("rebuilding index shard %d: %w", i, err)
-		}
-	}
-	return nil
-}
 
 // Stats describes the database.
 type Stats struct {
@@ -134,16 +125,9 @@ func (e *Engine) Stats() (Stats, error) {
 		return Stats{}, err
 	}
 	s := Stats{Stats: st, IndexedDocs: e.index.DocCount(), IndexShards: e.index.K(),
-		QueuedTurns: len(e.queue), Storage: e.cfg.Dir, IndexBytes: stats.DirSize(filepath.Join(e.cfg.Dir, "index")),
+		QueuedTurns: len(e.learner.queue), Storage: e.cfg.Dir, IndexBytes: stats.DirSize(filepath.Join(e.cfg.Dir, "index")),
 		Encryption: e.Encryption()}
-	e.mu.Lock()
-	if m := e.minThrough(); st.LastSeq > m {
-		s.IndexLag = st.LastSeq - m
-	}
-	for i := range e.rebuilding {
-		s.Rebuilding = append(s.Rebuilding, i)
-	}
-	e.mu.Unlock()
+	s.IndexLag, s.Rebuilding = e.indexer.lag(st.LastSeq)
 	return s, nil
 }
 
@@ -174,17 +158,19 @@ type Health struct {
 // records cannot be read is unhealthy. It reads the first memory of the
 // first owners, not the whole store: a damaged record elsewhere shows to
 // the read that meets it (an export then fails).
-func (e *Engine) Health(ctx context.Context) (Health, error) {
+func (e *Engine) Health(ctx context.Context) (Health, error) { return e.manager.health(ctx) }
+
+func (mg *manager) health(ctx context.Context) (Health, error) {
 	var h Health
 	start := time.Now()
-	if err := e.store.View(readOne); err != nil {
+	if err := mg.store.View(readOne); err != nil {
 		return h, fmt.Errorf("store: %w", err)
 	}
 	h.StoreLatency = time.Since(start)
 	start = time.Now()
 	// A damaged shard is being rebuilt, its owners searched from their
 	// records meanwhile (repair.go): searches still answer.
-	if _, err := e.index.Search(ctx, index.Query{Owner: "health-check", Text: "health check"}); err != nil && !errors.Is(err, index.ErrDamaged) {
+	if _, err := mg.index.Search(ctx, index.Query{Owner: "health-check", Text: "health check"}); err != nil && !errors.Is(err, index.ErrDamaged) {
 		return h, fmt.Errorf("index: %w", err)
 	}
 	h.IndexLatency = time.Since(start)

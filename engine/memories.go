@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/caddy-memory/memory/consolidate"
@@ -13,6 +14,17 @@ import (
 // memories. Every write goes through the engine, which gives each record
 // the search digest of its text (see store.Memory.Digest) and answers once
 // the change is searchable.
+
+// manager does the management surface's work: memories read, listed,
+// changed, exported and imported one by one (this file), and owners
+// forgotten, with what they left in the file and the index (manage.go).
+type manager struct {
+	*core
+	learner  *learner // an owner's turns are learned before it is forgotten
+	indexer  *indexer // writes return once searchable; a forget rebuilds shards
+	searcher *searcher
+	purgeWG  sync.WaitGroup // purges of owners another instance forgot
+}
 
 // OwnedPut is a memory to store for one owner.
 type OwnedPut struct {
@@ -32,10 +44,14 @@ type Stored struct {
 // and searchable. A put that can never be stored (store.ErrInvalid) fails
 // the whole call.
 func (e *Engine) Remember(ctx context.Context, puts ...OwnedPut) ([]Stored, error) {
+	return e.manager.remember(ctx, puts...)
+}
+
+func (mg *manager) remember(ctx context.Context, puts ...OwnedPut) ([]Stored, error) {
 	out := make([]Stored, len(puts))
-	seq, err := e.write(func(tx *store.Tx) error {
+	seq, err := mg.write(func(tx *store.Tx) error {
 		for i, p := range puts {
-			m, op, err := tx.Upsert(p.Owner, e.withDigest(p.Put))
+			m, op, err := tx.Upsert(p.Owner, mg.withDigest(p.Put))
 			if err != nil {
 				return err
 			}
@@ -46,21 +62,16 @@ func (e *Engine) Remember(ctx context.Context, puts ...OwnedPut) ([]Stored, erro
 	if err != nil {
 		return nil, err
 	}
-	return out, e.WaitIndexed(ctx, seq)
-}
-
-// withDigest is p with the search digest of its text (keyed in an
-// encrypted storage).
-func (e *Engine) withDigest(p store.Put) store.Put {
-	p.Digest = e.index.Digester().Digest(p.Content, p.Context)
-	return p
+	return out, mg.indexer.waitIndexed(ctx, seq)
 }
 
 // Get returns one memory of owner (store.ErrNotFound when the owner has no
 // such memory), with its use and salience.
-func (e *Engine) Get(owner string, id uint64) (*store.Memory, error) {
+func (e *Engine) Get(owner string, id uint64) (*store.Memory, error) { return e.manager.get(owner, id) }
+
+func (mg *manager) get(owner string, id uint64) (*store.Memory, error) {
 	var m *store.Memory
-	err := e.store.View(func(tx *store.Tx) error {
+	err := mg.store.View(func(tx *store.Tx) error {
 		var err error
 		if m, err = tx.Get(owner, id); err == nil {
 			withUsage(tx, m)
@@ -83,9 +94,11 @@ func withUsage(tx *store.Tx, m *store.Memory) {
 
 // OwnerOf returns the owner a memory id belongs to (store.ErrNotFound for
 // none). Only an operator may ask: an id names one owner's memory.
-func (e *Engine) OwnerOf(id uint64) (string, error) {
+func (e *Engine) OwnerOf(id uint64) (string, error) { return e.manager.ownerOf(id) }
+
+func (mg *manager) ownerOf(id uint64) (string, error) {
 	var owner string
-	err := e.store.View(func(tx *store.Tx) error {
+	err := mg.store.View(func(tx *store.Tx) error {
 		var err error
 		owner, err = tx.OwnerOf(id)
 		return err
@@ -97,8 +110,12 @@ func (e *Engine) OwnerOf(id uint64) (string, error) {
 // and returns once the change is searchable. A changed text gets a new
 // digest.
 func (e *Engine) Edit(ctx context.Context, owner string, id uint64, fn func(*store.Memory) error) (*store.Memory, error) {
+	return e.manager.edit(ctx, owner, id, fn)
+}
+
+func (mg *manager) edit(ctx context.Context, owner string, id uint64, fn func(*store.Memory) error) (*store.Memory, error) {
 	var m *store.Memory
-	seq, err := e.write(func(tx *store.Tx) error {
+	seq, err := mg.write(func(tx *store.Tx) error {
 		var err error
 		m, err = tx.Edit(owner, id, func(m *store.Memory) error {
 			content, context := m.Content, m.Context
@@ -106,7 +123,7 @@ func (e *Engine) Edit(ctx context.Context, owner string, id uint64, fn func(*sto
 				return err
 			}
 			if m.Content != content || m.Context != context || m.Digest == nil {
-				m.Digest = e.index.Digester().Digest(m.Content, m.Context)
+				m.Digest = mg.index.Digester().Digest(m.Content, m.Context)
 			}
 			return nil
 		})
@@ -115,14 +132,18 @@ func (e *Engine) Edit(ctx context.Context, owner string, id uint64, fn func(*sto
 	if err != nil {
 		return nil, err
 	}
-	return m, e.WaitIndexed(ctx, seq)
+	return m, mg.indexer.waitIndexed(ctx, seq)
 }
 
 // Delete soft-deletes one memory of owner (never recalled again, still
 // listed and exported), or with purge removes it and its history for good.
 // It returns once searches no longer find it.
 func (e *Engine) Delete(ctx context.Context, owner string, id uint64, purge bool) error {
-	seq, err := e.write(func(tx *store.Tx) error {
+	return e.manager.delete(ctx, owner, id, purge)
+}
+
+func (mg *manager) delete(ctx context.Context, owner string, id uint64, purge bool) error {
+	seq, err := mg.write(func(tx *store.Tx) error {
 		if purge {
 			return tx.Purge(owner, id)
 		}
@@ -132,7 +153,7 @@ func (e *Engine) Delete(ctx context.Context, owner string, id uint64, purge bool
 	if err != nil {
 		return err
 	}
-	return e.WaitIndexed(ctx, seq)
+	return mg.indexer.waitIndexed(ctx, seq)
 }
 
 // Cursor is where a listing continues: after memory ID of Owner.
@@ -156,9 +177,13 @@ type ListQuery struct {
 // List returns up to q.Limit memories in (owner, id) order after q.After,
 // and whether more follow.
 func (e *Engine) List(q ListQuery) (page []*store.Memory, more bool, err error) {
+	return e.manager.list(q)
+}
+
+func (mg *manager) list(q ListQuery) (page []*store.Memory, more bool, err error) {
 	page = []*store.Memory{}
 	full := func() bool { return len(page) > q.Limit }
-	err = e.store.View(func(tx *store.Tx) error {
+	err = mg.store.View(func(tx *store.Tx) error {
 		visit := func(owner string, after uint64) (bool, error) {
 			err := tx.Scan(owner, after, func(m *store.Memory) (bool, error) {
 				withUsage(tx, m)
@@ -188,9 +213,11 @@ func (e *Engine) List(q ListQuery) (page []*store.Memory, more bool, err error) 
 }
 
 // Counts summarises an owner's memories, or, for "", everyone's.
-func (e *Engine) Counts(owner string) (store.Counts, error) {
+func (e *Engine) Counts(owner string) (store.Counts, error) { return e.manager.counts(owner) }
+
+func (mg *manager) counts(owner string) (store.Counts, error) {
 	var total store.Counts
-	err := e.store.View(func(tx *store.Tx) error {
+	err := mg.store.View(func(tx *store.Tx) error {
 		if owner != "" {
 			var err error
 			total, err = tx.Count(owner)
@@ -215,17 +242,21 @@ func (e *Engine) Counts(owner string) (store.Counts, error) {
 // history included. Each owner is read in one snapshot, without pinning
 // the whole file for a long export.
 func (e *Engine) Export(owner string, fn func(*store.Memory) error) error {
+	return e.manager.export(owner, fn)
+}
+
+func (mg *manager) export(owner string, fn func(*store.Memory) error) error {
 	owners := []string{owner}
 	if owner == "" {
 		owners = nil
-		if err := e.store.View(func(tx *store.Tx) error {
+		if err := mg.store.View(func(tx *store.Tx) error {
 			return tx.Owners(func(o string) error { owners = append(owners, o); return nil })
 		}); err != nil {
 			return err
 		}
 	}
 	for _, o := range owners {
-		err := e.store.View(func(tx *store.Tx) error {
+		err := mg.store.View(func(tx *store.Tx) error {
 			return tx.ForEach(o, func(m *store.Memory) error {
 				withUsage(tx, m)
 				return fn(m)
@@ -244,10 +275,14 @@ func (e *Engine) Export(owner string, fn func(*store.Memory) error) error {
 // store.ErrInvalid). keepIDs keeps imported ids where they are free (a
 // trusted restore; see store.Tx.Import).
 func (e *Engine) Import(ctx context.Context, ms []*store.Memory, keepIDs bool) (ops []store.ImportOp, errs []error, err error) {
+	return e.manager.importMemories(ctx, ms, keepIDs)
+}
+
+func (mg *manager) importMemories(ctx context.Context, ms []*store.Memory, keepIDs bool) (ops []store.ImportOp, errs []error, err error) {
 	ops, errs = make([]store.ImportOp, len(ms)), make([]error, len(ms))
-	seq, err := e.write(func(tx *store.Tx) error {
+	seq, err := mg.write(func(tx *store.Tx) error {
 		for i, m := range ms {
-			m.Digest = e.index.Digester().Digest(m.Content, m.Context)
+			m.Digest = mg.index.Digester().Digest(m.Content, m.Context)
 			if m.Source == "" {
 				m.Source = store.SourceImport
 			}
@@ -266,5 +301,5 @@ func (e *Engine) Import(ctx context.Context, ms []*store.Memory, keepIDs bool) (
 	if err != nil {
 		return nil, nil, err
 	}
-	return ops, errs, e.WaitIndexed(ctx, seq)
+	return ops, errs, mg.indexer.waitIndexed(ctx, seq)
 }

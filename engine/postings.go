@@ -90,8 +90,10 @@ func budgetOf(budget int) int {
 // UseSearchCache sets the memory the postings of large owners may take
 // (see Config.PostingsBudget); owners over a smaller budget keep theirs
 // until they have gone unsearched for a while.
-func (e *Engine) UseSearchCache(budget int) {
-	c := e.postings
+func (e *Engine) UseSearchCache(budget int) { e.searcher.useCache(budget) }
+
+func (sr *searcher) useCache(budget int) {
+	c := sr.postings
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.budget = budgetOf(budget)
@@ -161,18 +163,18 @@ func (c *postingsCache) forget(owner string) {
 // searchPostings ranks a large owner's memories from its postings, in the
 // search's snapshot tx. ok is false when there are none (yet): search the
 // index.
-func (e *Engine) searchPostings(tx *store.Tx, r SearchRequest, terms []string, size int, now time.Time) (hits []index.Hit, ok bool, err error) {
-	o := e.postings.entry(r.Owner)
+func (sr *searcher) searchPostings(tx *store.Tx, r SearchRequest, terms []string, size int, now time.Time) (hits []index.Hit, ok bool, err error) {
+	o := sr.postings.entry(r.Owner)
 	o.used.Store(now.UnixNano())
 	f := index.Filter{Session: r.Session, OnlySession: r.OnlySession, Kinds: r.Kinds, Except: r.ExcludeKinds}
-	version, last := e.index.Digester().Version(), tx.LastSeq()
+	version, last := sr.index.Digester().Version(), tx.LastSeq()
 	// Most searches find them up to date: searches of one owner run
 	// side by side. (A snapshot older than the postings finds them newer
 	// than itself, which is no harm: a memory it does not have is passed
 	// over when the hits are loaded.)
 	o.mu.RLock()
 	if o.p != nil && o.p.Version() == version && o.seq >= last {
-		hits = o.p.Search(e.index.NewScorer(r.Owner, terms), f, now, size)
+		hits = o.p.Search(sr.index.NewScorer(r.Owner, terms), f, now, size)
 		o.mu.RUnlock()
 		return hits, true, nil
 	}
@@ -184,7 +186,7 @@ func (e *Engine) searchPostings(tx *store.Tx, r SearchRequest, terms []string, s
 		o.p = nil // made with the digests of before an encryption or decryption
 	}
 	if o.p != nil && o.seq < last {
-		caught, err := e.catchUp(tx, o, last, now)
+		caught, err := sr.catchUp(tx, o, last, now)
 		if err != nil {
 			return nil, false, err
 		}
@@ -193,22 +195,22 @@ func (e *Engine) searchPostings(tx *store.Tx, r SearchRequest, terms []string, s
 		}
 	}
 	switch {
-	case o.p == nil && e.postings.admits() && now.After(o.refusedUntil):
-		e.buildPostings(o)
+	case o.p == nil && sr.postings.admits() && now.After(o.refusedUntil):
+		sr.buildPostings(o)
 	case o.p != nil && o.p.Dead() > o.p.Live():
-		e.buildPostings(o) // meanwhile, these serve
+		sr.buildPostings(o) // meanwhile, these serve
 	}
 	if o.p == nil {
 		return nil, false, nil
 	}
-	e.postings.account(o, o.p.Bytes(), now)
-	return o.p.Search(e.index.NewScorer(r.Owner, terms), f, now, size), true, nil
+	sr.postings.account(o, o.p.Bytes(), now)
+	return o.p.Search(sr.index.NewScorer(r.Owner, terms), f, now, size), true, nil
 }
 
 // catchUp applies to o's postings the owner's changes up to last, the end
 // of the snapshot tx's log; false when the log no longer has them all, or
 // they are too many to read: build them anew.
-func (e *Engine) catchUp(tx *store.Tx, o *ownerPostings, last uint64, now time.Time) (bool, error) {
+func (sr *searcher) catchUp(tx *store.Tx, o *ownerPostings, last uint64, now time.Time) (bool, error) {
 	changes, oldest := tx.Changes(o.seq, postingsCatchUp)
 	if oldest > o.seq+1 || (len(changes) == postingsCatchUp && changes[len(changes)-1].Seq < last) {
 		return false, nil
@@ -220,7 +222,7 @@ func (e *Engine) catchUp(tx *store.Tx, o *ownerPostings, last uint64, now time.T
 		if c.Owner != o.owner {
 			continue
 		}
-		if err := e.repost(tx, o.owner, o.p, c.ID, now); err != nil {
+		if err := sr.repost(tx, o.owner, o.p, c.ID, now); err != nil {
 			return false, err
 		}
 	}
@@ -230,26 +232,26 @@ func (e *Engine) catchUp(tx *store.Tx, o *ownerPostings, last uint64, now time.T
 
 // buildPostings builds o's postings in the background, unless a build is
 // running. Call with o.mu held.
-func (e *Engine) buildPostings(o *ownerPostings) {
+func (sr *searcher) buildPostings(o *ownerPostings) {
 	if o.building {
 		return
 	}
 	select {
-	case e.postings.builds <- struct{}{}:
+	case sr.postings.builds <- struct{}{}:
 	default:
 		return // another owner's: the next search asks again
 	}
 	o.building = true
-	e.postings.wg.Add(1)
+	sr.postings.wg.Add(1)
 	go func() {
-		defer e.postings.wg.Done()
-		p, seq, err := e.readPostings(o.owner, e.postings.room())
-		<-e.postings.builds
+		defer sr.postings.wg.Done()
+		p, seq, err := sr.readPostings(o.owner, sr.postings.room())
+		<-sr.postings.builds
 		o.mu.Lock()
 		o.building = false
 		switch {
 		case errors.Is(err, errNoRoom):
-			o.refusedUntil = e.now().Add(postingsIdle)
+			o.refusedUntil = sr.now().Add(postingsIdle)
 		case err == nil && (o.p == nil || seq >= o.seq):
 			o.p, o.seq = p, seq
 		}
@@ -257,9 +259,9 @@ func (e *Engine) buildPostings(o *ownerPostings) {
 		switch {
 		case errors.Is(err, errNoRoom):
 		case err != nil:
-			e.log().Warn("building a large owner's postings failed; its searches use the index", zap.Error(err))
+			sr.log().Warn("building a large owner's postings failed; its searches use the index", zap.Error(err))
 		default:
-			e.postings.account(o, p.Bytes(), e.now())
+			sr.postings.account(o, p.Bytes(), sr.now())
 		}
 	}()
 }
@@ -273,17 +275,17 @@ const minPostingBytes = 200
 // readPostings makes owner's postings from its records, and the change log
 // position they are consistent with; errNoRoom when the owner holds more
 // memories than room bytes can take.
-func (e *Engine) readPostings(owner string, room int) (*index.Postings, uint64, error) {
-	p := e.index.NewPostings()
-	g := e.index.Digester()
+func (sr *searcher) readPostings(owner string, room int) (*index.Postings, uint64, error) {
+	p := sr.index.NewPostings()
+	g := sr.index.Digester()
 	var seq uint64
-	err := e.store.View(func(tx *store.Tx) error {
+	err := sr.store.View(func(tx *store.Tx) error {
 		fit := room / minPostingBytes
 		if n, err := tx.CountAtMost(owner, fit); err != nil || n > fit {
 			return cmp.Or(err, errNoRoom)
 		}
 		seq = tx.LastSeq()
-		now := e.now()
+		now := sr.now()
 		return tx.PeekAll(owner, func(pk *store.Peek) error {
 			if !pk.Active(now) {
 				return nil
@@ -309,7 +311,7 @@ func (e *Engine) readPostings(owner string, room int) (*index.Postings, uint64, 
 
 // repost puts memory id of owner in p as the snapshot tx has it, or takes
 // it out.
-func (e *Engine) repost(tx *store.Tx, owner string, p *index.Postings, id uint64, now time.Time) error {
+func (sr *searcher) repost(tx *store.Tx, owner string, p *index.Postings, id uint64, now time.Time) error {
 	m, err := tx.Get(owner, id)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
@@ -323,6 +325,6 @@ func (e *Engine) repost(tx *store.Tx, owner string, p *index.Postings, id uint64
 	}
 	// Get leaves the record's digest out (see store.Memory.Digest): made
 	// again from the text.
-	p.Put(id, e.index.Digester().Digest(m.Content, m.Context), m.Kind, m.Session, m.ExpiresAt)
+	p.Put(id, sr.index.Digester().Digest(m.Content, m.Context), m.Kind, m.Session, m.ExpiresAt)
 	return nil
 }

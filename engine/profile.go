@@ -143,13 +143,13 @@ func (c *profileCache) put(owner string, p *profile) {
 
 // profileIn returns owner's profile as of tx, from the cache when none of
 // the owner's facts changed since it was read.
-func (e *Engine) profileIn(tx *store.Tx, owner string) (*profile, error) {
+func (sr *searcher) profileIn(tx *store.Tx, owner string) (*profile, error) {
 	rev := tx.FactsRevision(owner)
-	old := e.profiles.get(owner)
+	old := sr.profiles.get(owner)
 	if old != nil && old.rev == rev {
 		return old, nil
 	}
-	p, err := e.readProfile(tx, owner, old)
+	p, err := sr.readProfile(tx, owner, old)
 	if err != nil {
 		return nil, err
 	}
@@ -157,18 +157,18 @@ func (e *Engine) profileIn(tx *store.Tx, owner string) (*profile, error) {
 	p.order()
 	p.dom = make([]uint32, len(p.facts))
 	for i, m := range p.facts {
-		p.dom[i] = e.index.Domains(m.Content)
+		p.dom[i] = sr.index.Domains(m.Content)
 	}
-	e.profiles.put(owner, p)
+	sr.profiles.put(owner, p)
 	return p, nil
 }
 
 // readProfile reads owner's standing facts: every record of a small owner,
 // or, for a large one already read, only what changed since.
-func (e *Engine) readProfile(tx *store.Tx, owner string, old *profile) (*profile, error) {
+func (sr *searcher) readProfile(tx *store.Tx, owner string, old *profile) (*profile, error) {
 	now := tx.Now()
 	p := &profile{seq: tx.LastSeq(), mems: map[uint64]*store.Memory{}}
-	big, err := e.outgrown(tx, owner)
+	big, err := sr.outgrown(tx, owner)
 	if err != nil {
 		return nil, err
 	}
@@ -244,10 +244,10 @@ const maxKnownProfile = 8
 
 // profileKnown is the head of owner's profile, as a distillation call
 // shows what is known.
-func (e *Engine) profileKnown(owner string) ([]extract.Known, error) {
+func (sr *searcher) profileKnown(owner string) ([]extract.Known, error) {
 	var known []extract.Known
-	err := e.store.View(func(tx *store.Tx) error {
-		p, err := e.profileIn(tx, owner)
+	err := sr.store.View(func(tx *store.Tx) error {
+		p, err := sr.profileIn(tx, owner)
 		if err != nil {
 			return err
 		}
@@ -357,59 +357,6 @@ func saysAll(facts []string, m *store.Memory) bool {
 	}
 	return missing*5 <= len(said) // at most a fifth of its words
 }
-
-// userSaid is what the user said in a transcript turn ("User: ...
-// \nAssistant: ..."), "" for another speaker's.
-func userSaid(content string) string {
-	s, ok := strings.CutPrefix(content, "User: ")
-	if !ok {
-		return ""
-	}
-	if i := strings.Index(s, "\nAssistant: "); i >= 0 {
-		s = s[:i]
-	}
-	return s
-}
-
-// onlyAsked reports whether a transcript turn is one in which the user only
-// asked something: it says nothing about them. Reading a turn's sentences
-// costs tens of microseconds and the same turns come back request after
-// request, so the answers are remembered by memory version.
-func (c *askedCache) onlyAsked(m *store.Memory) bool {
-	if m.Kind != "turn" {
-		return false
-	}
-	k := askedKey{m.ID, m.Version}
-	c.mu.Lock()
-	asked, ok := c.m[k]
-	c.mu.Unlock()
-	if ok {
-		return asked
-	}
-	user := userSaid(m.Content)
-	asked = user != "" && extract.OnlyAsks(user)
-	c.mu.Lock()
-	if c.m == nil || len(c.m) >= maxAsked {
-		c.m = map[askedKey]bool{} // forget all at once: cheaper than ageing
-	}
-	c.m[k] = asked
-	c.mu.Unlock()
-	return asked
-}
-
-// askedCache remembers which turns only asked something.
-type askedCache struct {
-	mu sync.Mutex
-	m  map[askedKey]bool
-}
-
-type askedKey struct {
-	id      uint64
-	version int
-}
-
-// maxAsked bounds the turns askedCache remembers (about 40 bytes each).
-const maxAsked = 1 << 17
 
 // since is when a profile fact took its current value (zero if it never
 // changed).

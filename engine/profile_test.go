@@ -127,23 +127,23 @@ func TestProfileIsCachedUntilAFactChanges(t *testing.T) {
 	owner := e.OwnerID("ana")
 	say(t, e, owner, "I'm allergic to peanuts.")
 	recallFor(t, e, owner, "Any snack ideas?", 0)
-	first := e.profiles.get(owner)
+	first := e.searcher.profiles.get(owner)
 	if first == nil || len(first.facts) != 1 {
 		t.Fatalf("profile = %+v", first)
 	}
 	say(t, e, owner, "Thanks, what else is good?") // a turn, no fact
 	recallFor(t, e, owner, "Any snack ideas?", 0)
-	if e.profiles.get(owner) != first {
+	if e.searcher.profiles.get(owner) != first {
 		t.Error("a turn that taught no fact made the profile be read again")
 	}
 	say(t, e, owner, "I'm vegan.")
 	recallFor(t, e, owner, "Any snack ideas?", 0)
-	if p := e.profiles.get(owner); p == first || len(p.facts) != 2 {
+	if p := e.searcher.profiles.get(owner); p == first || len(p.facts) != 2 {
 		t.Errorf("a new fact left the profile as it was: %+v", p)
 	}
 	// A fact deleted leaves it.
 	var allergy uint64
-	for _, m := range e.profiles.get(owner).facts {
+	for _, m := range e.searcher.profiles.get(owner).facts {
 		if strings.Contains(m.Content, "peanuts") {
 			allergy = m.ID
 		}
@@ -254,7 +254,7 @@ func TestTheDistillerSeesTheProfile(t *testing.T) {
 			{"content": "The user lives in Porto.", "category": "identity", "importance": 8, "replaces": ` + m[1] + `}]}`}
 	})
 	said(t, e, owner, "s1", 1, "Finally settled near the Douro, in Porto.", "Lovely!")
-	waitFor(t, "the distillation", func() bool { return e.distilling() != nil && len(srv.Calls()) > 0 })
+	waitFor(t, "the distillation", func() bool { return e.distiller.running() != nil && len(srv.Calls()) > 0 })
 	if err := e.WaitDistilled(context.Background()); err != nil {
 		t.Fatal(err)
 	}

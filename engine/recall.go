@@ -50,6 +50,10 @@ type Recalled struct {
 // contradicts. It counts no use: the caller does, for what it injects (see
 // Used).
 func (e *Engine) Recall(ctx context.Context, r RecallRequest) (Recalled, error) {
+	return e.searcher.recall(ctx, r)
+}
+
+func (sr *searcher) recall(ctx context.Context, r RecallRequest) (Recalled, error) {
 	focus := index.FocusAll
 	if r.Gate {
 		focus = index.Gate(r.Query)
@@ -60,14 +64,14 @@ func (e *Engine) Recall(ctx context.Context, r RecallRequest) (Recalled, error) 
 	case focus == index.FocusNone:
 		return Recalled{Nothing: NothingSmallTalk}, nil
 	}
-	res, err := e.Search(ctx, r.SearchRequest)
+	res, err := sr.search(ctx, r.SearchRequest)
 	if err != nil {
 		return Recalled{Nothing: NothingRelevant}, err
 	}
 	var prof *profile
 	if r.Profile && !r.OnlySession {
-		if err := e.store.View(func(tx *store.Tx) error {
-			prof, err = e.profileIn(tx, r.Owner)
+		if err := sr.store.View(func(tx *store.Tx) error {
+			prof, err = sr.profileIn(tx, r.Owner)
 			return err
 		}); err != nil {
 			return Recalled{}, err
@@ -78,7 +82,7 @@ func (e *Engine) Recall(ctx context.Context, r RecallRequest) (Recalled, error) 
 	var facts []*store.Memory
 	var standing []inject.Standing
 	if prof != nil {
-		now := e.now()
+		now := sr.now()
 		for i, m := range prof.facts {
 			// Expiry is not a write: a cached profile may hold a fact that
 			// has expired since.
@@ -94,7 +98,7 @@ func (e *Engine) Recall(ctx context.Context, r RecallRequest) (Recalled, error) 
 	keepAsked := r.OnlySession || focus == index.FocusConversation || focus == index.FocusVerbatim
 	kept := res[:0:0]
 	for _, x := range res {
-		if (!keepAsked && e.asked.onlyAsked(x.Memory)) || prof.contradicted(x.Memory) {
+		if (!keepAsked && sr.asked.onlyAsked(x.Memory)) || prof.contradicted(x.Memory) {
 			continue
 		}
 		kept = append(kept, x)
@@ -119,11 +123,11 @@ func (e *Engine) Recall(ctx context.Context, r RecallRequest) (Recalled, error) 
 		for _, x := range kept {
 			searched[x.Memory.ID] = true
 		}
-		now := e.now()
+		now := sr.now()
 		skip := func(m *store.Memory) bool {
 			return searched[m.ID] || !m.Active(now) || r.ExcludeTurn != "" && m.Meta["turn"] == r.ExcludeTurn
 		}
-		for _, i := range prof.bridged(e.index.Domains(r.Query), inProfile, skip) {
+		for _, i := range prof.bridged(sr.index.Domains(r.Query), inProfile, skip) {
 			bridged = append(bridged, prof.facts[i])
 		}
 	}

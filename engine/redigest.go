@@ -26,54 +26,54 @@ const (
 // such records' text meanwhile, slower but finding the same memories. It
 // runs once per digest version: an interrupted pass starts again at the
 // next open, and skips what it already did.
-func (e *Engine) redigester() {
-	defer close(e.redigestDone)
-	g := e.index.Digester()
-	if e.store.LocalCursor(digestCursor) == uint64(g.Version()) {
+func (ix *indexer) redigester() {
+	defer close(ix.redigestDone)
+	g := ix.index.Digester()
+	if ix.store.LocalCursor(digestCursor) == uint64(g.Version()) {
 		return
 	}
 	start := time.Now()
 	var owners []string
-	if err := e.store.View(func(tx *store.Tx) error {
+	if err := ix.store.View(func(tx *store.Tx) error {
 		return tx.Owners(func(o string) error { owners = append(owners, o); return nil })
 	}); err != nil {
-		e.log().Error("listing owners to renew search digests", zap.Error(err))
+		ix.log().Error("listing owners to renew search digests", zap.Error(err))
 		return
 	}
 	renewed := 0
 	for _, owner := range owners {
 		for {
-			if e.draining() {
+			if ix.draining() {
 				return
 			}
-			n, err := e.redigestOwner(owner)
+			n, err := ix.redigestOwner(owner)
 			if err != nil {
-				e.log().Error("renewing search digests; the pass resumes at the next start", zap.Error(err))
+				ix.log().Error("renewing search digests; the pass resumes at the next start", zap.Error(err))
 				return
 			}
 			renewed += n
 			if n < redigestBatch {
 				break
 			}
-			e.pace(time.Now(), redigestPause)
+			ix.pace(time.Now(), redigestPause)
 		}
 	}
-	if err := e.store.SetLocalCursor(digestCursor, uint64(g.Version())); err != nil {
-		e.log().Error("recording the search digest version", zap.Error(err))
+	if err := ix.store.SetLocalCursor(digestCursor, uint64(g.Version())); err != nil {
+		ix.log().Error("recording the search digest version", zap.Error(err))
 		return
 	}
 	if renewed > 0 {
-		e.log().Info("renewed search digests", zap.Int("memories", renewed), zap.Duration("took", time.Since(start)))
+		ix.log().Info("renewed search digests", zap.Int("memories", renewed), zap.Duration("took", time.Since(start)))
 	}
 }
 
 // redigestOwner renews up to redigestBatch stale digests of owner and says
 // how many it renewed.
-func (e *Engine) redigestOwner(owner string) (int, error) {
+func (ix *indexer) redigestOwner(owner string) (int, error) {
 	var stale []uint64
-	err := e.store.View(func(tx *store.Tx) error {
+	err := ix.store.View(func(tx *store.Tx) error {
 		return tx.PeekAll(owner, func(p *store.Peek) error {
-			if len(stale) < redigestBatch && !e.index.Digester().Current(p.Terms()) {
+			if len(stale) < redigestBatch && !ix.index.Digester().Current(p.Terms()) {
 				stale = append(stale, p.ID)
 			}
 			return nil
@@ -82,26 +82,16 @@ func (e *Engine) redigestOwner(owner string) (int, error) {
 	if err != nil || len(stale) == 0 {
 		return 0, err
 	}
-	return len(stale), e.store.Update(func(tx *store.Tx) error {
+	return len(stale), ix.store.Update(func(tx *store.Tx) error {
 		for _, id := range stale {
 			m, err := tx.Get(owner, id)
 			if err != nil {
 				continue // gone since it was read
 			}
-			if err := tx.SetDigest(owner, id, e.index.Digester().Digest(m.Content, m.Context)); err != nil {
+			if err := tx.SetDigest(owner, id, ix.index.Digester().Digest(m.Content, m.Context)); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
-}
-
-// draining reports whether Close has begun.
-func (e *Engine) draining() bool {
-	select {
-	case <-e.drain:
-		return true
-	default:
-		return false
-	}
 }

@@ -19,35 +19,35 @@ var errStopping = errors.New("the memory engine is stopping")
 
 // repair rebuilds shard i, found damaged by err, in the background: once
 // at a time, and not after Close began.
-func (e *Engine) repair(i int, err error) {
-	e.mu.Lock()
-	if e.repairsOver || e.repairing[i] {
-		e.mu.Unlock()
+func (ix *indexer) repair(i int, err error) {
+	ix.mu.Lock()
+	if ix.repairsOver || ix.repairing[i] {
+		ix.mu.Unlock()
 		return
 	}
-	e.repairing[i] = true
-	e.repairWG.Add(1)
-	e.mu.Unlock()
-	e.log().Error("a memory index shard is damaged; rebuilding it from the store, its owners are searched from their records meanwhile",
-		zap.Int("shard", i), zap.String("storage", e.cfg.Dir), zap.Error(err))
+	ix.repairing[i] = true
+	ix.repairWG.Add(1)
+	ix.mu.Unlock()
+	ix.log().Error("a memory index shard is damaged; rebuilding it from the store, its owners are searched from their records meanwhile",
+		zap.Int("shard", i), zap.String("storage", ix.cfg.Dir), zap.Error(err))
 	go func() {
-		defer e.repairWG.Done()
-		err := e.rebuildShard(i)
-		e.mu.Lock()
-		delete(e.repairing, i)
-		e.mu.Unlock()
+		defer ix.repairWG.Done()
+		err := ix.rebuildShard(i)
+		ix.mu.Lock()
+		delete(ix.repairing, i)
+		ix.mu.Unlock()
 		if err != nil && !errors.Is(err, errStopping) {
-			e.log().Error("rebuilding a damaged memory index shard failed; its owners are searched from their records "+
+			ix.log().Error("rebuilding a damaged memory index shard failed; its owners are searched from their records "+
 				"until POST /memory/reindex or the next start rebuilds it",
-				zap.Int("shard", i), zap.String("storage", e.cfg.Dir), zap.Error(err))
+				zap.Int("shard", i), zap.String("storage", ix.cfg.Dir), zap.Error(err))
 		}
 	}()
 }
 
 // stopRepairs waits for the repairs running, and starts no more.
-func (e *Engine) stopRepairs() {
-	e.mu.Lock()
-	e.repairsOver = true
-	e.mu.Unlock()
-	e.repairWG.Wait()
+func (ix *indexer) stopRepairs() {
+	ix.mu.Lock()
+	ix.repairsOver = true
+	ix.mu.Unlock()
+	ix.repairWG.Wait()
 }

@@ -96,7 +96,7 @@ func TestDamagedShardIsRebuiltWhileSearchesUseRecords(t *testing.T) {
 			}
 			assertAllSearchable(t, e, words)
 			if !c.running {
-				e.trim() // the shard must be rebuilt from the records, not replayed from the log
+				e.indexer.trim() // the shard must be rebuilt from the records, not replayed from the log
 				closeEngine(t, e)
 				c.damage(t, dir, shard)
 				if e, err = openConfig(t, cfg); err != nil {

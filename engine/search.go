@@ -72,9 +72,26 @@ type Result struct {
 // some are dropped as expired, deleted or near-duplicate.
 const candidatesPerResult = 3
 
+// searcher finds an owner's memories for a question: it plans each search
+// (an owner's records, its postings in memory, or the index; by meaning
+// too with embedding recall on) and ranks what it finds, and it makes the
+// block a recall injects, the owner's profile first. It holds what
+// searches keep in memory between requests.
+type searcher struct {
+	*core
+	embedder *embedder
+	postings *postingsCache // large owners' postings (postings.go)
+	profiles profileCache   // owners' standing facts (profile.go)
+	asked    askedCache     // turns in which the user only asked something
+}
+
 // Search returns the owner's most relevant active memories, best first. It
 // is the retrieval the proxy injects from and the API answers with.
 func (e *Engine) Search(ctx context.Context, r SearchRequest) ([]Result, error) {
+	return e.searcher.search(ctx, r)
+}
+
+func (sr *searcher) search(ctx context.Context, r SearchRequest) ([]Result, error) {
 	if r.Gate {
 		focus := index.Gate(r.Query)
 		if focus == index.FocusNone {
@@ -94,7 +111,7 @@ func (e *Engine) Search(ctx context.Context, r SearchRequest) ([]Result, error) 
 	size := r.Limit * candidatesPerResult
 	// With embeddings on, the question is embedded first (within the
 	// query timeout; the vector ranking joins only if it arrives in time).
-	em := e.embedding()
+	em := sr.embedder.running()
 	var qvec chan []float32
 	if em != nil && strings.TrimSpace(r.Query) != "" {
 		qvec = make(chan []float32, 1)
@@ -103,8 +120,8 @@ func (e *Engine) Search(ctx context.Context, r SearchRequest) ([]Result, error) 
 			defer cancel()
 			v, err := em.config().Client.Embed(ctx, []string{r.Query})
 			if err != nil || len(v) != 1 {
-				e.cfg.Observer.EmbeddingFailed()
-				if c := e.log().Check(zap.DebugLevel, "embedding the question failed; lexical recall only"); c != nil {
+				sr.cfg.Observer.EmbeddingFailed()
+				if c := sr.log().Check(zap.DebugLevel, "embedding the question failed; lexical recall only"); c != nil {
 					c.Write(zap.Error(err))
 				}
 				qvec <- nil
@@ -113,8 +130,8 @@ func (e *Engine) Search(ctx context.Context, r SearchRequest) ([]Result, error) 
 			qvec <- v[0]
 		}()
 	}
-	now := e.now()
-	terms := e.index.Terms(r.Query)
+	now := sr.now()
+	terms := sr.index.Terms(r.Query)
 	var qv []float32
 	if qvec != nil {
 		qv = <-qvec
@@ -127,23 +144,23 @@ func (e *Engine) Search(ctx context.Context, r SearchRequest) ([]Result, error) 
 	var out []Result
 	search := func(tx *store.Tx) error {
 		var err error
-		out, err = e.searchIn(ctx, tx, r, terms, size, qv, em, now)
+		out, err = sr.searchIn(ctx, tx, r, terms, size, qv, em, now)
 		return err
 	}
-	err := e.store.View(search)
+	err := sr.store.View(search)
 	if errors.Is(err, index.ErrDamaged) {
 		// The owner's shard was found damaged: it is rebuilt in the
 		// background (repair.go), and holds no owner meanwhile, so the
 		// search is answered from the records.
-		err = e.store.View(search)
+		err = sr.store.View(search)
 	}
 	return out, err
 }
 
 // searchIn is Search inside its read transaction, with the question's
 // terms and, if embeddings are on and it arrived, its vector qv.
-func (e *Engine) searchIn(ctx context.Context, tx *store.Tx, r SearchRequest, terms []string, size int, qv []float32, em *embedder, now time.Time) ([]Result, error) {
-	local, err := e.searchRecords(tx, r, terms, size, now)
+func (sr *searcher) searchIn(ctx context.Context, tx *store.Tx, r SearchRequest, terms []string, size int, qv []float32, em *embedding, now time.Time) ([]Result, error) {
+	local, err := sr.searchRecords(tx, r, terms, size, now)
 	if err != nil {
 		return nil, err
 	}
@@ -152,11 +169,11 @@ func (e *Engine) searchIn(ctx context.Context, tx *store.Tx, r SearchRequest, te
 	if local.records == nil && len(terms) > 0 {
 		// A large owner: from its postings, else through the index.
 		posted := false
-		if hits, posted, err = e.searchPostings(tx, r, terms, size, now); err != nil {
+		if hits, posted, err = sr.searchPostings(tx, r, terms, size, now); err != nil {
 			return nil, err
 		}
 		if !posted {
-			hits, err = e.index.Search(ctx, index.Query{
+			hits, err = sr.index.Search(ctx, index.Query{
 				Owner: r.Owner, Session: r.Session, OnlySession: r.OnlySession,
 				Text: r.Query, Terms: terms, Size: size, Kinds: r.Kinds, ExcludeKinds: r.ExcludeKinds,
 			})
@@ -168,7 +185,7 @@ func (e *Engine) searchIn(ctx context.Context, tx *store.Tx, r SearchRequest, te
 	var similar map[uint64]float32
 	var vectors *vectorSet
 	if qv != nil {
-		if vectors, err = e.vectorsOf(tx, em, r.Owner); err != nil {
+		if vectors, err = em.vectorsOf(tx, r.Owner); err != nil {
 			return nil, err
 		}
 		top := vectors.Top(qv, size)
@@ -241,7 +258,7 @@ func (e *Engine) searchIn(ctx context.Context, tx *store.Tx, r SearchRequest, te
 	}
 	var floor *index.Floor
 	if r.MinScore > 0 {
-		if floor, err = e.index.NewFloor(ctx, r.Owner, r.Query, terms, cands, local.records); err != nil {
+		if floor, err = sr.index.NewFloor(ctx, r.Owner, r.Query, terms, cands, local.records); err != nil {
 			return nil, err
 		}
 		floor.MinScore = r.MinScore

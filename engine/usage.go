@@ -17,6 +17,14 @@ const (
 	maxPendingUses = 100_000
 )
 
+// usage counts the uses of memories (they make a memory salient, see
+// package consolidate).
+type usage struct {
+	*core
+	buf  useBuffer
+	done chan struct{}
+}
+
 // useBuffer holds the uses not yet written: owner → memory id → times.
 type useBuffer struct {
 	mu   sync.Mutex
@@ -26,8 +34,10 @@ type useBuffer struct {
 
 // Used records that memories of owner were used: injected into a request,
 // or returned by a recall. The counts are written in the background.
-func (e *Engine) Used(owner string, ids ...uint64) {
-	b := &e.uses
+func (e *Engine) Used(owner string, ids ...uint64) { e.usage.used(owner, ids...) }
+
+func (u *usage) used(owner string, ids ...uint64) {
+	b := &u.buf
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.uses == nil {
@@ -49,24 +59,24 @@ func (e *Engine) Used(owner string, ids ...uint64) {
 	}
 }
 
-// useWriter writes the counted uses every useFlushEvery, and at Close.
-func (e *Engine) useWriter() {
-	defer close(e.usesDone)
+// run writes the counted uses every useFlushEvery, and at Close.
+func (u *usage) run() {
+	defer close(u.done)
 	tick := time.NewTicker(useFlushEvery)
 	defer tick.Stop()
 	for {
 		select {
 		case <-tick.C:
-			e.writeUses()
-		case <-e.drain:
-			e.writeUses()
+			u.flush()
+		case <-u.drain:
+			u.flush()
 			return
 		}
 	}
 }
 
-func (e *Engine) writeUses() {
-	b := &e.uses
+func (u *usage) flush() {
+	b := &u.buf
 	b.mu.Lock()
 	pending := b.uses
 	b.uses, b.n = nil, 0
@@ -74,8 +84,8 @@ func (e *Engine) writeUses() {
 	if len(pending) == 0 {
 		return
 	}
-	at := e.now()
-	err := e.store.Update(func(tx *store.Tx) error {
+	at := u.now()
+	err := u.store.Update(func(tx *store.Tx) error {
 		for owner, uses := range pending {
 			if err := tx.Used(owner, uses, at); err != nil {
 				return err
@@ -84,6 +94,6 @@ func (e *Engine) writeUses() {
 		return nil
 	})
 	if err != nil {
-		e.log().Warn("counting memories' uses; these are not counted", zap.Error(err))
+		u.log().Warn("counting memories' uses; these are not counted", zap.Error(err))
 	}
 }
