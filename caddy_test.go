@@ -121,6 +121,13 @@ func unloadCaddy(t *testing.T) {
 // post sends a chat request through Caddy and returns the response and its body.
 func post(t *testing.T, tester *caddytest.Tester, path, key string, body []byte) (*http.Response, []byte) {
 	t.Helper()
+	return sendChat(t, tester.Client, path, key, nil, body)
+}
+
+// sendChat posts body to path through Caddy with the key as a bearer token (if
+// any) and more headers, and returns the response and its body.
+func sendChat(t *testing.T, c *http.Client, path, key string, headers map[string]string, body []byte) (*http.Response, []byte) {
+	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, caddyAddr+path, bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
@@ -129,7 +136,10 @@ func post(t *testing.T, tester *caddytest.Tester, path, key string, body []byte)
 	if key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
 	}
-	resp, err := tester.Client.Do(req)
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := c.Do(req)
 	if err != nil {
 		t.Fatalf("request through Caddy: %v", err)
 	}

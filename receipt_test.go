@@ -1,7 +1,6 @@
 package memory
 
 import (
-	"bytes"
 	"fmt"
 	"net/http"
 	"slices"
@@ -13,20 +12,7 @@ import (
 // postWith sends a chat request through Caddy with extra headers.
 func postWith(t *testing.T, client *http.Client, key string, headers map[string]string, body []byte) *http.Response {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, caddyAddr+"/v1/chat/completions", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+key)
-	for k, v := range headers {
-		req.Header.Set(k, v)
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
+	resp, _ := sendChat(t, client, "/v1/chat/completions", key, headers, body)
 	return resp
 }
 
