@@ -264,3 +264,66 @@ func TestReloadWithoutLLMMakesNoCalls(t *testing.T) {
 		t.Errorf("%d calls to the model after a reload without llm, want the 1 before", n)
 	}
 }
+
+// TestTwoSitesTwoStorages: two sites, each naming a storage of its own for
+// its proxy and its API, keep their memories apart; a handler that names
+// no storage where there are two and neither is named default is a
+// configuration error that says so. Before the memory app, a bare
+// memory_api there served Caddy's default storage with only a warning.
+func TestTwoSitesTwoStorages(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	up := newFakeLLM(t)
+	storages := fmt.Sprintf(`	memory {
+		storage a {
+			path %s
+			index_shards 2
+		}
+		storage b {
+			path %s
+			index_shards 2
+		}
+	}
+}
+`, a, b)
+	cfg := strings.TrimSuffix(globalOptions, "}\n") + storages + fmt.Sprintf(`http://localhost:9080 {
+	memory {
+		storage a
+	}
+	handle /memory/* {
+		memory_api {
+			storage a
+		}
+	}
+	reverse_proxy %[1]s
+}
+http://127.0.0.1:9080 {
+	memory {
+		storage b
+	}
+	handle /memory/* {
+		memory_api {
+			storage b
+		}
+	}
+	reverse_proxy %[1]s
+}
+`, up.addr())
+	tester := startCaddy(t, cfg)
+	post(t, tester, "/v1/chat/completions", "sk-two", chatBody(false, msg("user", "I live in Zqvilnius.")))
+	settle(t, a, 1)
+	if got := searchFor(t, engineAt(a), "sk-two", "Where do I live?"); !strings.Contains(got, "Zqvilnius") {
+		t.Errorf("storage a: %q", got)
+	}
+	if got := searchFor(t, engineAt(b), "sk-two", "Where do I live?"); got != "" {
+		t.Errorf("storage b holds site a's memory: %q", got)
+	}
+	api := apiCall{t, tester.Client}
+	if _, out := api.do("GET", "/memory/memories", "sk-two", nil); len(listContents(out)) == 0 {
+		t.Errorf("site a's API does not serve storage a: %v", out)
+	}
+
+	bare := strings.Replace(cfg, "\t\tmemory_api {\n\t\t\tstorage b\n\t\t}", "\t\tmemory_api", 1)
+	if status, body := loadConfig(t, bare); status == 200 || !strings.Contains(body, "names no memory storage and the memory app has several (a, b)") {
+		t.Errorf("a bare memory_api among two storages: %d %s", status, body)
+	}
+}
