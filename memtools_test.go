@@ -539,7 +539,7 @@ func TestMemoryToolAfterText(t *testing.T) {
 // whole, with the proxy's call the client never saw. The client's next
 // request, continuing it by previous_response_id with its own call's
 // output, must also bring an output for the proxy's call, or OpenAI refuses
-// it: the proxy adds it, for that owner only, once.
+// it: the proxy adds it, for that owner only, once, even after a reload.
 func TestMemoryCallOwedToStoredResponse(t *testing.T) {
 	storage := t.TempDir()
 	up := newFakeLLM(t)
@@ -579,6 +579,10 @@ func TestMemoryCallOwedToStoredResponse(t *testing.T) {
 			Input: responses.ResponseNewParamsInputUnion{OfInputItemList: responses.ResponseInputParam{out}}})
 		return up.last("/responses").Body
 	}
+	// A reload between the answer and its continuation keeps what is owed:
+	// it belongs to the storage, not to the handler.
+	// (Another setting, or Caddy would find the configuration unchanged.)
+	reload(t, tester, strings.Replace(toolsConfig(storage, up.addr()), "tools\n", "tools\n\t\ttimeout 2s\n", 1))
 	// Another owner naming the same response gets nothing of this one's.
 	if got := gjson.GetBytes(next("key-other"), `input.#(type=="function_call_output")#.call_id`).String(); got != `["`+call+`"]` {
 		t.Errorf("another owner's request carries outputs for %s", got)
