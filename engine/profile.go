@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/caddy-memory/memory/extract"
+	"github.com/caddy-memory/memory/inject"
 	"github.com/caddy-memory/memory/internal/norm"
 	"github.com/caddy-memory/memory/store"
 )
@@ -95,6 +96,10 @@ type profile struct {
 	// index.Domains): a fact the budget left out still reaches a question
 	// of its domain.
 	dom []uint32
+	// shown and hash are each fact as the block measures it and its
+	// normal form's hash, made once: a profile rides with every request.
+	shown []inject.Standing
+	hash  []uint64
 	// changed are the facts whose value changed, with what they said
 	// before (see contradicted).
 	changed []*store.Memory
@@ -156,8 +161,11 @@ func (sr *searcher) profileIn(tx *store.Tx, owner string) (*profile, error) {
 	p.rev = rev
 	p.order()
 	p.dom = make([]uint32, len(p.facts))
+	p.shown, p.hash = make([]inject.Standing, len(p.facts)), make([]uint64, len(p.facts))
 	for i, m := range p.facts {
 		p.dom[i] = sr.index.Domains(m.Content)
+		p.shown[i] = inject.StandingOf(m.Content, p.prio[i])
+		p.hash[i] = norm.Hash(m.Content)
 	}
 	sr.profiles.put(owner, p)
 	return p, nil

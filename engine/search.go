@@ -66,6 +66,16 @@ type Result struct {
 	// fact the budget left out, brought back by the question's domains,
 	// has neither a score nor this mark.
 	Profile bool
+	// hash is norm.Hash of the memory's content, when the search made it.
+	hash uint64
+}
+
+// textHash is norm.Hash of the result's content.
+func (x *Result) textHash() uint64 {
+	if x.hash == 0 {
+		x.hash = norm.Hash(x.Memory.Content)
+	}
+	return x.hash
 }
 
 // candidatesPerResult is how many index hits are read per result wanted:
@@ -305,7 +315,7 @@ func (sr *searcher) searchIn(ctx context.Context, tx *store.Tx, r SearchRequest,
 		}
 		seen[h] = true
 		relevant = relevant || covers
-		out = append(out, Result{Memory: m, Score: score[c.ID], Rank: c.Rank, Similarity: similar[m.ID]})
+		out = append(out, Result{Memory: m, Score: score[c.ID], Rank: c.Rank, Similarity: similar[m.ID], hash: h})
 		if len(out) == r.Limit {
 			break
 		}
