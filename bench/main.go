@@ -383,6 +383,16 @@ http://127.0.0.1:%d {
 			gcAfter.NumGC-gcBefore.NumGC, took.Round(time.Second),
 			float64(gcAfter.TotalAlloc-gcBefore.TotalAlloc)/1e6/took.Seconds(), gcAfter.NextGC>>20)
 	}
+	// Resident memory once the bench is over. The process hosts both
+	// servers, the upstream and the clients; all but the memory server are
+	// small beside it, and memory.db's and the index's mapped pages are
+	// the memory server's alone.
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	rss, private := rssMiB()
+	db, ix := mappedMiB(storage)
+	fmt.Printf("at the end (the whole process, both servers): RSS %.0f MiB, of which private %.0f MiB, memory.db's pages %.0f MiB, the index's %.0f MiB; Go heap in use %d MiB, heap goal %d MiB\n",
+		rss, private, db, ix, ms.HeapInuse>>20, ms.NextGC>>20)
 	return abResult{rounds: results, seen: up.seen.Load(), injected: up.injected.Load()}, nil
 }
 

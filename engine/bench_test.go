@@ -41,7 +41,7 @@ func BenchmarkTurnDurable(b *testing.B) {
 
 // BenchmarkSearchOwner is one retrieval for an owner with n memories the
 // size of a proxied turn, in a store of other owners' memories, through
-// the owner's records (local) and through the index. A 1M-memory store over
+// the postings in memory, the owner's records and the index. A 1M-memory store over
 // 10k owners has about 100 memories an owner.
 func BenchmarkSearchOwner(b *testing.B) {
 	for _, n := range []int{100, 1000} {
@@ -86,11 +86,15 @@ func BenchmarkSearchOwner(b *testing.B) {
 		}
 		req := SearchRequest{Owner: owner, Query: "Can you remind me about the guitar and the camping trip with my father?", Limit: 5, MinScore: DefaultMinScore}
 		for _, path := range []struct {
-			name string
-			max  int
-		}{{"local", 1 << 20}, {"index", -1}} {
+			name          string
+			max, postings int
+		}{{"postings", 1 << 20, 0}, {"records", 1 << 20, -1}, {"index", -1, -1}} {
 			b.Run(fmt.Sprintf("%s/%d", path.name, n), func(b *testing.B) {
 				e.cfg.LocalSearchMax = path.max
+				e.UseSearchCache(path.postings)
+				if err := e.Sync(b.Context()); err != nil {
+					b.Fatal(err)
+				}
 				b.ReportAllocs()
 				for b.Loop() {
 					if _, err := e.Search(b.Context(), req); err != nil {
@@ -148,8 +152,8 @@ func BenchmarkSearchLargeOwner(b *testing.B) {
 // searchLatencies searches owner's memories for the questions in turn and
 // reports the p50 and p99 besides the mean.
 func searchLatencies(b *testing.B, e *Engine, owner string, questions []string) {
-	if e.searcher.postings.budget > 0 {
-		waitPostings(b, e, owner, questions[0])
+	if err := e.Sync(b.Context()); err != nil {
+		b.Fatal(err)
 	}
 	var took []float64
 	i := 0
@@ -165,8 +169,8 @@ func searchLatencies(b *testing.B, e *Engine, owner string, questions []string) 
 	}
 	b.ReportMetric(stats.Percentile(took, 50), "p50-µs")
 	b.ReportMetric(stats.Percentile(took, 99), "p99-µs")
-	if e.searcher.postings.bytes > 0 {
-		b.ReportMetric(float64(e.searcher.postings.bytes)/(1<<20), "postings-MiB")
+	if p := e.searcher.postings.cur.Load(); p != nil {
+		b.ReportMetric(float64(p.p.Bytes())/(1<<20), "postings-MiB")
 	}
 	var ms runtime.MemStats
 	runtime.GC()

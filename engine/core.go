@@ -30,6 +30,9 @@ type core struct {
 
 	wakeProcessor chan struct{}
 	wakeIndexer   chan struct{}
+	// wakePostings wakes the follower of the search postings after a
+	// write, so they are current at once (see postings.go).
+	wakePostings chan struct{}
 
 	drain chan struct{} // closed by Close: finish what is pending, then stop
 	abort chan struct{} // closed when Close's deadline passes: stop now
@@ -48,6 +51,7 @@ func newCore(cfg Config, st *store.DB, idx *index.Index) *core {
 		index:         idx,
 		wakeProcessor: make(chan struct{}, 1),
 		wakeIndexer:   make(chan struct{}, 1),
+		wakePostings:  make(chan struct{}, 1),
 		drain:         make(chan struct{}),
 		abort:         make(chan struct{}),
 		stopCtx:       stopCtx,
@@ -72,6 +76,7 @@ func (c *core) write(fn func(*store.Tx) error) (seq uint64, err error) {
 	})
 	if err == nil {
 		c.wake(c.wakeIndexer)
+		c.wake(c.wakePostings)
 	}
 	return seq, err
 }

@@ -205,6 +205,7 @@ func Open(cfg Config) (*Engine, error) {
 			e.manager.purgeForgotten(forgot)
 		}
 		e.wake(e.wakeIndexer)
+		e.wake(e.wakePostings)
 		e.wake(e.wakeProcessor)
 		e.distiller.wakeUp()
 	})
@@ -213,6 +214,7 @@ func Open(cfg Config) (*Engine, error) {
 	go e.indexer.run()
 	go e.indexer.rebuilder(rebuild)
 	go e.indexer.redigester()
+	go e.searcher.postings.run()
 	go e.usage.run()
 	e.sealer.startResealer()
 	e.learner.heldAtStart()
@@ -225,9 +227,10 @@ func Open(cfg Config) (*Engine, error) {
 // those it asks something of.
 func assemble(c *core) *Engine {
 	e := &Engine{core: c, learner: newLearner(c), embedder: &embedder{core: c}, usage: &usage{core: c, done: make(chan struct{})}}
-	e.searcher = &searcher{core: c, embedder: e.embedder, postings: newPostingsCacheFor(c.cfg.PostingsBudget)}
+	e.searcher = &searcher{core: c, embedder: e.embedder, postings: newPostings(c)}
 	e.distiller = &distiller{core: c, searcher: e.searcher, learned: e.learner.processorDone}
 	e.indexer = newIndexer(c, e.embedder, e.distiller, e.learner.processorDone)
+	e.indexer.postings = e.searcher.postings
 	e.learner.distiller, e.learner.indexer = e.distiller, e.indexer
 	e.consolidator = &consolidator{core: c, indexer: e.indexer, changed: make(chan struct{}, 1), done: make(chan struct{})}
 	e.sealer = &sealer{core: c, indexer: e.indexer, keys: c.cfg.Keys}
@@ -272,13 +275,12 @@ func (e *Engine) Close(ctx context.Context) error {
 	// What still calls the shared database ends now: a database that does
 	// not answer must not hold the stop (turns go to the local file).
 	e.store.Interrupt()
-	for _, done := range append(stages, e.indexer.rebuilderDone, e.indexer.redigestDone, e.usage.done) {
+	for _, done := range append(stages, e.indexer.rebuilderDone, e.indexer.redigestDone, e.usage.done, e.searcher.postings.done) {
 		<-done
 	}
 	e.indexer.stopRepairs()
 	e.sealer.resealWG.Wait()
 	e.manager.purgeWG.Wait()
-	e.searcher.postings.wg.Wait() // builds read the store
 	if e.consolidator.started.Load() {
 		<-e.consolidator.done
 	}

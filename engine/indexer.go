@@ -50,6 +50,7 @@ const defaultTrimAfter = 50_000
 type indexer struct {
 	*core
 	embedder  *embedder  // the embedder follows the change log too (see trim)
+	postings  *postings  // so do the search postings
 	distiller *distiller // at Close, what it learns is indexed before the end
 	// learned is closed once, at Close, the turns are all learned.
 	learned <-chan struct{}

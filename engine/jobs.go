@@ -282,6 +282,9 @@ func (lr *learner) process(items []queued) bool {
 		}
 		return nil
 	})
+	if err == nil {
+		lr.wake(lr.wakePostings)
+	}
 	if err != nil {
 		if errors.Is(err, store.ErrUnavailable) {
 			// hold says it once per outage, not once per turn.

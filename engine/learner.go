@@ -83,7 +83,11 @@ func (lr *learner) sync(ctx context.Context) error {
 	}
 	for {
 		if learned() {
-			if err := lr.indexer.waitIndexed(ctx, lr.store.LastSeq()); err != nil {
+			seq := lr.store.LastSeq()
+			if err := lr.indexer.waitBleve(ctx, seq); err != nil {
+				return err
+			}
+			if err := lr.indexer.postings.wait(ctx, seq, true); err != nil {
 				return err
 			}
 			if learned() {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"sync"
 	"time"
 
@@ -15,13 +16,17 @@ import (
 // the records are cheaper up to a few hundred memories in a large store.
 const DefaultLocalSearchMax = 256
 
-// localResult is what a search of an owner's records found: hits best
-// first, and their records (good until the transaction ends). records is
-// nil when the owner is searched in the index instead.
+// localResult is what a search of an owner's own memories found (its
+// postings, or its records): hits best first, and what the floor needs to
+// know (nil when the owner was searched in the index). peeks are the
+// records of the hits read so far (good until the transaction ends); with
+// peek, the others are read as they are needed.
 type localResult struct {
 	records *index.Records
+	known   *index.Known
 	hits    []index.Hit
 	peeks   map[uint64]*store.Peek
+	peek    bool
 	kept    *[]store.Peek // the matching records, pooled
 }
 
@@ -42,6 +47,27 @@ func (l *localResult) release() {
 		keptPool.Put(l.kept)
 		l.kept = nil
 	}
+}
+
+// searchLocal searches the owner's own memories: its postings when they
+// are up to date, else its records when it is small enough, else (no
+// records, no known) the index, or, with no terms, nothing.
+func (sr *searcher) searchLocal(ctx context.Context, tx *store.Tx, r SearchRequest, terms []string, size int, now time.Time) (localResult, error) {
+	if len(terms) == 0 || r.Owner == "" {
+		return localResult{}, nil
+	}
+	if hits, known, ok := sr.postings.search(tx, r, terms, size, now); ok {
+		return localResult{known: known, hits: hits, peeks: make(map[uint64]*store.Peek, len(hits)), peek: true}, nil
+	}
+	local, err := sr.searchRecords(tx, r, terms, size, now)
+	if err != nil || local.records != nil {
+		return local, err
+	}
+	hits, err := sr.index.Search(ctx, index.Query{
+		Owner: r.Owner, Session: r.Session, OnlySession: r.OnlySession,
+		Text: r.Query, Terms: terms, Size: size, Kinds: r.Kinds, ExcludeKinds: r.ExcludeKinds,
+	})
+	return localResult{hits: hits}, err
 }
 
 // searchRecords ranks every active memory of a small owner against the
@@ -97,7 +123,7 @@ func (sr *searcher) searchRecords(tx *store.Tx, r SearchRequest, terms []string,
 		return localResult{}, err
 	}
 	hits, kept := rec.Top(size)
-	l.hits, l.peeks = hits, make(map[uint64]*store.Peek, len(hits))
+	l.hits, l.peeks, l.known = hits, make(map[uint64]*store.Peek, len(hits)), rec.Known()
 	for i, h := range hits {
 		l.peeks[h.ID] = &(*l.kept)[kept[i]]
 	}

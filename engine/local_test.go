@@ -202,6 +202,7 @@ func compareLocalWithIndex(t *testing.T, e *Engine, owners []string) int {
 				{Owner: owner, Query: q, Limit: 40, Session: "s1", OnlySession: true},
 				{Owner: owner, Query: q, Limit: 40, ExcludeTurn: fmt.Sprintf("t%d", i%4)},
 			} {
+				e.UseSearchCache(-1)
 				e.cfg.LocalSearchMax = -1
 				want, err := e.Search(context.Background(), req)
 				if err != nil {
@@ -211,6 +212,16 @@ func compareLocalWithIndex(t *testing.T, e *Engine, owners []string) int {
 				got, err := e.Search(context.Background(), req)
 				if err != nil {
 					t.Fatal(err)
+				}
+				// The postings rank as the records do, scores and all.
+				e.UseSearchCache(0)
+				settle(t, e)
+				posted, err := e.Search(context.Background(), req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ids(posted) != ids(got) || scores(posted) != scores(got) {
+					t.Errorf("%+v:\n postings %s %s\n records  %s %s", req, ids(posted), scores(posted), ids(got), scores(got))
 				}
 				if ids(got) != ids(want) {
 					t.Errorf("%+v:\n local %s\n index %s", req, ids(got), ids(want))
@@ -228,6 +239,14 @@ func compareLocalWithIndex(t *testing.T, e *Engine, owners []string) int {
 		}
 	}
 	return compared
+}
+
+func scores(rs []Result) string {
+	var b strings.Builder
+	for _, r := range rs {
+		fmt.Fprintf(&b, "%.12g ", r.Score) // not Rank: its recency moves with the clock
+	}
+	return b.String()
 }
 
 func ids(rs []Result) string {
@@ -276,7 +295,7 @@ func TestLocalSearchOnlyForSmallOwners(t *testing.T) {
 	}
 	// The postings of a large owner are made from its records.
 	e.UseSearchCache(0)
-	waitPostings(t, e, large, "bees")
+	waitPostings(t, e, large)
 	if got := search(t, e, large, "bees"); len(got) != 4 {
 		t.Errorf("large owner: %d memories found in its postings, want its 4", len(got))
 	}
@@ -511,7 +530,7 @@ func TestPostingsFollowChanges(t *testing.T) {
 		put(other, fmt.Sprintf("User keeps bees and goats, pen %d", i))
 	}
 	settle(t, e)
-	waitPostings(t, e, owner, "bees")
+	waitPostings(t, e, owner)
 	if got := search(t, e, owner, "bees"); len(got) != 5 {
 		t.Fatalf("%d found, want 5", len(got))
 	}
@@ -547,50 +566,51 @@ func TestPostingsFollowChanges(t *testing.T) {
 	}
 }
 
-// waitPostings searches owner for query until its postings are built (a
-// search starts the build).
-func waitPostings(t testing.TB, e *Engine, owner, query string) {
+// waitPostings waits until the postings hold owner and have applied every
+// change.
+func waitPostings(t testing.TB, e *Engine, owner string) {
 	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		if _, err := e.Search(t.Context(), SearchRequest{Owner: owner, Query: query, Limit: 5}); err != nil {
-			t.Fatal(err)
-		}
-		o := e.searcher.postings.entry(owner)
-		o.mu.Lock()
-		built := o.p != nil
-		o.mu.Unlock()
-		if built {
-			return
-		}
+	if err := e.Sync(t.Context()); err != nil {
+		t.Fatal(err)
 	}
-	t.Fatal("the owner's postings were not built within 30s")
+	if b := e.searcher.postings.cur.Load(); b == nil || b.p.Owner(owner) == nil {
+		t.Fatal("the postings do not hold the owner")
+	}
 }
 
-// TestPostingsWithinBudget: an owner whose postings would not fit in the
-// room left is searched through the index, and not built.
+// TestPostingsWithinBudget: owners are admitted while they fit in the
+// budget; one that does not is searched through its records or the index.
 func TestPostingsWithinBudget(t *testing.T) {
 	e := open(t, t.TempDir(), 1)
 	defer closeEngine(t, e)
 	e.cfg.LocalSearchMax = 3
-	owner := e.OwnerID("large")
-	for i := range 20 {
-		if _, err := e.Remember(t.Context(), OwnedPut{Owner: owner, Put: store.Put{Kind: "note", Content: fmt.Sprintf("User keeps bees, hive %d", i)}}); err != nil {
+	large, small := e.OwnerID("large"), e.OwnerID("small")
+	for i := range 40 {
+		if _, err := e.Remember(t.Context(), OwnedPut{Owner: large, Put: store.Put{Kind: "note", Content: fmt.Sprintf("User keeps bees, hive %d", i)}}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	settle(t, e)
-	e.UseSearchCache(20 * minPostingBytes / 2)
-	for range 3 {
-		if got := search(t, e, owner, "bees"); len(got) == 0 {
-			t.Fatal("nothing found through the index")
+	e.UseSearchCache(40 * minPostingBytes / 2) // rebuilt within: no room for 40 memories
+	deadline := time.Now().Add(10 * time.Second)
+	for b := e.searcher.postings.cur.Load(); b == nil || !b.ready.Load() || b.budget != 40*minPostingBytes/2; b = e.searcher.postings.cur.Load() {
+		if time.Now().After(deadline) {
+			t.Fatal("the postings were not made again within the smaller budget")
 		}
+		time.Sleep(time.Millisecond)
 	}
-	e.searcher.postings.wg.Wait()
-	o := e.searcher.postings.entry(owner)
-	o.mu.Lock()
-	built, refused := o.p != nil, !o.refusedUntil.IsZero()
-	o.mu.Unlock()
-	if built || !refused {
-		t.Errorf("postings built %v, refused %v; want refused for want of room", built, refused)
+	if _, err := e.Remember(t.Context(), OwnedPut{Owner: small, Put: store.Put{Kind: "note", Content: "User keeps one goat"}}); err != nil {
+		t.Fatal(err)
+	}
+	settle(t, e)
+	b := e.searcher.postings.cur.Load()
+	if b.p.Owner(large) != nil || b.p.Owner(small) == nil {
+		t.Errorf("large owner held: %v, small owner held: %v; want only the small one", b.p.Owner(large) != nil, b.p.Owner(small) != nil)
+	}
+	if got := search(t, e, large, "bees"); len(got) == 0 {
+		t.Fatal("nothing found through the index")
+	}
+	if got := search(t, e, small, "goat"); len(got) != 1 {
+		t.Fatalf("the small owner's memory: %d found, want 1", len(got))
 	}
 }

@@ -1,10 +1,9 @@
 package engine
 
 import (
-	"cmp"
-	"container/list"
+	"context"
 	"errors"
-	"sync"
+	"fmt"
 	"sync/atomic"
 	"time"
 
@@ -14,66 +13,66 @@ import (
 	"github.com/caddy-memory/memory/store"
 )
 
-// Owners the index holds (more than LocalSearchMax memories) are searched
-// from an inverted index of their own in memory (index.Postings), built
-// from their records' digests in the background after their first search
-// (until then, and while one is rebuilt, Bleve answers), and brought up to
-// date from the change log at each search after: a Bleve search of a large
-// owner costs what the question's words hold in its whole shard, this one
-// what they hold in the owner's memories. Owners are admitted while the
-// postings are within their budget, and make room only by going unsearched
-// for postingsIdle: evicting one owner to build another, when more are
-// searched than fit, would spend the CPU the postings save on rebuilding
-// them (measured: a quarter of all CPU at 1M memories). An owner not
-// admitted is searched through the index.
+// Every owner is searched from an index of its memories in memory
+// (index.Postings), made from their records' digests when the engine
+// opens and kept in step with the store by following its change log, as
+// the Bleve index is: a search reads what the question's terms hold in the
+// owner's memories, instead of the owner's records (a small owner) or the
+// postings of its words in its whole Bleve shard (a large one). Until the
+// postings hold an owner (while they are built, or when it did not fit in
+// their budget), and when a search's snapshot has changes of its owner the
+// postings have not applied yet, the search reads the records or Bleve as
+// before: the postings are derived data, and Bleve stays the durable
+// index, rebuilt from the store after a crash.
 
-// DefaultPostingsBudget is the memory the postings of large owners may take
-// by default: about 250 to 450 bytes a memory, so 600,000 to 1,000,000 of
-// their memories.
+// DefaultPostingsBudget is the memory the postings may take by default:
+// about 110 to 170 bytes a memory, so a million and a half of them.
 const DefaultPostingsBudget = 256 << 20
 
-// postingsIdle is how long an owner's postings stay unsearched before
-// they may make room for another's.
-const postingsIdle = 10 * time.Minute
+const (
+	// postingsBatch is the most changes the follower applies at once.
+	postingsBatch = 4096
+	// postingsPending is the most changes a search reads to see whether
+	// its owner is among those the postings have not applied yet; further
+	// behind, it searches otherwise.
+	postingsPending = 1024
+	// postingsBuildTx is about how many memories the build reads in one
+	// transaction: a long read transaction keeps bbolt from reusing the
+	// pages writes free meanwhile.
+	postingsBuildTx = 50_000
+)
 
-// postingsCatchUp is the most changes (of all owners) read to bring an
-// owner's postings up to date; further behind, they are built again.
-const postingsCatchUp = 20_000
-
-// postingsCache holds owners' postings, least recently searched first.
-type postingsCache struct {
-	mu     sync.Mutex
-	owners map[string]*list.Element // of *ownerPostings
-	lru    list.List
-	bytes  int
-	budget int
-	// builds admits one build at a time: a build reads all of an owner's
-	// records, and several at once would take the cores from requests.
-	builds chan struct{}
-	wg     sync.WaitGroup // builds running
+// postings keeps the postings of every owner they have room for, and
+// follows the store into them.
+type postings struct {
+	*core
+	cur    atomic.Pointer[built] // nil: off, or not made yet
+	budget atomic.Int64
+	done   chan struct{}
+	// again are owners whose postings want settling though nothing
+	// changed (index.Owner.Settle). Follower only.
+	again map[string]*index.Owner
 }
 
-// ownerPostings is one owner's postings and the change log position they
-// are consistent with.
-type ownerPostings struct {
-	owner string
-	// mu is held for reading while searched, for writing while brought
-	// up to date.
-	mu       sync.RWMutex
-	p        *index.Postings
-	seq      uint64
-	bytes    int  // as last accounted in the cache
-	building bool // a build of it is running
-	used     atomic.Int64
-	// refusedUntil: a build found the owner too large for the room left,
-	// and is not tried again before then.
-	refusedUntil time.Time
+// built is one making of the postings and how far it has followed.
+type built struct {
+	p *index.Postings
+	// applied is the change log position every owner p holds is
+	// consistent with.
+	applied atomic.Uint64
+	budget  int // made within
+	// ready: every owner was admitted or refused for want of room.
+	ready atomic.Bool
 }
 
-// newPostingsCacheFor makes the cache for a configured budget (see
-// Config.PostingsBudget).
-func newPostingsCacheFor(budget int) *postingsCache {
-	return &postingsCache{owners: map[string]*list.Element{}, budget: budgetOf(budget), builds: make(chan struct{}, 1)}
+// minPostingBytes is the least a memory takes in the postings: an owner
+// with more memories than the room left, over this, is not admitted.
+const minPostingBytes = 100
+
+func newPostings(c *core) *postings {
+	ps := &postings{core: c, done: make(chan struct{}), again: map[string]*index.Owner{}}
+	ps.budget.Store(int64(budgetOf(c.cfg.PostingsBudget)))
+	return ps
 }
 
 // budgetOf is the bytes a configured budget allows.
@@ -87,244 +86,315 @@ func budgetOf(budget int) int {
 	return budget
 }
 
-// UseSearchCache sets the memory the postings of large owners may take
-// (see Config.PostingsBudget); owners over a smaller budget keep theirs
-// until they have gone unsearched for a while.
-func (e *Engine) UseSearchCache(budget int) { e.searcher.useCache(budget) }
-
-func (sr *searcher) useCache(budget int) {
-	c := sr.postings
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.budget = budgetOf(budget)
-	if c.budget == 0 { // off: what is held goes
-		c.owners, c.bytes = map[string]*list.Element{}, 0
-		c.lru.Init()
-	}
+// UseSearchCache sets the memory the postings may take (see
+// Config.PostingsBudget): off lets them go, and a budget much smaller than
+// what they take makes them anew within it.
+func (e *Engine) UseSearchCache(budget int) {
+	e.searcher.postings.budget.Store(int64(budgetOf(budget)))
+	e.wake(e.wakePostings)
 }
 
-// entry returns owner's entry, made if needed, as the most recent.
-func (c *postingsCache) entry(owner string) *ownerPostings {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if el, ok := c.owners[owner]; ok {
-		c.lru.MoveToBack(el)
-		return el.Value.(*ownerPostings)
-	}
-	o := &ownerPostings{owner: owner}
-	c.owners[owner] = c.lru.PushBack(o)
-	return o
-}
+// releaseEvery is how often the store file's pages mapped into the
+// process are given back (store.DB.ReleaseMapped). Searches read a few
+// records each from the postings' hits, but a large owner's first profile
+// or a consolidation reads all its records, and their pages would stay
+// resident for good; given back, they stay in the kernel's page cache, and
+// the process maps again what it reads.
+const releaseEvery = time.Minute
 
-// account records o's new size and, while the cache is over its budget,
-// evicts the least recently searched owners idle for postingsIdle (never
-// o).
-func (c *postingsCache) account(o *ownerPostings, bytes int, now time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if el, ok := c.owners[o.owner]; !ok || el.Value != o {
-		return // evicted meanwhile
-	}
-	c.bytes += bytes - o.bytes
-	o.bytes = bytes
-	for el := c.lru.Front(); el != nil && c.bytes > c.budget; {
-		next := el.Next()
-		if v := el.Value.(*ownerPostings); v != o && now.UnixNano()-v.used.Load() > int64(postingsIdle) {
-			c.bytes -= v.bytes
-			delete(c.owners, v.owner)
-			c.lru.Remove(el)
-			// A search holding it finishes with it; the next one builds anew.
+// run builds the postings and follows the change log into them, until
+// Close begins.
+func (ps *postings) run() {
+	defer close(ps.done)
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	released := time.Now()
+	for {
+		if time.Since(released) >= releaseEvery {
+			ps.store.ReleaseMapped()
+			released = time.Now()
 		}
-		el = next
-	}
-}
-
-// admits reports whether the cache has room for another owner's postings.
-func (c *postingsCache) admits() bool { return c.room() > 0 }
-
-// room is the bytes left in the budget.
-func (c *postingsCache) room() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.budget - c.bytes
-}
-
-// forget drops owner's postings (its memories are gone).
-func (c *postingsCache) forget(owner string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if el, ok := c.owners[owner]; ok {
-		c.bytes -= el.Value.(*ownerPostings).bytes
-		delete(c.owners, owner)
-		c.lru.Remove(el)
-	}
-}
-
-// searchPostings ranks a large owner's memories from its postings, in the
-// search's snapshot tx. ok is false when there are none (yet): search the
-// index.
-func (sr *searcher) searchPostings(tx *store.Tx, r SearchRequest, terms []string, size int, now time.Time) (hits []index.Hit, ok bool, err error) {
-	o := sr.postings.entry(r.Owner)
-	o.used.Store(now.UnixNano())
-	f := index.Filter{Session: r.Session, OnlySession: r.OnlySession, Kinds: r.Kinds, Except: r.ExcludeKinds}
-	version, last := sr.index.Digester().Version(), tx.LastSeq()
-	// Most searches find them up to date: searches of one owner run
-	// side by side. (A snapshot older than the postings finds them newer
-	// than itself, which is no harm: a memory it does not have is passed
-	// over when the hits are loaded.)
-	o.mu.RLock()
-	if o.p != nil && o.p.Version() == version && o.seq >= last {
-		hits = o.p.Search(sr.index.NewScorer(r.Owner, terms), f, now, size)
-		o.mu.RUnlock()
-		return hits, true, nil
-	}
-	o.mu.RUnlock()
-
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.p != nil && o.p.Version() != version {
-		o.p = nil // made with the digests of before an encryption or decryption
-	}
-	if o.p != nil && o.seq < last {
-		caught, err := sr.catchUp(tx, o, last, now)
-		if err != nil {
-			return nil, false, err
+		budget := int(ps.budget.Load())
+		b := ps.cur.Load()
+		switch {
+		case budget == 0 && b != nil:
+			ps.cur.Store(nil)
+		case budget > 0 && (b == nil || b.p.Version() != ps.index.Digester().Version() || budget < b.budget && b.p.Bytes() > budget):
+			// None yet; made with the digests of before an encryption or
+			// decryption; or over a smaller budget.
+			ps.build()
+		case b != nil:
+			if !ps.follow(b) {
+				ps.build() // the log was trimmed past them
+			}
+			ps.settleAgain()
 		}
-		if !caught {
-			o.p = nil
+		select {
+		case <-ps.wakePostings:
+		case <-tick.C:
+		case <-ps.drain:
+			return
 		}
 	}
-	switch {
-	case o.p == nil && sr.postings.admits() && now.After(o.refusedUntil):
-		sr.buildPostings(o)
-	case o.p != nil && o.p.Dead() > o.p.Live():
-		sr.buildPostings(o) // meanwhile, these serve
-	}
-	if o.p == nil {
-		return nil, false, nil
-	}
-	sr.postings.account(o, o.p.Bytes(), now)
-	return o.p.Search(sr.index.NewScorer(r.Owner, terms), f, now, size), true, nil
 }
 
-// catchUp applies to o's postings the owner's changes up to last, the end
-// of the snapshot tx's log; false when the log no longer has them all, or
-// they are too many to read: build them anew.
-func (sr *searcher) catchUp(tx *store.Tx, o *ownerPostings, last uint64, now time.Time) (bool, error) {
-	changes, oldest := tx.Changes(o.seq, postingsCatchUp)
-	if oldest > o.seq+1 || (len(changes) == postingsCatchUp && changes[len(changes)-1].Seq < last) {
-		return false, nil
-	}
-	for _, c := range changes {
-		if c.Seq > last {
-			break
-		}
-		if c.Owner != o.owner {
-			continue
-		}
-		if err := sr.repost(tx, o.owner, o.p, c.ID, now); err != nil {
-			return false, err
-		}
-	}
-	o.seq = last
-	return true, nil
-}
-
-// buildPostings builds o's postings in the background, unless a build is
-// running. Call with o.mu held.
-func (sr *searcher) buildPostings(o *ownerPostings) {
-	if o.building {
+// build makes the postings anew from every owner's records, admitting
+// owners while they fit in the budget. Owners are searched from them as
+// soon as they are made; the changes made meanwhile are followed into
+// them between transactions.
+func (ps *postings) build() {
+	ps.cur.Store(nil)
+	clear(ps.again)
+	b := &built{p: ps.index.NewPostings(), budget: int(ps.budget.Load())}
+	var owners []string
+	err := ps.store.View(func(tx *store.Tx) error {
+		b.applied.Store(tx.LastSeq())
+		return tx.Owners(func(o string) error { owners = append(owners, o); return nil })
+	})
+	if err != nil {
+		ps.log().Warn("listing owners to build the search postings failed; searches read the records and the index", zap.Error(err))
 		return
 	}
-	select {
-	case sr.postings.builds <- struct{}{}:
-	default:
-		return // another owner's: the next search asks again
-	}
-	o.building = true
-	sr.postings.wg.Add(1)
-	go func() {
-		defer sr.postings.wg.Done()
-		p, seq, err := sr.readPostings(o.owner, sr.postings.room())
-		<-sr.postings.builds
-		o.mu.Lock()
-		o.building = false
-		switch {
-		case errors.Is(err, errNoRoom):
-			o.refusedUntil = sr.now().Add(postingsIdle)
-		case err == nil && (o.p == nil || seq >= o.seq):
-			o.p, o.seq = p, seq
-		}
-		o.mu.Unlock()
-		switch {
-		case errors.Is(err, errNoRoom):
-		case err != nil:
-			sr.log().Warn("building a large owner's postings failed; its searches use the index", zap.Error(err))
-		default:
-			sr.postings.account(o, p.Bytes(), sr.now())
-		}
-	}()
-}
-
-// errNoRoom: an owner's postings would not fit in the room left.
-var errNoRoom = errors.New("no room for the owner's postings")
-
-// minPostingBytes is the least a memory's postings take.
-const minPostingBytes = 200
-
-// readPostings makes owner's postings from its records, and the change log
-// position they are consistent with; errNoRoom when the owner holds more
-// memories than room bytes can take.
-func (sr *searcher) readPostings(owner string, room int) (*index.Postings, uint64, error) {
-	p := sr.index.NewPostings()
-	g := sr.index.Digester()
-	var seq uint64
-	err := sr.store.View(func(tx *store.Tx) error {
-		fit := room / minPostingBytes
-		if n, err := tx.CountAtMost(owner, fit); err != nil || n > fit {
-			return cmp.Or(err, errNoRoom)
-		}
-		seq = tx.LastSeq()
-		now := sr.now()
-		return tx.PeekAll(owner, func(pk *store.Peek) error {
-			if !pk.Active(now) {
-				return nil
+	ps.cur.Store(b)
+	start := time.Now()
+	for i := 0; i < len(owners) && !ps.draining() && b.p.Bytes() < b.budget; {
+		read := 0
+		err := ps.store.View(func(tx *store.Tx) error {
+			for ; i < len(owners) && read < postingsBuildTx; i++ {
+				if b.p.Owner(owners[i]) != nil {
+					continue // a change admitted it already
+				}
+				n, err := ps.admit(tx, b, owners[i])
+				if err != nil {
+					return err
+				}
+				read += n
 			}
-			b, err := pk.Brief()
-			if err != nil {
-				return err
-			}
-			if p.Put(pk.ID, pk.Terms(), b.Kind, pk.Session(), pk.Expires()) {
-				return nil
-			}
-			m, err := pk.Memory() // a record without a current digest
-			if err != nil {
-				return err
-			}
-			p.Put(pk.ID, g.Digest(m.Content, m.Context), b.Kind, pk.Session(), pk.Expires())
 			return nil
 		})
-	})
-	p.Trim()
-	return p, seq, err
+		if err != nil {
+			ps.log().Warn("building the search postings failed; searches read the records and the index", zap.Error(err))
+			ps.cur.Store(nil)
+			return
+		}
+		if !ps.follow(b) {
+			ps.cur.Store(nil)
+			return // the next round builds them again
+		}
+	}
+	b.ready.Store(true)
+	// Building read the whole store file: its pages go back (searches
+	// read a few records each).
+	ps.store.ReleaseMapped()
+	if c := ps.log().Check(zap.InfoLevel, "built the search postings"); c != nil {
+		c.Write(zap.Int("owners", b.p.Owners()), zap.Int("of_owners", len(owners)), zap.Int("bytes", b.p.Bytes()),
+			zap.Int("budget", b.budget), zap.Duration("took", time.Since(start)))
+	}
 }
 
-// repost puts memory id of owner in p as the snapshot tx has it, or takes
-// it out.
-func (sr *searcher) repost(tx *store.Tx, owner string, p *index.Postings, id uint64, now time.Time) error {
-	m, err := tx.Get(owner, id)
+// admit puts owner's active memories in b's postings, as tx has them, if
+// they fit, and returns how many it read.
+func (ps *postings) admit(tx *store.Tx, b *built, owner string) (int, error) {
+	room := (b.budget - b.p.Bytes()) / minPostingBytes
+	if n, err := tx.CountAtMost(owner, room); err != nil || n > room {
+		return 0, err
+	}
+	o := b.p.Hold(owner)
+	now := ps.now()
+	n := 0
+	err := tx.PeekAll(owner, func(pk *store.Peek) error {
+		n++
+		if !pk.Active(now) {
+			return nil
+		}
+		return ps.put(o, pk)
+	})
+	if err != nil {
+		b.p.Drop(owner)
+		return n, err
+	}
+	if o.Settle(now) {
+		ps.again[owner] = o
+	}
+	o.Trim()
+	if o.Live() == 0 {
+		b.p.Drop(owner)
+	}
+	return n, nil
+}
+
+// put puts a peeked active memory in o.
+func (ps *postings) put(o *index.Owner, pk *store.Peek) error {
+	b, err := pk.Brief()
+	if err != nil {
+		return err
+	}
+	if o.Put(pk.ID, pk.Terms(), b.Kind, pk.Session(), pk.Expires()) {
+		return nil
+	}
+	m, err := pk.Memory() // a record without a current digest
+	if err != nil {
+		return err
+	}
+	o.Put(pk.ID, ps.index.Digester().Digest(m.Content, m.Context), b.Kind, pk.Session(), pk.Expires())
+	return nil
+}
+
+// follow applies the change log, from applied on, to the owners p holds,
+// and admits the owners it does not hold while they fit. false when the
+// log no longer reaches back to applied: p is to be made anew.
+func (ps *postings) follow(b *built) bool {
+	p := b.p
+	for {
+		n, ok := 0, true
+		err := ps.store.View(func(tx *store.Tx) error {
+			after, last := b.applied.Load(), tx.LastSeq()
+			if last <= after {
+				return nil
+			}
+			changes, oldest := tx.Changes(after, postingsBatch)
+			if oldest > after+1 || len(changes) == 0 {
+				ok = false
+				return nil
+			}
+			now := ps.now()
+			touched := map[string]*index.Owner{}
+			admitted := map[string]bool{}
+			for _, c := range changes {
+				if admitted[c.Owner] {
+					continue
+				}
+				o := touched[c.Owner]
+				if o == nil {
+					if o = p.Owner(c.Owner); o == nil {
+						// A new owner, or one that did not fit: all it has,
+						// as of tx.
+						admitted[c.Owner] = true
+						if _, err := ps.admit(tx, b, c.Owner); err != nil {
+							return err
+						}
+						continue
+					}
+					touched[c.Owner] = o
+				}
+				if err := ps.apply(tx, o, c.Owner, c.ID, now); err != nil {
+					return err
+				}
+			}
+			for owner, o := range touched {
+				if o.Settle(now) {
+					ps.again[owner] = o
+				}
+			}
+			n = len(changes)
+			if n < postingsBatch {
+				b.applied.Store(last)
+			} else {
+				b.applied.Store(changes[n-1].Seq)
+			}
+			return nil
+		})
+		if err != nil {
+			// A record that does not read: the next round tries again, and
+			// searches meanwhile read the records and the index.
+			ps.log().Warn("following the store into the search postings failed", zap.Error(err))
+			return true
+		}
+		if !ok {
+			return false
+		}
+		if n < postingsBatch || ps.draining() {
+			return true
+		}
+	}
+}
+
+// apply brings memory id of o's owner in line with tx.
+func (ps *postings) apply(tx *store.Tx, o *index.Owner, owner string, id uint64, now time.Time) error {
+	pk, err := tx.Peek(owner, id)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		p.Delete(id)
+		o.Delete(id, nil)
 		return nil
 	case err != nil:
 		return err
-	case !m.Active(now):
-		p.Delete(id)
+	case !pk.Active(now):
+		o.Delete(id, pk.Terms())
 		return nil
 	}
-	// Get leaves the record's digest out (see store.Memory.Digest): made
-	// again from the text.
-	p.Put(id, sr.index.Digester().Digest(m.Content, m.Context), m.Kind, m.Session, m.ExpiresAt)
-	return nil
+	return ps.put(o, pk)
+}
+
+// settleAgain settles the owners that asked to be (see index.Owner.Settle).
+func (ps *postings) settleAgain() {
+	now := ps.now()
+	for owner, o := range ps.again {
+		if !o.Settle(now) {
+			delete(ps.again, owner)
+		}
+	}
+}
+
+// wait waits until the postings have applied the changes up to seq, once
+// they are built; with built, until they are built too. Nothing while off.
+func (ps *postings) wait(ctx context.Context, seq uint64, built bool) error {
+	for {
+		b := ps.cur.Load()
+		switch {
+		case ps.budget.Load() == 0,
+			b != nil && b.ready.Load() && b.applied.Load() >= seq,
+			!built && (b == nil || !b.ready.Load()):
+			return nil
+		}
+		ps.wake(ps.wakePostings)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("memory search postings did not catch up: %w", ctx.Err())
+		case <-time.After(time.Millisecond):
+		}
+	}
+}
+
+// forget lets go of owner's postings (its memories are gone).
+func (ps *postings) forget(owner string) {
+	if b := ps.cur.Load(); b != nil {
+		b.p.Drop(owner)
+	}
+}
+
+// through is the change log position the postings need kept: what they
+// have applied, or all of it while off.
+func (ps *postings) through() uint64 {
+	if b := ps.cur.Load(); b != nil {
+		return b.applied.Load()
+	}
+	return ^uint64(0)
+}
+
+// search ranks owner's memories from the postings, in the search's
+// snapshot tx. ok is false when the postings do not hold the owner, or
+// have not applied changes of its that tx has: search otherwise. (A
+// snapshot older than the postings finds them newer than itself, which is
+// no harm: a memory it does not have is passed over when the hits are
+// read.)
+func (ps *postings) search(tx *store.Tx, r SearchRequest, terms []string, size int, now time.Time) ([]index.Hit, *index.Known, bool) {
+	b := ps.cur.Load()
+	if b == nil || ps.budget.Load() == 0 || b.p.Version() != ps.index.Digester().Version() {
+		return nil, nil, false
+	}
+	o := b.p.Owner(r.Owner)
+	if o == nil {
+		return nil, nil, false
+	}
+	if after, last := b.applied.Load(), tx.LastSeq(); after < last {
+		if last-after > postingsPending {
+			return nil, nil, false
+		}
+		if changed, ok := tx.ChangedSince(after, r.Owner, postingsPending); changed || !ok {
+			return nil, nil, false
+		}
+	}
+	f := index.Filter{Session: r.Session, OnlySession: r.OnlySession, Kinds: r.Kinds, Except: r.ExcludeKinds}
+	hits, known := o.Search(ps.index.NewScorer(r.Owner, terms), f, now, size)
+	return hits, known, true
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/caddy-memory/memory/extract"
+	"github.com/caddy-memory/memory/inject"
 	"github.com/caddy-memory/memory/internal/norm"
 	"github.com/caddy-memory/memory/store"
 )
@@ -86,15 +87,21 @@ func standing(kind, key, content string) (int, bool) {
 type profile struct {
 	rev uint64 // the owner's FactsRevision it was read at
 	seq uint64 // the change log position it is up to date with
-	// mems are the owner's active standing facts; facts, those of them in
-	// the order they ride, one of each text.
-	mems  map[uint64]*store.Memory
+	// keys are the owner's active standing facts, by what orders them;
+	// facts, the first maxStanding of them in the order they ride, one of
+	// each text, read whole. A large owner's profile holds thousands of
+	// facts, and only a few hundred ride.
+	keys  map[uint64]standingKey
 	facts []*store.Memory
 	prio  []int
 	// dom are the domains of everyday life each fact falls in (see
 	// index.Domains): a fact the budget left out still reaches a question
 	// of its domain.
 	dom []uint32
+	// shown and hash are each fact as the block measures it and its
+	// normal form's hash, made once: a profile rides with every request.
+	shown []inject.Standing
+	hash  []uint64
 	// changed are the facts whose value changed, with what they said
 	// before (see contradicted).
 	changed []*store.Memory
@@ -154,38 +161,65 @@ func (sr *searcher) profileIn(tx *store.Tx, owner string) (*profile, error) {
 		return nil, err
 	}
 	p.rev = rev
-	p.order()
 	p.dom = make([]uint32, len(p.facts))
+	p.shown, p.hash = make([]inject.Standing, len(p.facts)), make([]uint64, len(p.facts))
 	for i, m := range p.facts {
 		p.dom[i] = sr.index.Domains(m.Content)
+		p.shown[i] = inject.StandingOf(m.Content, p.prio[i])
+		p.hash[i] = norm.Hash(m.Content)
 	}
 	sr.profiles.put(owner, p)
 	return p, nil
+}
+
+// standingKey is what orders a standing fact (see order), and whether its
+// value changed.
+type standingKey struct {
+	prio, importance, mentions int
+	updated                    int64
+	hash                       uint64 // of its text: one of each rides
+	changed                    bool
+}
+
+func keyOf(m *store.Memory) standingKey {
+	prio, _ := standing(m.Kind, m.Key, m.Content)
+	return standingKey{prio: prio, importance: m.Importance, mentions: m.Mentions, updated: m.UpdatedAt.UnixNano(),
+		hash: norm.Hash(m.Content), changed: len(m.History) > 0}
 }
 
 // readProfile reads owner's standing facts: every record of a small owner,
 // or, for a large one already read, only what changed since.
 func (sr *searcher) readProfile(tx *store.Tx, owner string, old *profile) (*profile, error) {
 	now := tx.Now()
-	p := &profile{seq: tx.LastSeq(), mems: map[uint64]*store.Memory{}}
+	p := &profile{seq: tx.LastSeq(), keys: map[uint64]standingKey{}}
+	// read holds the memories this read decoded; the others come from old,
+	// unchanged, or are read as needed.
+	read := map[uint64]*store.Memory{}
 	big, err := sr.outgrown(tx, owner)
 	if err != nil {
 		return nil, err
 	}
 	if big && old != nil {
 		if changes, oldest := tx.Changes(old.seq, profileCatchUp); (oldest == 0 || oldest <= old.seq+1) && len(changes) < profileCatchUp {
-			p.mems = maps.Clone(old.mems)
+			p.keys = maps.Clone(old.keys)
+			changed := map[uint64]bool{}
 			for _, c := range changes {
 				if c.Owner != owner {
 					continue
 				}
-				delete(p.mems, c.ID)
+				changed[c.ID] = true
+				delete(p.keys, c.ID)
 				m, err := tx.Get(owner, c.ID)
 				if err == nil && m.Active(now) && standingKinds[m.Kind] {
-					p.mems[m.ID] = m
+					p.keys[m.ID], read[m.ID] = keyOf(m), m
 				}
 			}
-			return p, nil
+			for _, m := range slices.Concat(old.facts, old.changed) {
+				if !changed[m.ID] {
+					read[m.ID] = m
+				}
+			}
+			return p, p.order(tx, owner, read)
 		}
 	}
 	err = tx.PeekAll(owner, func(pk *store.Peek) error {
@@ -198,44 +232,59 @@ func (sr *searcher) readProfile(tx *store.Tx, owner string, old *profile) (*prof
 		}
 		m, err := pk.Memory()
 		if err == nil {
-			p.mems[m.ID] = m
+			p.keys[m.ID], read[m.ID] = keyOf(m), m
 		}
 		return err
 	})
-	return p, err
+	if err != nil {
+		return nil, err
+	}
+	return p, p.order(tx, owner, read)
 }
 
-// order sorts the standing facts into the order they ride: by priority,
-// then importance, mentions and recency; one of each text.
-func (p *profile) order() {
+// order puts the standing facts in the order they ride, by priority, then
+// importance, mentions and recency, one of each text, and reads the first
+// maxStanding of them, and those whose value changed, whole (from read, or
+// from tx).
+func (p *profile) order(tx *store.Tx, owner string, read map[uint64]*store.Memory) error {
 	type ranked struct {
-		m    *store.Memory
-		prio int
+		id uint64
+		k  standingKey
 	}
-	all := make([]ranked, 0, len(p.mems))
-	for _, m := range p.mems {
-		prio, _ := standing(m.Kind, m.Key, m.Content)
-		all = append(all, ranked{m, prio})
-		if len(m.History) > 0 {
-			p.changed = append(p.changed, m)
-		}
+	all := make([]ranked, 0, len(p.keys))
+	for id, k := range p.keys {
+		all = append(all, ranked{id, k})
 	}
 	slices.SortFunc(all, func(a, b ranked) int {
-		return cmp.Or(cmp.Compare(a.prio, b.prio), cmp.Compare(b.m.Importance, a.m.Importance),
-			cmp.Compare(b.m.Mentions, a.m.Mentions), b.m.UpdatedAt.Compare(a.m.UpdatedAt), cmp.Compare(a.m.ID, b.m.ID))
+		return cmp.Or(cmp.Compare(a.k.prio, b.k.prio), cmp.Compare(b.k.importance, a.k.importance),
+			cmp.Compare(b.k.mentions, a.k.mentions), cmp.Compare(b.k.updated, a.k.updated), cmp.Compare(a.id, b.id))
 	})
+	get := func(id uint64) (*store.Memory, error) {
+		if m := read[id]; m != nil {
+			return m, nil
+		}
+		return tx.Get(owner, id)
+	}
 	seen := map[uint64]bool{}
 	for _, r := range all {
-		h := norm.Hash(r.m.Content)
-		if seen[h] {
+		if r.k.changed {
+			m, err := get(r.id)
+			if err != nil {
+				return err
+			}
+			p.changed = append(p.changed, m)
+		}
+		if seen[r.k.hash] || len(p.facts) == maxStanding {
 			continue
 		}
-		seen[h] = true
-		p.facts, p.prio = append(p.facts, r.m), append(p.prio, r.prio)
-		if len(p.facts) == maxStanding {
-			break
+		seen[r.k.hash] = true
+		m, err := get(r.id)
+		if err != nil {
+			return err
 		}
+		p.facts, p.prio = append(p.facts, m), append(p.prio, r.k.prio)
 	}
+	return nil
 }
 
 // maxKnownProfile is how many of the profile's facts a distillation call

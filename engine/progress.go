@@ -81,6 +81,7 @@ func (ix *indexer) trim() {
 	if ix.embedder.running() != nil {
 		upTo = min(upTo, ix.store.LocalCursor(embedCursor)) // the embedder follows the log too
 	}
+	upTo = min(upTo, ix.postings.through())
 	if upTo == 0 {
 		return
 	}
@@ -123,6 +124,14 @@ func (e *Engine) WaitIndexed(ctx context.Context, seq uint64) error {
 }
 
 func (ix *indexer) waitIndexed(ctx context.Context, seq uint64) error {
+	if err := ix.waitBleve(ctx, seq); err != nil {
+		return err
+	}
+	return ix.postings.wait(ctx, seq, false)
+}
+
+// waitBleve waits until the Bleve index has every change up to seq.
+func (ix *indexer) waitBleve(ctx context.Context, seq uint64) error {
 	for {
 		ix.mu.Lock()
 		ok := len(ix.rebuilding) == 0 && ix.minThrough() >= seq

@@ -81,6 +81,7 @@ func (sr *searcher) recall(ctx context.Context, r RecallRequest) (Recalled, erro
 	// never told what it says itself.
 	var facts []*store.Memory
 	var standing []inject.Standing
+	var hashes []uint64
 	if prof != nil {
 		now := sr.now()
 		for i, m := range prof.facts {
@@ -90,7 +91,8 @@ func (sr *searcher) recall(ctx context.Context, r RecallRequest) (Recalled, erro
 				continue
 			}
 			facts = append(facts, m)
-			standing = append(standing, inject.Standing{Text: m.Content, Rank: prof.prio[i]})
+			standing = append(standing, prof.shown[i])
+			hashes = append(hashes, prof.hash[i])
 		}
 	}
 	// What the question's focus asks to see again: a question the user
@@ -112,10 +114,14 @@ func (sr *searcher) recall(ctx context.Context, r RecallRequest) (Recalled, erro
 	// budget left out that fall in the question's domains (index.Domains),
 	// in the room the question's own finds leave.
 	var shown []*store.Memory
+	var shownStanding []inject.Standing
 	inProfile, sameText, taught := map[uint64]bool{}, map[uint64]bool{}, map[string][]string{}
 	for _, i := range inject.StandingFits(standing, tokens, r.MaxTokens) {
-		shown = append(shown, facts[i])
+		st := standing[i]
+		st.Rank = 0 // below the question's finds, in the order they fitted
+		shown, shownStanding = append(shown, facts[i]), append(shownStanding, st)
 		inProfile[facts[i].ID] = true
+		sameText[hashes[i]] = true
 	}
 	var bridged []*store.Memory
 	if len(shown) < len(facts) {
@@ -131,12 +137,10 @@ func (sr *searcher) recall(ctx context.Context, r RecallRequest) (Recalled, erro
 			bridged = append(bridged, prof.facts[i])
 		}
 	}
-	standing = standing[:0]
-	for _, f := range shown {
-		standing = append(standing, inject.Standing{Text: f.Content})
+	for _, f := range bridged {
+		sameText[norm.Hash(f.Content)] = true
 	}
 	for _, f := range slices.Concat(shown, bridged) {
-		sameText[norm.Hash(f.Content)] = true
 		if t := f.Meta["turn"]; t != "" {
 			taught[t] = append(taught[t], f.Content)
 		}
@@ -144,7 +148,7 @@ func (sr *searcher) recall(ctx context.Context, r RecallRequest) (Recalled, erro
 	items := make([]inject.Item, 0, len(kept)+len(bridged))
 	found := kept[:0]
 	for _, x := range kept {
-		if inProfile[x.Memory.ID] || sameText[norm.Hash(x.Memory.Content)] || saysAll(taught[x.Memory.Key], x.Memory) {
+		if inProfile[x.Memory.ID] || sameText[x.textHash()] || saysAll(taught[x.Memory.Key], x.Memory) {
 			continue
 		}
 		found = append(found, x)
@@ -157,7 +161,7 @@ func (sr *searcher) recall(ctx context.Context, r RecallRequest) (Recalled, erro
 	if len(found) == 0 && len(inProfile) == 0 {
 		return Recalled{Nothing: NothingRelevant}, nil
 	}
-	block, keptStanding, keptItems, texts := inject.RenderWith(standing, r.MaxTokens, items, r.MaxTokens, r.MaxItems+len(bridged))
+	block, keptStanding, keptItems, texts := inject.RenderWith(shownStanding, r.MaxTokens, items, r.MaxTokens, r.MaxItems+len(bridged))
 	if block == "" {
 		return Recalled{Nothing: NothingRelevant}, nil
 	}

@@ -66,6 +66,16 @@ type Result struct {
 	// fact the budget left out, brought back by the question's domains,
 	// has neither a score nor this mark.
 	Profile bool
+	// hash is norm.Hash of the memory's content, when the search made it.
+	hash uint64
+}
+
+// textHash is norm.Hash of the result's content.
+func (x *Result) textHash() uint64 {
+	if x.hash == 0 {
+		x.hash = norm.Hash(x.Memory.Content)
+	}
+	return x.hash
 }
 
 // candidatesPerResult is how many index hits are read per result wanted:
@@ -80,9 +90,9 @@ const candidatesPerResult = 3
 type searcher struct {
 	*core
 	embedder *embedder
-	postings *postingsCache // large owners' postings (postings.go)
-	profiles profileCache   // owners' standing facts (profile.go)
-	asked    askedCache     // turns in which the user only asked something
+	postings *postings    // every owner's postings in memory (postings.go)
+	profiles profileCache // owners' standing facts (profile.go)
+	asked    askedCache   // turns in which the user only asked something
 }
 
 // Search returns the owner's most relevant active memories, best first. It
@@ -160,28 +170,12 @@ func (sr *searcher) search(ctx context.Context, r SearchRequest) ([]Result, erro
 // searchIn is Search inside its read transaction, with the question's
 // terms and, if embeddings are on and it arrived, its vector qv.
 func (sr *searcher) searchIn(ctx context.Context, tx *store.Tx, r SearchRequest, terms []string, size int, qv []float32, em *embedding, now time.Time) ([]Result, error) {
-	local, err := sr.searchRecords(tx, r, terms, size, now)
+	local, err := sr.searchLocal(ctx, tx, r, terms, size, now)
 	if err != nil {
 		return nil, err
 	}
 	defer local.release()
 	hits := local.hits
-	if local.records == nil && len(terms) > 0 {
-		// A large owner: from its postings, else through the index.
-		posted := false
-		if hits, posted, err = sr.searchPostings(tx, r, terms, size, now); err != nil {
-			return nil, err
-		}
-		if !posted {
-			hits, err = sr.index.Search(ctx, index.Query{
-				Owner: r.Owner, Session: r.Session, OnlySession: r.OnlySession,
-				Text: r.Query, Terms: terms, Size: size, Kinds: r.Kinds, ExcludeKinds: r.ExcludeKinds,
-			})
-			if err != nil {
-				return nil, err
-			}
-		}
-	}
 	var similar map[uint64]float32
 	var vectors *vectorSet
 	if qv != nil {
@@ -201,6 +195,13 @@ func (sr *searcher) searchIn(ctx context.Context, tx *store.Tx, r SearchRequest,
 		return nil, nil
 	}
 
+	// The owner's buckets, found once for all the candidates.
+	part, err := tx.Partition(r.Owner)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil // forgotten since it was indexed
+	} else if err != nil {
+		return nil, err
+	}
 	score := make(map[uint64]float64, len(hits))
 	cands := make([]index.Candidate, 0, len(hits))
 	// Memories found in the index (or only by meaning) are read whole; a
@@ -211,7 +212,26 @@ func (sr *searcher) searchIn(ctx context.Context, tx *store.Tx, r SearchRequest,
 		var b store.Brief
 		var m *store.Memory
 		p := local.peeks[h.ID]
-		if p != nil {
+		if p == nil && local.peek {
+			// Found in the postings: its record is read now, and checked
+			// (the postings may be newer than this snapshot, and a session
+			// or a kind past the numbered ones is only admitted there).
+			if p, err = part.Peek(h.ID); errors.Is(err, store.ErrNotFound) {
+				continue
+			} else if err != nil {
+				return nil, err
+			}
+			if !p.Active(now) || (r.OnlySession && !p.InSession(r.Session)) {
+				continue
+			}
+			if b, err = p.Brief(); err != nil {
+				return nil, err
+			}
+			if !r.wantsKind(b.Kind) {
+				continue
+			}
+			local.peeks[h.ID] = p
+		} else if p != nil {
 			if b, err = p.Brief(); err != nil {
 				return nil, err
 			}
@@ -244,7 +264,7 @@ func (sr *searcher) searchIn(ctx context.Context, tx *store.Tx, r SearchRequest,
 				delete(similar, h.ID) // a vector of text the memory no longer has
 			}
 		}
-		u := tx.Usage(r.Owner, h.ID)
+		u := part.Usage(h.ID)
 		c := index.Candidate{ID: h.ID, Score: h.Score, Kind: b.Kind, Updated: b.Updated, Mentions: b.Mentions, Importance: b.Importance,
 			Salience: consolidate.Salience(consolidate.Memory{Kind: b.Kind, Importance: b.Importance, Mentions: b.Mentions,
 				Updated: b.Updated, Uses: u.Uses, LastUsed: u.LastUsed, Boost: u.Boost}, now),
@@ -258,7 +278,7 @@ func (sr *searcher) searchIn(ctx context.Context, tx *store.Tx, r SearchRequest,
 	}
 	var floor *index.Floor
 	if r.MinScore > 0 {
-		if floor, err = sr.index.NewFloor(ctx, r.Owner, r.Query, terms, cands, local.records); err != nil {
+		if floor, err = sr.index.NewFloor(ctx, r.Owner, r.Query, terms, cands, local.known); err != nil {
 			return nil, err
 		}
 		floor.MinScore = r.MinScore
@@ -295,7 +315,7 @@ func (sr *searcher) searchIn(ctx context.Context, tx *store.Tx, r SearchRequest,
 		}
 		seen[h] = true
 		relevant = relevant || covers
-		out = append(out, Result{Memory: m, Score: score[c.ID], Rank: c.Rank, Similarity: similar[m.ID]})
+		out = append(out, Result{Memory: m, Score: score[c.ID], Rank: c.Rank, Similarity: similar[m.ID], hash: h})
 		if len(out) == r.Limit {
 			break
 		}

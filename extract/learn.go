@@ -77,9 +77,10 @@ func TurnKey(conversation string, turn int, user string) string {
 // injected block; and the provider's id of the answer. An answer it cannot
 // decode is reported in err, and the user's side is still learned.
 func Learn(t *Turn) (mems []Memory, responseID string, err error) {
-	user := StripQuoted(inject.Strip(t.User), t.Injected)
+	needles := quoted(t.Injected)
+	user := stripQuoted(inject.Strip(t.User), needles)
 	a, err := answerOf(t)
-	a.Text = StripQuoted(a.Text, t.Injected)
+	a.Text = stripQuoted(a.Text, needles)
 	ref := a.ID
 	if ref == "" {
 		ref = t.Ref

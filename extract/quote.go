@@ -16,12 +16,23 @@ const minQuoted = 12
 // markers around a whole quoted block are handled by inject.Strip already;
 // this catches lines quoted without them.
 func StripQuoted(text string, injected []string) string {
+	return stripQuoted(text, quoted(injected))
+}
+
+// quoted are the normal forms of the injected memories long enough to be
+// taken for quoted, made once for both sides of a turn.
+func quoted(injected []string) []string {
 	var needles []string
 	for _, m := range injected {
 		if n := norm.Normalize(m); len(n) >= minQuoted {
 			needles = append(needles, n)
 		}
 	}
+	return needles
+}
+
+// stripQuoted is StripQuoted with the injected memories' normal forms.
+func stripQuoted(text string, needles []string) string {
 	if len(needles) == 0 || text == "" {
 		return text
 	}

@@ -59,30 +59,32 @@ func (f *Floor) Admit(id uint64, similar float32, bySense bool) (keep, relevant 
 //
 // "Used" is judged from the candidates: a memory containing a question word
 // matches the question, so the words of the candidates are, in practice,
-// the question words the owner has used. Only names found in no candidate
-// are looked up in the owner's whole index. cands are the search's
-// candidates, with the text of those found in the index; records, when the
-// owner was searched from its records, is that search.
-func (x *Index) NewFloor(ctx context.Context, owner, question string, terms []string, cands []Candidate, records *Records) (*Floor, error) {
+// the question words the owner has used. cands are the search's
+// candidates, with the text of those found in the index. known, when the
+// search read all of the owner's memories (its records or its postings),
+// is what it knows: the terms each candidate holds, the owner's own counts,
+// and which terms the owner ever used; without it, names found in no
+// candidate are looked up in the owner's whole index.
+func (x *Index) NewFloor(ctx context.Context, owner, question string, terms []string, cands []Candidate, known *Known) (*Floor, error) {
 	var sc *Scorer
-	if records != nil {
-		sc = records.scorer
+	if known != nil {
+		sc = known.scorer
 	} else {
 		sc = x.NewScorer(owner, terms)
 	}
 	f := &Floor{content: make(map[uint64]uint32, len(cands)), context: make(map[uint64]uint32, len(cands))}
 	var used uint32
 	for _, c := range cands {
-		// A small owner's candidates were matched when its records were
-		// read; the others are matched by their text.
-		var m Match
-		if records != nil {
-			m = records.found[c.ID]
+		// A known search's candidates were matched as it read them; the
+		// others are matched by their text.
+		var m termSet
+		if known != nil {
+			m = known.found[c.ID]
 		} else {
-			m.Content, m.Context = sc.Matcher.Match(c.Content), sc.Matcher.Match(c.Context)
+			m.content, m.context = sc.Matcher.Match(c.Content), sc.Matcher.Match(c.Context)
 		}
-		f.content[c.ID], f.context[c.ID] = m.Content, m.Context
-		used |= m.Content | m.Context
+		f.content[c.ID], f.context[c.ID] = m.content, m.context
+		used |= m.content | m.context
 	}
 	names := map[string]bool{}
 	for _, name := range thirdPersonNames(question) {
@@ -118,11 +120,11 @@ func (x *Index) NewFloor(ctx context.Context, owner, question string, terms []st
 		if unknown&(1<<i) == 0 {
 			continue
 		}
-		// A small owner's records were all read: a name is known when any
-		// memory holds it. A larger owner's index is asked.
+		// A known search read all the owner's memories: a name is known
+		// when any memory holds it. Otherwise the owner's index is asked.
 		var has bool
-		if records != nil {
-			has = records.has&(1<<i) != 0
+		if known != nil {
+			has = known.has&(1<<i) != 0
 		} else if has, err = x.OwnerHas(ctx, owner, t); err != nil {
 			return nil, err
 		}

@@ -1,299 +1,553 @@
 package index
 
 import (
-	"encoding/binary"
-	"math/bits"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/cespare/xxhash/v2"
 )
 
-// Postings is one owner's memories as an inverted index in memory, built
-// from their digests (see Digest). A Bleve search of a large owner walks
-// the postings of the question's words in the whole shard and intersects
-// them with the owner's; here a search reads only the owner's postings of
-// the question's terms, so it costs what the question matches in the
-// owner's memories, not what the owner or its shard holds. It ranks as
-// Records does, by the owner's own statistics.
+// Postings holds the owners' memories as an index in memory, built from
+// their digests (see Digest): what a search of an owner reads instead of
+// its records or the Bleve index. A Bleve search of an owner walks the
+// postings of the question's words in its whole shard; reading an owner's
+// records costs a record a memory; here a search reads only what the
+// question's terms hold in the owner's memories. It ranks as Records does,
+// by the owner's own statistics, and keeps, per term, how many memories
+// hold it, so a search walks each list once.
 //
-// A Postings is not safe for concurrent use.
+// Each owner's part (Owner) has its own lock: searches read side by side,
+// one writer (the engine, following the store's change log) applies
+// changes. An owner's memories are numbered by slot, in the order they were
+// put; a small owner's are kept forward (each memory's terms, see
+// forward.go), a larger one's mostly in an inverted segment (segment.go),
+// with the memories put since kept forward until there are enough to merge.
 type Postings struct {
-	docs []pdoc
-	byID map[uint64]int32
-	// lists holds each term's postings; index finds them by term hash << 1
-	// | field. Neither the index (a map of numbers) nor the postings
-	// (numbers) holds pointers: the collector, which scans what does, has
-	// one slice per term to look at, however large the owner.
-	index map[uint64]int32
-	lists []plist
-	live  int
-	// expiring are the documents with an expiry, whose activity depends on
-	// the time of the search.
-	expiring []int32
-	version  byte // the digests' first byte
-	bytes    int
-	// strs interns kinds and sessions: a few of each, repeated by every
-	// memory.
-	strs map[string]string
+	version byte // the digests' first byte
+
+	mu     sync.RWMutex // owners
+	owners map[string]*Owner
+
+	wmu   sync.Mutex // writers of the tables below
+	terms termTable
+	kinds atomic.Pointer[[]string] // by kind number; copied on write
+	kind  map[string]uint8         // under wmu
+
+	bytes atomic.Int64
 }
 
-type pdoc struct {
-	id      uint64
-	kind    string
-	session string
-	expires int64 // Unix nanoseconds; 0: never
-	live    bool
-}
-
-// plist is one term's postings in one field: a document number (below
-// 1<<24) and the count of the term in it (below 256, as the digest has it)
-// each, in one number.
-type plist struct {
-	posts []uint32
-}
-
-// maxDocs is how many memories (live or removed) postings can number.
-const maxDocs = 1 << 24
-
-// Approximate sizes, for Bytes.
+// Sizes that decide an owner's layout.
 const (
-	pdocBytes  = 64
-	plistBytes = 64
-	postBytes  = 4
+	// forwardMax is the most memories an owner keeps forward only: reading
+	// that many memories' terms costs about what looking up and reading a
+	// segment's lists does, and a segment's dictionary would cost more
+	// memory than the terms it indexes.
+	forwardMax = 256
+	// tailMax is the most memories an owner with a segment keeps forward
+	// before they are merged into a new one.
+	tailMax = 64
+	// otherKind is the kind number of kinds past the 254th: a search
+	// filtering by kind admits them, and the engine checks their record.
+	otherKind = 255
 )
 
-// NewPostings makes an empty index of one owner's memories, for digests
-// made by this index's digester.
+// NewPostings makes empty postings for digests made by this index's
+// digester.
 func (x *Index) NewPostings() *Postings {
-	return &Postings{byID: map[uint64]int32{}, index: map[uint64]int32{}, strs: map[string]string{}, version: x.Digester().Version()}
+	return &Postings{version: x.Digester().Version(), owners: map[string]*Owner{}, kind: map[string]uint8{}}
 }
 
-// Put adds memory id (replacing what it had) with its digest, kind,
-// session and expiry. It reports false, adding nothing, for a digest of
-// another digester or analyzer: make it again from the text. (Past maxDocs
-// it adds nothing either: no budget holds as many.)
-func (p *Postings) Put(id uint64, digest []byte, kind, session string, expires *time.Time) bool {
+// Version is the first byte of the digests the postings were made from:
+// those of another digester's (a storage encrypted or decrypted since)
+// match nothing, and the postings are to be made again.
+func (p *Postings) Version() byte { return p.version }
+
+// Bytes is about how much memory the postings take.
+func (p *Postings) Bytes() int { return int(p.bytes.Load()) + p.terms.bytes() }
+
+// Owner returns owner's part, or nil when the postings do not hold it.
+func (p *Postings) Owner(owner string) *Owner {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.owners[owner]
+}
+
+// Hold returns owner's part, made empty if the postings did not hold it.
+func (p *Postings) Hold(owner string) *Owner {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	o := p.owners[owner]
+	if o == nil {
+		o = &Owner{p: p}
+		p.owners[owner] = o
+	}
+	return o
+}
+
+// Drop lets go of owner's part.
+func (p *Postings) Drop(owner string) {
+	p.mu.Lock()
+	o := p.owners[owner]
+	delete(p.owners, owner)
+	p.mu.Unlock()
+	if o != nil {
+		o.mu.Lock()
+		p.bytes.Add(-int64(o.size))
+		o.ownerData = ownerData{dropped: true}
+		o.mu.Unlock()
+	}
+}
+
+// Owners is how many owners the postings hold.
+func (p *Postings) Owners() int {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return len(p.owners)
+}
+
+// kindOf is kind's number, made if new. Writer only.
+func (p *Postings) kindOf(kind string) uint8 {
+	if k, ok := p.kind[kind]; ok {
+		return k
+	}
+	var names []string
+	if old := p.kinds.Load(); old != nil {
+		names = *old
+	}
+	if len(names) >= otherKind {
+		return otherKind
+	}
+	names = append(slices.Clip(names), kind)
+	k := uint8(len(names) - 1)
+	p.kind[kind] = k
+	p.kinds.Store(&names)
+	return k
+}
+
+// kindNumber is kind's number, or false when no memory has had it.
+func (p *Postings) kindNumber(kind string) (uint8, bool) {
+	if names := p.kinds.Load(); names != nil {
+		if i := slices.Index(*names, kind); i >= 0 {
+			return uint8(i), true
+		}
+	}
+	return 0, false
+}
+
+// sessionHash stands for a session in the postings: 0 for none. A search
+// of one session admits memories by it, and the engine checks the records
+// it returns (two sessions may share a hash).
+func sessionHash(s string) uint32 {
+	if s == "" {
+		return 0
+	}
+	if h := uint32(xxhash.Sum64String(s)); h != 0 {
+		return h
+	}
+	return 1
+}
+
+// Owner is one owner's memories in Postings. Its methods lock it.
+type Owner struct {
+	p  *Postings
+	mu sync.RWMutex
+	ownerData
+}
+
+type ownerData struct {
+	// By slot: each memory put is given the next slot; a memory whose
+	// terms change gets a new one, and its old one is dead.
+	ids   []uint64
+	sess  []uint32 // sessionHash
+	kind  []uint8
+	flags []uint8
+	sum   []uint32 // of the digest: same sum, same terms
+	// order is the live slots by id.
+	order []int32
+	live  int
+
+	seg *inverted // slots below seg.n; nil: none yet
+	// fwd holds the forward encoding of each slot from seg.n on, at
+	// fwdAt[slot - seg.n]; garbage is the bytes of dead ones.
+	fwd     []byte
+	fwdAt   []uint32
+	garbage int
+
+	// expires holds the expiry of the live slots that have one, in Unix
+	// nanoseconds.
+	expires map[int32]int64
+	// The segment's postings of slots that died since it was made still
+	// count in its lists: deadDF is how many of them hold each key, when
+	// their terms were known as they died; blind is how many died with
+	// terms unknown (their memory was rewritten or purged): a search then
+	// counts each list's live postings, until the segment is made again
+	// (blindSince: when the first of them died).
+	deadDF     map[uint32]uint32
+	blind      int
+	blindSince time.Time
+	dead       int // dead slots below seg.n
+
+	size    int  // bytes, as last accounted in Postings.bytes
+	dropped bool // Postings.Drop let it go: held no more
+}
+
+const (
+	flagLive     = 1 << iota
+	flagExpiring // has an entry in expires
+)
+
+// Live is how many memories the owner has in the postings.
+func (o *Owner) Live() int {
+	o.mu.RLock()
+	defer o.mu.RUnlock()
+	return o.live
+}
+
+// Held reports whether the postings still hold the owner (see Drop).
+func (o *Owner) Held() bool {
+	o.mu.RLock()
+	defer o.mu.RUnlock()
+	return !o.dropped
+}
+
+// digestSum is the sum Owner keeps of a digest.
+func digestSum(d []byte) uint32 { return uint32(xxhash.Sum64(d)) }
+
+// putScratch is what Put works in: a memory's terms.
+var putScratch = sync.Pool{New: func() any { return new([2][]term) }}
+
+// Put adds memory id with its digest, kind, session and expiry, replacing
+// what it had. It reports false, adding nothing, for a digest of another
+// digester or analyzer: make it again from the text.
+func (o *Owner) Put(id uint64, digest []byte, kind, session string, expires *time.Time) bool {
+	p := o.p
 	if len(digest) == 0 || digest[0] != p.version {
 		return false
 	}
-	if len(p.docs) >= maxDocs {
+	sum := digestSum(digest)
+	ts := putScratch.Get().(*[2][]term)
+	defer putScratch.Put(ts)
+
+	p.wmu.Lock()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.dropped {
+		p.wmu.Unlock()
 		return true
 	}
-	fields, ok := digestFields(digest[1:])
+	at, found := o.search(id)
+	if found && o.sum[o.order[at]] == sum {
+		// The same terms: what a restatement or a use rewrites.
+		p.wmu.Unlock()
+		slot := o.order[at]
+		o.sess[slot], o.kind[slot] = sessionHash(session), p.kindOfLocked(kind)
+		o.setExpiry(slot, expires)
+		return true
+	}
+	ok := digestTerms(digest[1:], p.terms.number, ts)
+	k := p.kindOfLocked(kind)
+	p.wmu.Unlock()
 	if !ok {
 		return false
 	}
-	p.Delete(id)
-	d := int32(len(p.docs))
-	doc := pdoc{id: id, kind: p.intern(kind), session: p.intern(session), live: true}
-	if expires != nil {
-		doc.expires = expires.UnixNano()
-		p.expiring = append(p.expiring, d)
+	if len(o.ids) >= maxSlots {
+		return true // no budget holds as many
 	}
-	p.docs = append(p.docs, doc)
-	p.byID[id] = d
-	p.live++
-	p.bytes += pdocBytes
-	for f, fl := range fields {
-		for i := range fl.n {
-			key := uint64(binary.LittleEndian.Uint32(fl.hashes[4*i:]))<<1 | uint64(f)
-			li, ok := p.index[key]
-			if !ok {
-				li = int32(len(p.lists))
-				p.lists = append(p.lists, plist{})
-				p.index[key] = li
-				p.bytes += plistBytes
-			}
-			l := &p.lists[li]
-			l.posts = append(l.posts, uint32(d)<<8|uint32(fl.counts[i]))
-			p.bytes += postBytes
-		}
+	slot := int32(len(o.ids))
+	if found {
+		o.kill(o.order[at], nil)
+		o.order[at] = slot
+	} else {
+		o.order = slices.Insert(o.order, at, slot)
 	}
+	o.ids = append(o.ids, id)
+	o.sess = append(o.sess, sessionHash(session))
+	o.kind = append(o.kind, k)
+	o.flags = append(o.flags, flagLive)
+	o.sum = append(o.sum, sum)
+	o.fwdAt = append(o.fwdAt, uint32(len(o.fwd)))
+	o.fwd = appendForward(o.fwd, ts)
+	o.live++
+	o.setExpiry(slot, expires)
 	return true
 }
 
-func (p *Postings) intern(s string) string {
-	if v, ok := p.strs[s]; ok {
-		return v
+// kindOfLocked is kindOf; the caller holds wmu.
+func (p *Postings) kindOfLocked(kind string) uint8 { return p.kindOf(kind) }
+
+// maxSlots is how many memories (live or dead) an owner's slots number:
+// a posting keeps its slot in 24 bits.
+const maxSlots = 1 << 24
+
+// Delete removes memory id, if it is there. digest is what its record
+// holds now (nil if none, or it is gone): when it is the one put, the
+// memory's terms are known and the segment's counts stay exact.
+func (o *Owner) Delete(id uint64, digest []byte) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	at, ok := o.search(id)
+	if !ok {
+		return
 	}
-	p.strs[s] = s
-	p.bytes += len(s) + 32
-	return s
+	slot := o.order[at]
+	if len(digest) == 0 || digest[0] != o.p.version || digestSum(digest) != o.sum[slot] {
+		digest = nil
+	}
+	o.kill(slot, digest)
+	o.order = slices.Delete(o.order, at, at+1)
 }
 
-// Trim gives the postings lists the room they use and no more: built by
-// appending, they would hold up to twice that.
-func (p *Postings) Trim() {
-	for i := range p.lists {
-		if l := &p.lists[i]; cap(l.posts) > len(l.posts) {
-			l.posts = slices.Clip(slices.Clone(l.posts))
+// search finds id in order: its position, or where it would go.
+func (o *Owner) search(id uint64) (int, bool) {
+	lo, hi := 0, len(o.order)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if o.ids[o.order[m]] < id {
+			lo = m + 1
+		} else {
+			hi = m
 		}
 	}
-	p.lists = slices.Clip(p.lists)
-	p.docs = slices.Clip(p.docs)
+	return lo, lo < len(o.order) && o.ids[o.order[lo]] == id
 }
 
-// Delete removes memory id, if it is there.
-func (p *Postings) Delete(id uint64) {
-	if d, ok := p.byID[id]; ok {
-		p.docs[d].live = false
-		delete(p.byID, id)
-		p.live--
-	}
-}
-
-// Live is how many memories it holds; Dead how many removed ones still take
-// room in it (rebuild it when they outnumber the live).
-func (p *Postings) Live() int { return p.live }
-func (p *Postings) Dead() int { return len(p.docs) - p.live }
-
-// Version is the first byte of the digests it was made from: postings of
-// another digester's (a storage encrypted or decrypted since) match
-// nothing and are to be made again.
-func (p *Postings) Version() byte { return p.version }
-
-// Bytes is about how much memory it takes.
-func (p *Postings) Bytes() int { return p.bytes }
-
-// digestField is one field of a digest: n term hashes and their counts.
-type digestField struct {
-	n      int
-	hashes []byte
-	counts []byte
-}
-
-// digestFields splits a digest, past its version byte, into its fields.
-func digestFields(d []byte) (out [2]digestField, ok bool) {
-	for f := range 2 {
-		n, size := binary.Uvarint(d)
-		if size <= 0 || n > uint64(len(d)-size)/5 {
-			return out, false
+// kill marks a live slot dead. digest, when not nil, holds its terms.
+func (o *Owner) kill(slot int32, digest []byte) {
+	o.flags[slot] &^= flagLive
+	o.live--
+	o.setExpiry(slot, nil)
+	if o.seg == nil || slot >= o.seg.n {
+		at := o.fwdAt[slot-o.segN()]
+		end := len(o.fwd)
+		if int(slot-o.segN())+1 < len(o.fwdAt) {
+			end = int(o.fwdAt[slot-o.segN()+1])
 		}
-		d = d[size:]
-		out[f] = digestField{n: int(n), hashes: d[:4*n], counts: d[4*n : 5*n]}
-		d = d[5*n:]
+		o.garbage += end - int(at)
+		return
 	}
-	return out, len(d) == 0
+	o.dead++
+	var ts [2][]term
+	if digest == nil || !digestTerms(digest[1:], o.p.lookupTerm, &ts) {
+		o.blind++
+		return
+	}
+	if o.deadDF == nil {
+		o.deadDF = map[uint32]uint32{}
+	}
+	for f := range ts {
+		for _, t := range ts[f] {
+			o.deadDF[uint32(t>>8)<<1|uint32(f)]++
+		}
+	}
 }
 
-// Filter says which memories a search may return: all the owner's active
-// ones count towards its statistics.
-type Filter struct {
-	Session       string
-	OnlySession   bool
-	Kinds, Except []string
+// lookupTerm is a term's number; only terms a memory holds are asked.
+func (p *Postings) lookupTerm(hash uint32) uint32 {
+	id, _ := p.terms.lookup(hash)
+	return id
 }
 
-func (f *Filter) admits(d *pdoc) bool {
-	if f.OnlySession && d.session != f.Session {
+func (o *Owner) segN() int32 {
+	if o.seg == nil {
+		return 0
+	}
+	return o.seg.n
+}
+
+func (o *Owner) setExpiry(slot int32, expires *time.Time) {
+	if expires == nil {
+		if o.flags[slot]&flagExpiring != 0 {
+			delete(o.expires, slot)
+			o.flags[slot] &^= flagExpiring
+		}
+		return
+	}
+	if o.expires == nil {
+		o.expires = map[int32]int64{}
+	}
+	o.expires[slot] = expires.UnixNano()
+	o.flags[slot] |= flagExpiring
+}
+
+// Settle reorganises the owner after changes: merges the memories kept
+// forward into a new segment when there are enough, and makes all anew
+// when dead memories take too much room or blind the segment's counts (at
+// once for a small segment; a large one, whose making costs tens of
+// milliseconds, is searched the slower way for up to blindFor first, so
+// that a burst of rewrites costs one). It reports whether it wants to be
+// called again, though nothing changes meanwhile.
+func (o *Owner) Settle(now time.Time) (again bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.dropped {
 		return false
 	}
-	if len(f.Kinds) > 0 && !slices.Contains(f.Kinds, d.kind) {
-		return false
+	// Expired memories are dead to every search from now on: searches
+	// count around them until they are gone.
+	for slot, t := range o.expires {
+		if now.UnixNano() >= t {
+			at, _ := o.search(o.ids[slot])
+			o.kill(slot, nil)
+			o.order = slices.Delete(o.order, at, at+1)
+		}
 	}
-	return !slices.Contains(f.Except, d.kind)
+	n := int32(len(o.ids))
+	tail := int(n - o.segN())
+	if o.blind > 0 && o.blindSince.IsZero() {
+		o.blindSince = now
+	}
+	switch {
+	case o.blind > 0 && (o.seg.n <= blindCompact || now.Sub(o.blindSince) >= blindFor || o.blind*32 > o.live),
+		o.dead > 0 && o.dead > o.live/4:
+		o.compact()
+	case o.seg == nil && n > forwardMax, o.seg != nil && tail > tailMax:
+		o.merge()
+	case o.seg == nil && o.garbage > 0 && o.garbage > len(o.fwd)/2:
+		o.compact()
+	}
+	size := o.bytes()
+	o.p.bytes.Add(int64(size - o.size))
+	o.size = size
+	return o.blind > 0
 }
 
-// searchSpace is a search's working space, reused: a large owner's would
-// otherwise be most of what a search allocates.
-type searchSpace struct {
-	score   []float64
-	matched []uint8
-	touched []int32
+// A segment blinded by a rewrite is made anew at once when it has at most
+// blindCompact slots, else after blindFor.
+const (
+	blindCompact = 4096
+	blindFor     = 10 * time.Second
+)
+
+// tailPostings decodes the forward memories from slot from on, live ones
+// only, renumbered by remap (when not nil), into postings sorted by key.
+func (o *Owner) tailPostings(remap []int32) []posting {
+	var out []posting
+	base := o.segN()
+	for i := range o.fwdAt {
+		slot := base + int32(i)
+		if o.flags[slot]&flagLive == 0 {
+			continue
+		}
+		to := slot
+		if remap != nil {
+			to = remap[slot]
+		}
+		at := o.fwdAt[i]
+		c, x := forwardFields(o.fwd[at:])
+		for f, enc := range [2][]byte{c, x} {
+			eachTerm(enc, func(id uint32, count uint16) {
+				out = append(out, postingOf(id<<1|uint32(f), to, count))
+			})
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
-var spacePool = sync.Pool{New: func() any { return new(searchSpace) }}
+// merge moves the forward memories into a new segment, with the old one's.
+func (o *Owner) merge() {
+	n := int32(len(o.ids))
+	o.seg = rewrite(o.seg, nil, o.tailPostings(nil), n)
+	o.fwd, o.fwdAt, o.garbage = nil, nil, 0
+	o.clip()
+}
 
-// Search ranks the owner's active memories that hold the scorer's terms
-// (from NewScorer with this owner's terms; its statistics are set here),
-// and returns the best size that f admits, best first (newer first on
-// ties), as Records.Top does.
-func (p *Postings) Search(s *Scorer, f Filter, now time.Time, size int) []Hit {
-	if size <= 0 {
-		return nil
+// Trim gives the owner's slices the room they use and no more, after a
+// bulk of puts (an owner first admitted): grown by appending, they hold up
+// to twice that.
+func (o *Owner) Trim() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.dropped {
+		return
 	}
-	nowNano := now.UnixNano()
-	active := func(d int32) bool {
-		doc := &p.docs[d]
-		return doc.live && (doc.expires == 0 || nowNano < doc.expires)
+	o.clip()
+	size := o.bytes()
+	o.p.bytes.Add(int64(size - o.size))
+	o.size = size
+}
+
+func (o *Owner) clip() {
+	o.ids, o.sess, o.kind, o.flags = clipped(o.ids), clipped(o.sess), clipped(o.kind), clipped(o.flags)
+	o.sum, o.order, o.fwd, o.fwdAt = clipped(o.sum), clipped(o.order), clipped(o.fwd), clipped(o.fwdAt)
+}
+
+// clipped is s, copied to a slice of its length when it has much more
+// room.
+func clipped[S ~[]E, E any](s S) S {
+	if cap(s) <= len(s)+len(s)/8 {
+		return s
 	}
-	var counts Counts
-	counts.Docs = uint64(p.live)
-	for _, d := range p.expiring {
-		if p.docs[d].live && !active(d) {
-			counts.Docs--
+	return slices.Clip(slices.Clone(s))
+}
+
+// compact numbers the live memories anew, leaving the dead out: into a
+// new segment, or, for an owner without one, forward.
+func (o *Owner) compact() {
+	remap := make([]int32, len(o.ids))
+	n := int32(0)
+	for slot := range o.ids {
+		remap[slot] = -1
+		if o.flags[slot]&flagLive != 0 {
+			remap[slot] = n
+			n++
 		}
 	}
-	// The postings of each query term, by field, and the owner's document
-	// frequencies of them.
-	n := len(s.Matcher.Terms)
-	var lists [2][32]*plist
-	for _, h := range s.hashes {
-		i := bits.TrailingZeros32(h.bit)
-		for fld := range 2 {
-			li, ok := p.index[uint64(h.hash)<<1|uint64(fld)]
-			if !ok {
+	if o.seg != nil {
+		o.seg = rewrite(o.seg, remap, o.tailPostings(remap), n)
+		o.fwd, o.fwdAt = nil, nil
+	} else {
+		fwd := make([]byte, 0, len(o.fwd)-o.garbage)
+		fwdAt := make([]uint32, 0, n)
+		for slot, at := range o.fwdAt {
+			if remap[slot] < 0 {
 				continue
 			}
-			l := &p.lists[li]
-			lists[fld][i] = l
-			for _, post := range l.posts {
-				if active(int32(post >> 8)) {
-					counts.DF[fld][i]++
-				}
+			end := len(o.fwd)
+			if slot+1 < len(o.fwdAt) {
+				end = int(o.fwdAt[slot+1])
+			}
+			fwdAt = append(fwdAt, uint32(len(fwd)))
+			fwd = append(fwd, o.fwd[at:end]...)
+		}
+		o.fwd, o.fwdAt = fwd, fwdAt
+	}
+	keep := func(s []uint8) []uint8 {
+		out := make([]uint8, 0, n)
+		for slot, v := range s {
+			if remap[slot] >= 0 {
+				out = append(out, v)
 			}
 		}
+		return out
 	}
-	s.UseCounts(&counts)
+	ids, sess, sum := make([]uint64, 0, n), make([]uint32, 0, n), make([]uint32, 0, n)
+	for slot := range o.ids {
+		if remap[slot] >= 0 {
+			ids, sess, sum = append(ids, o.ids[slot]), append(sess, o.sess[slot]), append(sum, o.sum[slot])
+		}
+	}
+	o.kind, o.flags = keep(o.kind), keep(o.flags)
+	o.ids, o.sess, o.sum = ids, sess, sum
+	for i, slot := range o.order {
+		o.order[i] = remap[slot]
+	}
+	o.order = slices.Clip(o.order)
+	if o.expires != nil {
+		exp := make(map[int32]int64, len(o.expires))
+		for slot, t := range o.expires {
+			exp[remap[slot]] = t
+		}
+		o.expires = exp
+	}
+	o.garbage, o.dead, o.blind, o.deadDF, o.blindSince = 0, 0, 0, nil, time.Time{}
+	o.clip()
+}
 
-	sp := spacePool.Get().(*searchSpace)
-	defer spacePool.Put(sp)
-	if len(sp.score) < len(p.docs) {
-		sp.score, sp.matched = make([]float64, len(p.docs)), make([]uint8, len(p.docs))
-	}
-	sp.touched = sp.touched[:0]
-	for fld := range 2 {
-		for i := range n {
-			l := lists[fld][i]
-			if l == nil {
-				continue
-			}
-			w := s.clause[fld][i]
-			for _, post := range l.posts {
-				d := int32(post >> 8)
-				if !active(d) {
-					continue
-				}
-				if sp.matched[d] == 0 {
-					sp.touched = append(sp.touched, d)
-				}
-				sp.score[d] += w * tfPart(uint16(post&0xff))
-				sp.matched[d]++
-			}
-		}
-	}
-	// The best size, kept in order as they come: a common word touches
-	// most of a large owner's memories, and sorting them all would cost
-	// more than scoring them.
-	better := func(a, b Hit) bool { return a.Score > b.Score || (a.Score == b.Score && a.ID > b.ID) }
-	top := make([]Hit, 0, size)
-	for _, d := range sp.touched {
-		if f.admits(&p.docs[d]) {
-			h := Hit{ID: p.docs[d].id, Score: sp.score[d] * float64(sp.matched[d]) / float64(s.clauses)}
-			if len(top) < size || better(h, top[len(top)-1]) {
-				at, _ := slices.BinarySearchFunc(top, h, func(e, t Hit) int {
-					if better(e, t) {
-						return -1
-					}
-					return 1
-				})
-				if len(top) == size {
-					top = top[:size-1]
-				}
-				top = slices.Insert(top, at, h)
-			}
-		}
-		sp.score[d], sp.matched[d] = 0, 0
-	}
-	return top
+// bytes is about how much memory the owner takes.
+func (o *Owner) bytes() int {
+	return 256 + o.seg.bytes() + cap(o.fwd) + 4*cap(o.fwdAt) + 8*cap(o.ids) + 4*cap(o.sess) + cap(o.kind) + cap(o.flags) +
+		4*cap(o.sum) + 4*cap(o.order) + 24*len(o.expires) + 12*len(o.deadDF)
 }

@@ -27,7 +27,7 @@ type Records struct {
 	// has is every query term found in the content of any of the owner's
 	// active memories, in any session: the owner never used the others.
 	has   uint32
-	found map[uint64]Match
+	found map[uint64]termSet
 }
 
 type scored struct {
@@ -92,13 +92,18 @@ func (r *Records) Top(size int) (hits []Hit, kept []int) {
 	})
 	top := r.order[:min(len(r.order), size)]
 	hits, kept = make([]Hit, len(top)), make([]int, len(top))
-	r.found = make(map[uint64]Match, len(top))
+	r.found = make(map[uint64]termSet, len(top))
 	for i, s := range top {
 		hits[i], kept[i] = Hit{ID: r.ids[s.i], Score: s.score}, s.i
-		r.found[r.ids[s.i]] = r.matches[s.i]
+		m := &r.matches[s.i]
+		r.found[r.ids[s.i]] = termSet{m.Content, m.Context}
 	}
 	return hits, kept
 }
+
+// Known is what the floor needs to know of the search, after Top; good
+// until Release.
+func (r *Records) Known() *Known { return &Known{scorer: r.scorer, found: r.found, has: r.has} }
 
 // Release returns the working space; r is not to be used after.
 func (r *Records) Release() {

@@ -1,7 +1,6 @@
 package inject
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -73,8 +72,6 @@ func Decode(d Dialect, contentType string, body []byte) (Assistant, error) {
 // at the end of a truncated body is still delivered; fn skips it if its data
 // does not parse.
 func events(body []byte, fn func(event, data string) bool) error {
-	sc := bufio.NewScanner(bytes.NewReader(body))
-	sc.Buffer(make([]byte, 0, 64*1024), len(body)+1)
 	var name string
 	var data []string
 	dispatch := func() bool {
@@ -86,26 +83,37 @@ func events(body []byte, fn func(event, data string) bool) error {
 		name, data = "", data[:0]
 		return ok
 	}
-	for sc.Scan() {
-		line := strings.TrimSuffix(sc.Text(), "\r")
+	// The body is whole in memory: its lines are sliced out of it, as
+	// bufio.ScanLines would cut them (a final line without its newline
+	// included), without a scanner's buffer.
+	for len(body) > 0 {
+		line := body
+		if i := bytes.IndexByte(body, '\n'); i >= 0 {
+			line, body = body[:i], body[i+1:]
+		} else {
+			body = nil
+		}
+		// A carriage return before the newline goes, as ScanLines drops
+		// it, and then one more, as this reader always did.
+		line = bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\r")), []byte("\r"))
 		switch {
-		case line == "":
+		case len(line) == 0:
 			if !dispatch() {
 				return nil
 			}
-		case strings.HasPrefix(line, ":"):
+		case line[0] == ':':
 			// comment / keep-alive
 		default:
-			field, value, _ := strings.Cut(line, ":")
-			value = strings.TrimPrefix(value, " ")
-			switch field {
+			field, value, _ := bytes.Cut(line, []byte(":"))
+			value = bytes.TrimPrefix(value, []byte(" "))
+			switch string(field) {
 			case "event":
-				name = value
+				name = string(value)
 			case "data":
-				data = append(data, value)
+				data = append(data, string(value))
 			}
 		}
 	}
 	dispatch()
-	return sc.Err()
+	return nil
 }

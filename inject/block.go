@@ -44,6 +44,27 @@ func Render(items []Item, maxTokens, maxItems int) (block string, kept []int, te
 type Standing struct {
 	Text string
 	Rank int
+	// shown and tokens are Text as the block shows it and its line's
+	// tokens (see StandingOf); tokens is 0 until they are known.
+	shown  string
+	tokens int
+}
+
+// StandingOf is a standing fact with its line measured: a profile kept
+// between requests measures its facts once, not at every block.
+func StandingOf(text string, rank int) Standing {
+	s := Standing{Text: text, Rank: rank}
+	s.shown = itemText(Item{Text: text})
+	s.tokens = EstimateTokens(renderLine(Item{}, s.shown))
+	return s
+}
+
+// measured is s with its line measured.
+func (s Standing) measured() Standing {
+	if s.tokens == 0 {
+		return StandingOf(s.Text, s.Rank)
+	}
+	return s
 }
 
 // RenderWith is Render with the owner's standing facts first, undated,
@@ -60,11 +81,10 @@ func RenderWith(standing []Standing, profileTokens int, items []Item, maxTokens,
 	used := overhead
 	keptStanding = StandingFits(standing, profileTokens, maxTokens)
 	for _, i := range keptStanding {
-		text := itemText(Item{Text: standing[i].Text})
-		line := renderLine(Item{}, text)
-		b.WriteString(line)
-		used += EstimateTokens(line)
-		texts = append(texts, text)
+		s := standing[i].measured()
+		b.WriteString(renderLine(Item{}, s.shown))
+		used += s.tokens
+		texts = append(texts, s.shown)
 	}
 	for i, it := range items {
 		if maxItems > 0 && len(kept) >= maxItems {
@@ -102,7 +122,7 @@ func StandingFits(standing []Standing, profileTokens, maxTokens int) []int {
 		if cut >= 0 && s.Rank > cut {
 			break
 		}
-		t := EstimateTokens(renderLine(Item{}, itemText(Item{Text: s.Text})))
+		t := s.measured().tokens
 		if used+t > min(profileTokens, room) {
 			if cut < 0 {
 				cut = s.Rank
@@ -134,6 +154,9 @@ func renderLine(it Item, text string) string {
 // ASCII word bytes, by far the commonest, are found by one test each and
 // copied a word at a time.
 func oneLine(s string) string {
+	if isOneLine(s) {
+		return s
+	}
 	out := make([]byte, 0, len(s))
 	space := false // white space since the last word byte written
 	for i := 0; i < len(s); {
@@ -166,6 +189,34 @@ func oneLine(s string) string {
 		return s // unchanged: keep s and let out go
 	}
 	return string(out)
+}
+
+// isOneLine reports whether oneLine would leave s as it is: single ASCII
+// spaces between words, none at either end, and no other white space. Most
+// memories are, and are then not copied.
+func isOneLine(s string) bool {
+	if s == "" || s[0] == ' ' || s[len(s)-1] == ' ' {
+		return s == ""
+	}
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == ' ':
+			if s[i+1] == ' ' {
+				return false
+			}
+		case c < utf8.RuneSelf:
+			if asciiSpace[c] {
+				return false
+			}
+		default:
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if unicode.IsSpace(r) {
+				return false
+			}
+			i += size - 1
+		}
+	}
+	return true
 }
 
 var asciiSpace = [utf8.RuneSelf]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}

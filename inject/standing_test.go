@@ -10,9 +10,9 @@ import (
 // one does not fit, none of a higher rank takes its place; items follow.
 func TestRenderWithStanding(t *testing.T) {
 	standing := []Standing{
-		{"User is allergic to peanuts.", 0},
-		{"User has type 2 diabetes, diagnosed years ago after a long illness, and watches every meal.", 0},
-		{"User prefers tea.", 3},
+		{Text: "User is allergic to peanuts.", Rank: 0},
+		{Text: "User has type 2 diabetes, diagnosed years ago after a long illness, and watches every meal.", Rank: 0},
+		{Text: "User prefers tea.", Rank: 3},
 	}
 	items := []Item{{Text: "User: I went to Lisbon in May.", Time: time.Date(2026, 5, 2, 0, 0, 0, 0, time.UTC)}}
 	block, kept, keptItems, texts := RenderWith(standing, 20, items, 800, 1)
@@ -28,6 +28,14 @@ func TestRenderWithStanding(t *testing.T) {
 	// With room for all, all of them, in order.
 	if _, kept, _, _ := RenderWith(standing, 200, nil, 800, 10); len(kept) != 3 {
 		t.Errorf("kept %v, want all three", kept)
+	}
+	// Measured once (a cached profile), the same block.
+	measured := make([]Standing, len(standing))
+	for i, s := range standing {
+		measured[i] = StandingOf(s.Text, s.Rank)
+	}
+	if again, _, _, _ := RenderWith(measured, 20, items, 800, 1); again != block {
+		t.Errorf("measured standing facts make another block:\n%s\nagainst\n%s", again, block)
 	}
 	// Nothing at all: no block.
 	if block, _, _, _ := RenderWith(nil, 200, nil, 800, 10); block != "" {

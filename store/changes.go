@@ -86,6 +86,26 @@ func (t *Tx) Changes(after uint64, limit int) (changes []Change, oldest uint64) 
 	return changes, oldest
 }
 
+// ChangedSince reports whether the log holds a change of owner's after
+// sequence after, reading at most limit entries: ok is false when there
+// are more (or the log no longer reaches back to after).
+func (t *Tx) ChangedSince(after uint64, owner string, limit int) (changed, ok bool) {
+	c := t.tx.Bucket(bucketChanges).Cursor()
+	if k, _ := c.First(); k == nil || decodeU64(k) > after+1 {
+		return false, false // trimmed past after
+	}
+	n := 0
+	for k, v := c.Seek(encodeU64(after + 1)); k != nil; k, v = c.Next() {
+		if n++; n > limit {
+			return false, false
+		}
+		if len(v) == len(owner)+8 && string(v[:len(owner)]) == owner {
+			return true, true
+		}
+	}
+	return false, true
+}
+
 // TrimChanges drops log entries up to and including seq. Call it only once
 // every index shard has durably applied them.
 func (s *DB) TrimChanges(seq uint64) (int, error) {

@@ -177,6 +177,62 @@ func (o optTime) ptr() *time.Time {
 	return &o.t
 }
 
+// Peek reads memory id of owner as PeekAll does: good until the
+// transaction ends, decoded only as far as asked. ErrNotFound when owner
+// has no such memory.
+func (t *Tx) Peek(owner string, id uint64) (*Peek, error) {
+	pt, err := t.Partition(owner)
+	if err != nil {
+		return nil, err
+	}
+	return pt.Peek(id)
+}
+
+// Partition is one owner's memories in a transaction: reading several of
+// them finds the owner's buckets once.
+type Partition struct {
+	t          *Tx
+	owner      string
+	mem, usage *kvBucket
+}
+
+// Partition returns owner's partition; ErrNotFound when it has none.
+func (t *Tx) Partition(owner string) (*Partition, error) {
+	ob, err := t.ownerBucket(owner, false)
+	if err != nil {
+		return nil, err
+	}
+	return &Partition{t: t, owner: owner, mem: ob.Bucket(bucketMem), usage: ob.Bucket(bucketUsage)}, nil
+}
+
+// Peek is Tx.Peek in the partition.
+func (pt *Partition) Peek(id uint64) (*Peek, error) {
+	key := encodeU64(id)
+	raw := pt.mem.Get(key)
+	if raw == nil {
+		return nil, ErrNotFound
+	}
+	raw, err := pt.t.open(labelMemory, pt.owner, key, raw)
+	if err != nil {
+		return nil, fmt.Errorf("reading memory %d: %w", id, err)
+	}
+	p := new(Peek)
+	if err := p.read(raw); err != nil {
+		return nil, fmt.Errorf("decoding memory %d: %w", id, err)
+	}
+	return p, nil
+}
+
+// Usage is Tx.Usage in the partition.
+func (pt *Partition) Usage(id uint64) Usage {
+	if pt.usage != nil {
+		if v := pt.usage.Get(encodeU64(id)); v != nil {
+			return decodeUsage(v)
+		}
+	}
+	return Usage{}
+}
+
 // CountAtMost is the number of memories of owner (deleted ones included),
 // counted only as far as limit+1: an owner with more costs a short walk of
 // keys.

@@ -57,6 +57,50 @@ func TestOpenLeavesFileNotResident(t *testing.T) {
 	}
 }
 
+// TestReleaseMapped: after a pass that read every record, the file's pages
+// are given back, and reads go on through the dropped pages.
+func TestReleaseMapped(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "memory.db")
+	s := openStore(t, path)
+	text := strings.Repeat("a memory long enough to fill pages quickly ", 20)
+	err := s.Update(func(tx *store.Tx) error {
+		for i := range 4000 {
+			if _, _, err := tx.Upsert(fmt.Sprintf("owner-%d", i%50), store.Put{Kind: "note", Content: fmt.Sprint(text, i)}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func() (n int) {
+		t.Helper()
+		err := s.View(func(tx *store.Tx) error {
+			for o := range 50 {
+				if err := tx.ForEach(fmt.Sprintf("owner-%d", o), func(*store.Memory) error { n++; return nil }); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	read()
+	before := residentKiB(t, path)
+	s.ReleaseMapped()
+	after := residentKiB(t, path)
+	if before < 1024 || after*10 > before {
+		t.Errorf("%d KiB of the store file resident after reading it all, %d after releasing: want under a tenth", before, after)
+	}
+	if n := read(); n != 4000 {
+		t.Errorf("%d memories read after releasing, want 4000", n)
+	}
+}
+
 // residentKiB sums the resident pages of the mappings of path.
 func residentKiB(t *testing.T, path string) int64 {
 	t.Helper()

@@ -707,6 +707,67 @@ func TestTrimChanges(t *testing.T) {
 	}
 }
 
+// TestChangedSince: whether an owner changed after a position, read from
+// the log's entries after it, and not answered when the log no longer
+// reaches back to it or holds more than the limit.
+func TestChangedSince(t *testing.T) {
+	s := newStore(t)
+	for i := range 6 {
+		upsert(t, s, []string{"alice", "bob", "alicex"}[i%3], store.Put{Content: fmt.Sprintf("memory %d", i)})
+	}
+	check := func(after uint64, owner string, limit int, changed, ok bool) {
+		t.Helper()
+		err := s.View(func(tx *store.Tx) error {
+			if c, k := tx.ChangedSince(after, owner, limit); c != changed || k != ok {
+				t.Errorf("ChangedSince(%d, %s, %d) = %v, %v; want %v, %v", after, owner, limit, c, k, changed, ok)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	check(0, "alice", 10, true, true)
+	check(4, "alice", 10, false, true) // 5 is bob's, 6 alicex's: not alice's
+	check(3, "alice", 10, true, true)
+	check(4, "alicex", 10, true, true)
+	check(6, "alice", 10, false, true)
+	check(3, "alice", 0, false, false)
+	if _, err := s.TrimChanges(3); err != nil {
+		t.Fatal(err)
+	}
+	check(3, "alicex", 10, true, true)
+	check(2, "alice", 10, false, false) // change 3 is gone
+}
+
+// TestPeek: one memory read as PeekAll reads it.
+func TestPeek(t *testing.T) {
+	s := newStore(t)
+	m, _ := upsert(t, s, "o", store.Put{Kind: "note", Session: "s1", Content: "note", Digest: []byte("d")})
+	err := s.View(func(tx *store.Tx) error {
+		p, err := tx.Peek("o", m.ID)
+		if err != nil {
+			return err
+		}
+		got, err := p.Memory()
+		if err != nil || p.ID != m.ID || string(p.Terms()) != "d" || !p.InSession("s1") || got.Content != "note" {
+			t.Errorf("peek %d %q %v, memory %+v (%v)", p.ID, p.Terms(), p.InSession("s1"), got, err)
+		}
+		for _, c := range []struct {
+			owner string
+			id    uint64
+		}{{"o", m.ID + 100}, {"other", m.ID}} {
+			if _, err := tx.Peek(c.owner, c.id); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("Peek(%s, %d): %v, want ErrNotFound", c.owner, c.id, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestOwnersAreIsolated(t *testing.T) {
 	s := newStore(t)
 	alice, bob := s.OwnerID("alice"), s.OwnerID("bob")

@@ -16,7 +16,33 @@ import (
 // equal.
 func Normalize(s string) string {
 	b := make([]byte, 0, len(s))
-	each(s, func(r rune) { b = utf8.AppendRune(b, r) })
+	space, started := false, false
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			i++
+			if c = Lower[c]; c == 0 {
+				space = true
+				continue
+			}
+			if space && started {
+				b = append(b, ' ')
+			}
+			space, started = false, true
+			b = append(b, c)
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		if r, ok := lowerLetter(r); ok {
+			if space && started {
+				b = append(b, ' ')
+			}
+			space, started = false, true
+			b = utf8.AppendRune(b, r)
+		} else {
+			space = true
+		}
+	}
 	return string(b)
 }
 
@@ -25,7 +51,32 @@ func Normalize(s string) string {
 func Hash(s string) uint64 {
 	const prime = 1099511628211
 	h := uint64(14695981039346656037) // FNV-1a
-	each(s, func(r rune) { h = (h ^ uint64(r)) * prime })
+	space, started := false, false
+	for i := 0; i < len(s); {
+		var r rune
+		if c := s[i]; c < utf8.RuneSelf {
+			i++
+			if c = Lower[c]; c == 0 {
+				space = true
+				continue
+			}
+			r = rune(c)
+		} else {
+			var size int
+			r, size = utf8.DecodeRuneInString(s[i:])
+			i += size
+			var ok bool
+			if r, ok = lowerLetter(r); !ok {
+				space = true
+				continue
+			}
+		}
+		if space && started {
+			h = (h ^ ' ') * prime
+		}
+		space, started = false, true
+		h = (h ^ uint64(r)) * prime
+	}
 	return h
 }
 
@@ -42,35 +93,16 @@ func Short(s string, n int) string {
 	return hex.EncodeToString(h[:n])
 }
 
-// each calls emit with the runes of Normalize(s). It runs on every memory
-// written and on every candidate of a search, so ASCII, nearly all of it,
-// takes a table instead of the unicode package.
-func each(s string, emit func(rune)) {
-	space, started := false, false
-	for i := 0; i < len(s); {
-		var r rune
-		if c := s[i]; c < utf8.RuneSelf {
-			i++
-			if r = rune(Lower[c]); r == 0 {
-				space = true
-				continue
-			}
-		} else {
-			var size int
-			r, size = utf8.DecodeRuneInString(s[i:])
-			i += size
-			// What strings.ToLower does, without a copy.
-			if r = unicode.ToLower(r); !unicode.IsLetter(r) && !unicode.IsDigit(r) {
-				space = true
-				continue
-			}
-		}
-		if space && started {
-			emit(' ')
-		}
-		space, started = false, true
-		emit(r)
-	}
+// Normalize and Hash run on every memory written and on every candidate of
+// a search, so ASCII, nearly all of it, takes a table instead of the
+// unicode package, in a loop of its own.
+
+// lowerLetter is a non-ASCII rune as Normalize keeps it: lowercased, as
+// strings.ToLower does (without a copy), and false when it is no letter
+// or digit (a separator).
+func lowerLetter(r rune) (rune, bool) {
+	r = unicode.ToLower(r)
+	return r, unicode.IsLetter(r) || unicode.IsDigit(r)
 }
 
 // Lower maps ASCII letters and digits to their lowercase form and every

@@ -1,6 +1,53 @@
 package norm
 
-import "testing"
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"unicode"
+	"unicode/utf8"
+)
+
+// TestNormalizeAsRunes: Normalize and Hash read texts of every kind (ASCII,
+// other scripts, punctuation, broken UTF-8) as the plain definition does:
+// lowercase letters and digits, runs of anything else one space, none at
+// either end.
+func TestNormalizeAsRunes(t *testing.T) {
+	pieces := []string{"a", "Z", "7", " ", "  ", "\t", "\n", ".", ",", "—", "é", "É", "Ω", "日本", "\xff", "\ufffd", "ß", "İ", "_", "'", "\u00a0", "٣"}
+	rng := rand.New(rand.NewPCG(8, 9))
+	for range 5000 {
+		var b strings.Builder
+		for range rng.IntN(12) {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		s := b.String()
+		var words []string
+		var w []rune
+		for _, r := range s {
+			if r == utf8.RuneError || !unicode.IsLetter(unicode.ToLower(r)) && !unicode.IsDigit(unicode.ToLower(r)) {
+				if len(w) > 0 {
+					words, w = append(words, string(w)), nil
+				}
+				continue
+			}
+			w = append(w, unicode.ToLower(r))
+		}
+		if len(w) > 0 {
+			words = append(words, string(w))
+		}
+		want := strings.Join(words, " ")
+		if got := Normalize(s); got != want {
+			t.Fatalf("Normalize(%q) = %q, want %q", s, got, want)
+		}
+		h := uint64(14695981039346656037)
+		for _, r := range want {
+			h = (h ^ uint64(r)) * 1099511628211
+		}
+		if got := Hash(s); got != h {
+			t.Fatalf("Hash(%q) is not the hash of %q", s, want)
+		}
+	}
+}
 
 // TestHash: texts hash alike exactly when they normalise alike.
 func TestHash(t *testing.T) {

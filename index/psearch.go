@@ -1,0 +1,273 @@
+package index
+
+import (
+	"math/bits"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Filter says which memories a search may return: all the owner's active
+// ones count towards its statistics.
+type Filter struct {
+	Session       string
+	OnlySession   bool
+	Kinds, Except []string
+}
+
+// Known is what a search that read all of an owner's memories knows of the
+// question's terms, for its floor (NewFloor): the scorer weighed by the
+// owner's own counts, the terms each hit holds, and the terms any active
+// memory of the owner holds in its content (in any session).
+type Known struct {
+	scorer *Scorer
+	found  map[uint64]termSet
+	has    uint32
+}
+
+// termSet is the query's terms a memory holds, by field.
+type termSet struct{ content, context uint32 }
+
+// searchSpace is a search's working space over a segment's slots, reused:
+// a large owner's would otherwise be most of what a search allocates.
+type searchSpace struct {
+	score   []float64
+	terms   []uint64 // the query's terms found: content bit i, context bit 32+i
+	touched []int32
+	tail    []tailMatch
+}
+
+type tailMatch struct {
+	slot int32
+	m    Match
+}
+
+var spacePool = sync.Pool{New: func() any { return new(searchSpace) }}
+
+// Search ranks the owner's active memories that hold the scorer's terms
+// (from NewScorer; its statistics are set here), and returns the best size
+// that f admits, best first (newer first on ties), as Records.Top does,
+// with what the floor needs to know.
+func (o *Owner) Search(s *Scorer, f Filter, now time.Time, size int) ([]Hit, *Known) {
+	o.mu.RLock()
+	defer o.mu.RUnlock()
+	nowNano := now.UnixNano()
+	active := func(slot int32) bool {
+		fl := o.flags[slot]
+		return fl&flagLive != 0 && (fl&flagExpiring == 0 || nowNano < o.expires[slot])
+	}
+	// The query's terms by number, per field, and their keys. Terms are
+	// resolved under the owner's lock: a term its memories hold was
+	// numbered before they were put.
+	n := len(s.Matcher.Terms)
+	var qbuf [2][32]qterm
+	var q [2][]qterm
+	var keys [32]uint32
+	var known uint32 // terms some memory (of any owner) has held
+	for _, h := range s.hashes {
+		id, ok := o.p.terms.lookup(h.hash)
+		if !ok {
+			continue
+		}
+		i := bits.TrailingZeros32(h.bit)
+		keys[i] = id << 1
+		known |= h.bit
+		for fl := range 2 {
+			q[fl] = append(qbuf[fl][:len(q[fl])], qterm{id, uint8(i)})
+		}
+	}
+	for fl := range 2 {
+		slices.SortFunc(q[fl], func(a, b qterm) int { return int(a.id) - int(b.id) })
+	}
+
+	var counts Counts
+	expired := 0
+	for slot, t := range o.expires {
+		if nowNano >= t && o.flags[slot]&flagLive != 0 {
+			expired++
+		}
+	}
+	counts.Docs = uint64(o.live - expired)
+	// The segment's lists, and how many live memories hold each term: the
+	// list's count, less the dead known to hold it; or, while dead ones of
+	// unknown terms or expired ones are in it, counted.
+	exact := o.blind == 0 && expired == 0
+	var lists [2][32][]byte
+	for fl := range 2 {
+		for i := range n {
+			if known&(1<<i) == 0 {
+				continue
+			}
+			key := keys[i] | uint32(fl)
+			e, ok := o.seg.lookup(key)
+			if !ok {
+				continue
+			}
+			lists[fl][i] = e.list
+			if exact {
+				counts.DF[fl][i] = uint64(e.postings - o.deadDF[key])
+				continue
+			}
+			eachPosting(e.list, func(slot int32, _ uint16) {
+				if active(slot) {
+					counts.DF[fl][i]++
+				}
+			})
+		}
+	}
+	sp := spacePool.Get().(*searchSpace)
+	defer spacePool.Put(sp)
+	adm := o.admitter(f)
+	// The memories kept forward.
+	sp.tail = sp.tail[:0]
+	if known != 0 {
+		base := o.segN()
+		for i, at := range o.fwdAt {
+			slot := base + int32(i)
+			if !active(slot) {
+				continue
+			}
+			var m Match
+			if !matchForward(o.fwd[at:], &q, &m) {
+				continue
+			}
+			for fl, set := range [2]uint32{m.Content, m.Context} {
+				for ; set != 0; set &= set - 1 {
+					counts.DF[fl][bits.TrailingZeros32(set)]++
+				}
+			}
+			if adm.admits(o, slot) {
+				sp.tail = append(sp.tail, tailMatch{slot, m})
+			}
+		}
+	}
+	s.UseCounts(&counts)
+
+	// The segment's lists, each walked once.
+	segN := int(o.segN())
+	if len(sp.score) < segN {
+		sp.score, sp.terms = make([]float64, segN), make([]uint64, segN)
+	}
+	sp.touched = sp.touched[:0]
+	for fl := range 2 {
+		for i := range n {
+			list := lists[fl][i]
+			if list == nil {
+				continue
+			}
+			w, bit := s.clause[fl][i], uint64(1)<<(32*fl+i)
+			slot := int32(0)
+			for pos := 0; pos < len(list); {
+				v := uint64(list[pos])
+				pos++
+				if v >= 0x80 {
+					v, pos = uvarintAt(list, pos-1)
+				}
+				c := uint16(1)
+				if v&1 != 0 {
+					var cv uint64
+					cv, pos = uvarintAt(list, pos)
+					c = uint16(cv)
+				}
+				slot += int32(v >> 1) // the first from 0
+				if !active(slot) {
+					continue
+				}
+				if sp.terms[slot] == 0 {
+					sp.touched = append(sp.touched, slot)
+				}
+				sp.score[slot] += w * tfPart(c)
+				sp.terms[slot] |= bit
+			}
+		}
+	}
+	// The best size, kept in order as they come: a common word touches
+	// most of a large owner's memories, and sorting them all would cost
+	// more than scoring them.
+	type ranked struct {
+		Hit
+		set termSet
+	}
+	better := func(a, b Hit) bool { return a.Score > b.Score || (a.Score == b.Score && a.ID > b.ID) }
+	top := make([]ranked, 0, size)
+	offer := func(h Hit, set termSet) {
+		if size <= 0 || len(top) == size && !better(h, top[len(top)-1].Hit) {
+			return
+		}
+		at, _ := slices.BinarySearchFunc(top, h, func(e ranked, t Hit) int {
+			if better(e.Hit, t) {
+				return -1
+			}
+			return 1
+		})
+		if len(top) == size {
+			top = top[:size-1]
+		}
+		top = slices.Insert(top, at, ranked{h, set})
+	}
+	for _, slot := range sp.touched {
+		set := sp.terms[slot]
+		if adm.admits(o, slot) {
+			matched := bits.OnesCount64(set)
+			offer(Hit{ID: o.ids[slot], Score: sp.score[slot] * float64(matched) / float64(s.clauses)},
+				termSet{uint32(set), uint32(set >> 32)})
+		}
+		sp.score[slot], sp.terms[slot] = 0, 0
+	}
+	for _, t := range sp.tail {
+		offer(Hit{ID: o.ids[t.slot], Score: s.Score(&t.m)}, termSet{t.m.Content, t.m.Context})
+	}
+	kn := &Known{scorer: s, found: make(map[uint64]termSet, len(top))}
+	for i := range n {
+		if counts.DF[0][i] > 0 {
+			kn.has |= 1 << i
+		}
+	}
+	hits := make([]Hit, len(top))
+	for i, r := range top {
+		hits[i] = r.Hit
+		kn.found[r.ID] = r.set
+	}
+	return hits, kn
+}
+
+// admitter is a Filter in the owner's terms.
+type admitter struct {
+	session     uint32
+	onlySession bool
+	kinds       []uint8 // nil: any
+	noKind      bool    // Kinds named only kinds no memory has: none
+	except      []uint8
+}
+
+func (o *Owner) admitter(f Filter) admitter {
+	a := admitter{session: sessionHash(f.Session), onlySession: f.OnlySession}
+	for _, k := range f.Kinds {
+		if n, ok := o.p.kindNumber(k); ok {
+			a.kinds = append(a.kinds, n)
+		}
+	}
+	a.noKind = len(f.Kinds) > 0 && len(a.kinds) == 0
+	for _, k := range f.Except {
+		if n, ok := o.p.kindNumber(k); ok {
+			a.except = append(a.except, n)
+		}
+	}
+	return a
+}
+
+// admits reports whether the filter admits slot. A kind past the
+// numbered ones is admitted: the engine checks the record.
+func (a *admitter) admits(o *Owner, slot int32) bool {
+	if a.onlySession && o.sess[slot] != a.session {
+		return false
+	}
+	k := o.kind[slot]
+	if k == otherKind {
+		return true
+	}
+	if a.noKind || a.kinds != nil && !slices.Contains(a.kinds, k) {
+		return false
+	}
+	return !slices.Contains(a.except, k)
+}
