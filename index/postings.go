@@ -423,7 +423,11 @@ const (
 // tailPostings decodes the forward memories from slot from on, live ones
 // only, renumbered by remap (when not nil), into postings sorted by key.
 func (o *Owner) tailPostings(remap []int32) []posting {
-	var out []posting
+	// Every encoded term takes at least two bytes: half the forward bytes
+	// holds them all without growing (an owner first admitted merges tens of
+	// thousands of memories at once, and growing by doubling would allocate
+	// twice over).
+	out := make([]posting, 0, len(o.fwd)/2)
 	base := o.segN()
 	for i := range o.fwdAt {
 		slot := base + int32(i)
