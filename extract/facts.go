@@ -59,6 +59,9 @@ func Facts(userText string) []Fact {
 			continue
 		}
 		for _, f := range sentenceFacts(s) {
+			if namesNothing(f.Content) {
+				continue
+			}
 			if at, dup := seen[f.Key]; dup {
 				// A later statement in the same message corrects an
 				// earlier one: "I live in Berlin. Sorry, I mean Munich."
@@ -236,4 +239,55 @@ func submatches(s string, loc []int) []string {
 		}
 	}
 	return m
+}
+
+// Words namesNothing reads past: the verbs, adverbs and negations that
+// lead a statement up to what it is about.
+var (
+	leadWords = wordSet(`usually often always really generally mostly strongly definitely truly just also
+	tend tends to prefer prefers not avoid avoids stick use uses like likes love loves hate hates dislike
+	dislikes enjoy enjoys try tries buy buys wear wears eat eats get gets stand can't cannot don't doesn't
+	does do never would rather find finds keep keeps`)
+	// backRefs are the pronouns that stand for something said before.
+	backRefs = wordSet(`it them those these this that`)
+	// Words after such a pronoun that show no noun follows it: "avoid
+	// those due to ...", "prefer them in ...". (Not "when" or "if": "prefers
+	// it when meetings start late" names what it prefers.)
+	noNounAfter = wordSet(`due because since in for as too anymore consistently at on either anyway instead
+	much more less over all very so now then`)
+	// hardWords make "finds it hard to" a lead, not a reference.
+	hardWords = wordSet(`hard difficult easy easier harder tough`)
+)
+
+func wordSet(words string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(words) {
+		m[w] = true
+	}
+	return m
+}
+
+// namesNothing reports whether a fact is about a pronoun whose noun was
+// said in an earlier sentence ("User usually prefers to avoid those due to
+// privacy concerns."): alone, it tells the model nothing, and it would ride
+// in the profile. The turn's transcript keeps both sentences.
+func namesNothing(content string) bool {
+	words := strings.FieldsFunc(strings.ToLower(content), func(r rune) bool {
+		return r == ' ' || r == ',' || r == '.' || r == ';' || r == '!' || r == ':'
+	})
+	if len(words) == 0 || words[0] != "user" {
+		return false
+	}
+	for i := 1; i < len(words); i++ {
+		w := words[i]
+		switch {
+		case w == "it" && i+1 < len(words) && hardWords[words[i+1]]:
+			i++ // "finds it hard to stick to them"
+		case backRefs[w]:
+			return i+1 == len(words) || noNounAfter[words[i+1]]
+		case !leadWords[w]:
+			return false
+		}
+	}
+	return false
 }

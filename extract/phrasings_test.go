@@ -110,9 +110,31 @@ func TestFactsNoneWhenUnclean(t *testing.T) {
 		"I like that you asked.",
 		"I prefer your first answer.",
 		"I'd love some help with my essay.",
+		// what the preference is about was said before: alone, the fact
+		// names nothing (the turn's transcript keeps both)
+		"Any fitness apps without fingerprint or facial recognition? I usually prefer to avoid those due to privacy concerns.",
+		"Speaking of geometric shapes, I tend to prefer them in my personal style too.",
+		"I tried meal plans before. I find it hard to stick to them consistently.",
+		"I saw the new tablets. I really love them!",
 	} {
 		if got := Facts(in); len(got) != 0 {
 			t.Errorf("Facts(%q) = %+v, want none", in, got)
+		}
+	}
+}
+
+// A pronoun whose noun is in the same statement, or that a noun follows,
+// keeps its fact.
+func TestFactsPronounWithItsNoun(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"I tend to avoid those trendy foldable phones since they seem fragile.", "User tends to avoid those trendy foldable phones since they seem fragile."},
+		{"I find virtual reality simulations disorienting and prefer not to use them.", "User finds virtual reality simulations disorienting and prefers not to use them."},
+		{"I usually prefer it when meetings start late.", "User usually prefers it when meetings start late."},
+		{"Speaking of pets, I usually prefer low-maintenance ones.", "User usually prefers low-maintenance ones."},
+	} {
+		got := Facts(tt.in)
+		if len(got) != 1 || got[0].Content != tt.want {
+			t.Errorf("Facts(%q) = %+v, want one: %q", tt.in, got, tt.want)
 		}
 	}
 }
