@@ -157,6 +157,16 @@ func TestReceiptOfInjections(t *testing.T) {
 	if len(owners) != 1 || owners[0].(map[string]any)["owner_id"] != engineAt(storage).OwnerID("sk-receipt") {
 		t.Errorf("GET /stats/owners?owner=: %v", out)
 	}
+	// A key pasted with the spaces around it is the key: the proxy trims
+	// them too, so no owner can have them.
+	_, out = a.do("GET", "/memory/admin/stats/owners?owner=%20sk-receipt%09", "admin", nil)
+	if owners, _ := out["owners"].([]any); len(owners) != 1 || owners[0].(map[string]any)["owner_id"] != engineAt(storage).OwnerID("sk-receipt") {
+		t.Errorf("GET /stats/owners?owner= with spaces around the key: %v", out)
+	}
+	if status, out := a.do("POST", "/memory/admin/memories", "admin", map[string]any{"owner": " sk-receipt ", "content": "The operator says: zqtulips."}); status != http.StatusCreated ||
+		!strings.Contains(strings.Join(listContents(mustList(t, a, "sk-receipt")), " | "), "zqtulips") {
+		t.Errorf("an operator's memory for \" sk-receipt \" is not sk-receipt's: %d %v", status, out)
+	}
 	if _, out = a.do("GET", "/memory/admin/stats/owners?owner=sk-nobody", "admin", nil); len(out["owners"].([]any)) != 0 {
 		t.Errorf("an owner with no memory: %v", out)
 	}
