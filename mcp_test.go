@@ -255,12 +255,19 @@ func TestMCPAdminModeThroughCaddy(t *testing.T) {
 	op.ok("delete_memory", map[string]any{"id": daveID})
 
 	// forget_owner removes Carol and nobody else.
+	if _, out = a.do("GET", "/memory/injections", "sk-carol", nil); len(out["injections"].([]any)) != 1 {
+		t.Fatalf("Carol's receipts before forget_owner: %v", out)
+	}
 	forgot := op.ok("forget_owner", map[string]any{"owner": "sk-carol"})
 	if f := forgot["forgotten"].(map[string]any); f["memories"].(float64) < 1 {
 		t.Errorf("forget_owner answered %v", forgot)
 	}
 	if got := contents(op.ok("list_memories", map[string]any{"owner": "sk-carol"})); len(got) != 0 {
 		t.Errorf("Carol after forget_owner: %v", got)
+	}
+	// Her chat request's receipt goes with her, as through REST.
+	if _, out = a.do("GET", "/memory/injections", "sk-carol", nil); len(out["injections"].([]any)) != 0 {
+		t.Errorf("Carol's receipts after forget_owner: %v", out)
 	}
 	if _, out = a.do("GET", "/memory/admin/memories?owner=sk-dave&include_deleted=true", "admin", nil); len(listContents(out)) != 1 {
 		t.Errorf("forgetting Carol touched Dave: %v", out)

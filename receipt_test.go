@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"bytes"
 	"fmt"
 	"net/http"
 	"slices"
@@ -19,7 +20,8 @@ func postWith(t *testing.T, client *http.Client, key string, headers map[string]
 // TestXMemoryHeader: X-Memory: off makes a request go through without
 // memory, neither injected nor learned (the store holds nothing of it);
 // no-learn injects and learns nothing; the header never reaches the
-// upstream, and another value is ignored.
+// upstream, and another value is ignored. Sent more than once or as a
+// list, the strictest value rules.
 func TestXMemoryHeader(t *testing.T) {
 	storage := t.TempDir()
 	up := newFakeLLM(t)
@@ -49,6 +51,8 @@ func TestXMemoryHeader(t *testing.T) {
 		t.Errorf("the upstream got X-Memory: %q", sent.Header.Get("X-Memory"))
 	}
 
+	listed := sendListed(t, tester.Client, up)
+
 	postWith(t, tester.Client, "sk-incognito", map[string]string{"X-Memory": "maybe"},
 		chatBody(false, msg("user", "I keep bees.")))
 	if sent := up.last("/chat/completions"); sent.Header.Get("X-Memory") != "" {
@@ -56,7 +60,7 @@ func TestXMemoryHeader(t *testing.T) {
 	}
 	settle(t, storage, 2) // the first turn and the last: off and no-learn hand nothing over
 	after := strings.Join(listContents(mustList(t, a, "sk-incognito")), " | ")
-	for _, secret := range []string{"zqparrot", "zqwhiskers"} {
+	for _, secret := range append(listed, "zqparrot", "zqwhiskers") {
 		if strings.Contains(after, secret) {
 			t.Errorf("a request with X-Memory off or no-learn left %q in the store: %s", secret, after)
 		}
@@ -153,7 +157,63 @@ func TestReceiptOfInjections(t *testing.T) {
 	if len(owners) != 1 || owners[0].(map[string]any)["owner_id"] != engineAt(storage).OwnerID("sk-receipt") {
 		t.Errorf("GET /stats/owners?owner=: %v", out)
 	}
+	// A key pasted with the spaces around it is the key: the proxy trims
+	// them too, so no owner can have them.
+	_, out = a.do("GET", "/memory/admin/stats/owners?owner=%20sk-receipt%09", "admin", nil)
+	if owners, _ := out["owners"].([]any); len(owners) != 1 || owners[0].(map[string]any)["owner_id"] != engineAt(storage).OwnerID("sk-receipt") {
+		t.Errorf("GET /stats/owners?owner= with spaces around the key: %v", out)
+	}
+	if status, out := a.do("POST", "/memory/admin/memories", "admin", map[string]any{"owner": " sk-receipt ", "content": "The operator says: zqtulips."}); status != http.StatusCreated ||
+		!strings.Contains(strings.Join(listContents(mustList(t, a, "sk-receipt")), " | "), "zqtulips") {
+		t.Errorf("an operator's memory for \" sk-receipt \" is not sk-receipt's: %d %v", status, out)
+	}
 	if _, out = a.do("GET", "/memory/admin/stats/owners?owner=sk-nobody", "admin", nil); len(out["owners"].([]any)) != 0 {
 		t.Errorf("an owner with no memory: %v", out)
 	}
+}
+
+// sendListed sends sk-incognito's requests with X-Memory more than once or
+// as a list, as a client and a gateway in front of it can: a request that
+// says off anywhere is neither injected nor learned, whatever else it
+// says, and one that says no-learn is not learned. It returns the secret
+// each request told, for the caller to find none of them stored.
+func sendListed(t *testing.T, client *http.Client, up *fakeLLM) []string {
+	t.Helper()
+	cases := []struct {
+		values []string
+		secret string
+		want   string // the outcome
+	}{
+		{[]string{"no-learn", "off"}, "zqferret", outcomeOptedOut},
+		{[]string{"no-learn, off"}, "zqgecko", outcomeOptedOut},
+		{[]string{"maybe", "OFF"}, "zqhamster", outcomeOptedOut},
+		{[]string{"maybe,No-Learn"}, "zqiguana", outcomeInjected},
+	}
+	var secrets []string
+	for _, c := range cases {
+		req, err := http.NewRequest(http.MethodPost, caddyAddr+"/v1/chat/completions",
+			bytes.NewReader(chatBody(false, msg("user", "Where do I live? I also keep a "+c.secret+"."))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer sk-incognito")
+		for _, v := range c.values {
+			req.Header.Add("X-Memory", v)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		sent := up.last("/chat/completions")
+		if got := resp.Header.Get("X-Memory-Status"); got != c.want || hasBlock(sent.Body) != (c.want == outcomeInjected) {
+			t.Errorf("X-Memory %q: status %q, block sent %v; want %q", c.values, got, hasBlock(sent.Body), c.want)
+		}
+		if v := sent.Header.Values("X-Memory"); len(v) != 0 {
+			t.Errorf("X-Memory %q: the upstream got X-Memory %q", c.values, v)
+		}
+		secrets = append(secrets, c.secret)
+	}
+	return secrets
 }

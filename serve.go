@@ -140,15 +140,27 @@ const (
 )
 
 // takeControl reads the request's X-Memory header and removes it, so it
-// never reaches the upstream. Another value than off or no-learn is
-// ignored: the request is handled as any other.
+// never reaches the upstream. The header can come more than once or as a
+// list (a gateway adding its own to the client's): the strictest value
+// listed rules, since a request that asked anywhere not to be learned
+// must not be. Values other than off and no-learn are ignored: a request
+// with none of those is handled as any other.
 func takeControl(r *http.Request) string {
-	v := strings.ToLower(strings.TrimSpace(r.Header.Get(controlHeader)))
-	r.Header.Del(controlHeader)
-	if v == controlOff || v == controlNoLearn {
-		return v
+	control := ""
+	for _, line := range r.Header.Values(controlHeader) {
+		for v := range strings.SplitSeq(line, ",") {
+			switch strings.ToLower(strings.TrimSpace(v)) {
+			case controlOff:
+				control = controlOff
+			case controlNoLearn:
+				if control == "" {
+					control = controlNoLearn
+				}
+			}
+		}
 	}
-	return ""
+	r.Header.Del(controlHeader)
+	return control
 }
 
 // read finds the owner and parses the request body. A nil request means the

@@ -257,6 +257,9 @@ func (h *Handler) ownerOf(r *http.Request, ref ownerRef, required bool) (string,
 		}
 		return h.cfg.Engine.OwnerID(caller), nil
 	}
+	// The proxy trims the value it resolves, so a raw owner with spaces
+	// around it (a key pasted with them) names the owner without them.
+	ref.Owner = strings.TrimSpace(ref.Owner)
 	switch {
 	case ref.Owner != "" && ref.OwnerID != "":
 		return "", badRequest("name the owner by owner or by owner_id, not both")

@@ -3,6 +3,7 @@ package api
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -304,13 +305,20 @@ func (h *Handler) forget(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, err)
 		return
 	}
-	f, err := h.cfg.Engine.Forget(r.Context(), owner)
+	f, err := h.forgetOwner(r.Context(), owner)
 	if err != nil {
 		h.fail(w, err)
 		return
 	}
-	h.cfg.Receipts.Forget(owner)
 	writeJSON(w, http.StatusOK, map[string]any{"owner_id": owner, "forgotten": f})
+}
+
+// forgetOwner erases owner: their memories and what their recent requests
+// were given (receipts name memories, and an owner asked to be forgotten).
+// REST and MCP forget through it alike.
+func (h *Handler) forgetOwner(ctx context.Context, owner string) (engine.Forgotten, error) {
+	h.cfg.Receipts.Forget(owner)
+	return h.cfg.Engine.Forget(ctx, owner)
 }
 
 // stats serves GET /stats: the whole database (admin) or the caller's

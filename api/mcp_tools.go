@@ -300,6 +300,6 @@ func (sc mcpScope) forget(ctx context.Context, a forgetArgs) (forgetOut, error) 
 	if err != nil {
 		return forgetOut{}, err
 	}
-	f, err := sc.h.cfg.Engine.Forget(ctx, owner)
+	f, err := sc.h.forgetOwner(ctx, owner)
 	return forgetOut{OwnerID: owner, Forgotten: f}, err
 }
