@@ -30,6 +30,17 @@ type turns struct {
 	// (not a tool's result). A turn runs to the next one, so tool calls
 	// always stay with their results.
 	starts func(item gjson.Result) bool
+	// cost is an item's estimated tokens as the model counts them; nil:
+	// EstimateTokens of its JSON.
+	cost func(item gjson.Result) int
+}
+
+// costOf is an item's estimated tokens (see turns.cost).
+func (t turns) costOf(it gjson.Result) int {
+	if t.cost != nil {
+		return t.cost(it)
+	}
+	return EstimateTokens(it.Raw)
 }
 
 // LengthRefusal reports whether an answer (its status and body) is d's
@@ -91,7 +102,7 @@ func Trim(d Dialect, body []byte, budget int) ([]byte, int, error) {
 	for i, it := range items {
 		if t.kept(it) {
 			keep[i] = true
-			left -= EstimateTokens(it.Raw)
+			left -= t.costOf(it)
 		}
 	}
 	// The newest turns, whole, while they fit; the latest always.
@@ -103,7 +114,7 @@ func Trim(d Dialect, body []byte, budget int) ([]byte, int, error) {
 		cost := 0
 		for i := start; i < end; i++ {
 			if !keep[i] {
-				cost += EstimateTokens(items[i].Raw)
+				cost += t.costOf(items[i])
 			}
 		}
 		if cost > left && end < len(items) {
@@ -197,6 +208,37 @@ var responsesTurns = turns{
 		return itemRole(it) == "system" || itemRole(it) == "developer"
 	},
 	starts: func(it gjson.Result) bool { return itemRole(it) == "user" },
+}
+
+// ollamaImageTokens is what Ollama counts an image as when it fits a
+// conversation to num_ctx (server/prompt.go: a CLIP image is 768
+// embeddings), whatever the size of its base64.
+const ollamaImageTokens = 768
+
+// ollamaTurns are chat's, each image counted as Ollama counts it.
+var ollamaTurns = turns{field: chatTurns.field, kept: chatTurns.kept, starts: chatTurns.starts, cost: ollamaCost}
+
+// ollamaCost is a message's estimated tokens with its images as Ollama
+// counts them.
+func ollamaCost(m gjson.Result) int {
+	n := EstimateTokens(m.Raw)
+	m.Get("images").ForEach(func(_, img gjson.Result) bool {
+		n += ollamaImageTokens - EstimateTokens(img.Raw)
+		return true
+	})
+	return n
+}
+
+// OllamaPromptTokens estimates the prompt of an Ollama chat request as
+// Ollama measures it against num_ctx: the request without the answer it
+// asks for (num_predict), each image 768 tokens.
+func OllamaPromptTokens(body []byte) int {
+	n := EstimateTokens(string(body))
+	gjson.GetBytes(body, "messages").ForEach(func(_, m gjson.Result) bool {
+		n += ollamaCost(m) - EstimateTokens(m.Raw)
+		return true
+	})
+	return n
 }
 
 // OllamaContext is the context size an Ollama request body sets

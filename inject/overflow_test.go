@@ -185,3 +185,20 @@ func TestEarlierSectionGoesInTheBlock(t *testing.T) {
 		t.Error("a section over its budget")
 	}
 }
+
+// TestOllamaCountsImagesAsOllamaDoes: an image is 768 tokens to Ollama
+// whatever its base64 size, in the size of a request and in a cut.
+func TestOllamaCountsImagesAsOllamaDoes(t *testing.T) {
+	img := strings.Repeat("QUJD", 8<<10) // 32 KiB of base64: 8,192 tokens by its length
+	body := `{"model":"llava","options":{"num_predict":9000},"messages":[{"role":"user","content":"old question ` + strings.Repeat("word ", 400) + `"},` +
+		`{"role":"assistant","content":"old answer"},{"role":"user","content":"What is this?","images":["` + img + `"]},` +
+		`{"role":"assistant","content":"A cat."},{"role":"user","content":"What colour?"}]}`
+	if n := OllamaPromptTokens([]byte(body)); n < 768 || n > 1400 {
+		t.Errorf("OllamaPromptTokens %d, want about 768 for the image and 600 for the text", n)
+	}
+	out, dropped, err := Trim(Ollama, []byte(body), 1000)
+	if err != nil || dropped != 2 || !strings.Contains(string(out), img) {
+		t.Errorf("cut to 1000 tokens: %d dropped, image kept %v, %v; want the old turn dropped and the image's turn kept",
+			dropped, strings.Contains(string(out), img), err)
+	}
+}
