@@ -3,8 +3,12 @@ package memory
 import (
 	"bytes"
 	"encoding/base64"
+	"io"
 	"math/rand/v2"
 	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
 	"testing"
 )
 
@@ -47,5 +51,50 @@ func TestOverflowOllamaUnderItsContextPassesWhole(t *testing.T) {
 		if sent := up.since(from); len(sent) != 1 || !bytes.Equal(sent[0], body) {
 			t.Errorf("%s: Ollama was not sent the request as the client sent it (%d requests)", name, len(sent))
 		}
+	}
+}
+
+// TestOverflowKeepsTheInputOfAStoredResponse: a responses request that
+// continues a response the provider stores (previous_response_id) is long
+// because of what the provider keeps, and its input is only the newest
+// part, here the output of the client's own function call. Cutting it
+// would part the call (stored) from its output, and lose that input from
+// the stored conversation for good: the client gets the provider's refusal
+// unchanged, not an error about an output it did send.
+func TestOverflowKeepsTheInputOfAStoredResponse(t *testing.T) {
+	refusal := `{"error":{"message":"Your input exceeds the context window of this model. Please adjust your input and try again.","type":"invalid_request_error","param":"input","code":"context_length_exceeded"}}`
+	var mu sync.Mutex
+	var sent [][]byte
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		sent = append(sent, body)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		if !strings.Contains(string(body), `"function_call_output"`) {
+			io.WriteString(w, `{"error":{"message":"No tool output found for function call call_7.","type":"invalid_request_error","param":"input","code":null}}`)
+			return
+		}
+		io.WriteString(w, refusal) // the stored conversation is over the model's context
+	}))
+	t.Cleanup(up.Close)
+	tester := startCaddy(t, overflowConfig(t.TempDir(), strings.TrimPrefix(up.URL, "http://"), "trim"))
+	body := mustBytes(map[string]any{"model": "gpt-4.1", "previous_response_id": "resp_long", "input": []any{
+		map[string]any{"type": "function_call_output", "call_id": "call_7", "output": strings.Repeat("row of the report, ", 200)},
+		msg("user", "Summarise the report."),
+	}})
+	before := metric("caddy_memory_overflow_total", `result="not_trimmable"`)
+	resp, got := post(t, tester, "/v1/responses", "sk-long", body)
+	if resp.StatusCode != http.StatusBadRequest || string(got) != refusal {
+		t.Errorf("the client got %d %s, want the provider's refusal", resp.StatusCode, got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(sent) != 1 {
+		t.Errorf("the upstream was asked %d times, want once", len(sent))
+	}
+	if metric("caddy_memory_overflow_total", `result="not_trimmable"`) != before+1 {
+		t.Error("not counted as not_trimmable")
 	}
 }

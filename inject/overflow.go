@@ -16,8 +16,8 @@ import (
 // the same for all.
 
 // ErrNotTrimmable means the conversation cannot be cut to fit: nothing
-// but its latest turn (and the instructions) is left, or it is not a list
-// of turns.
+// but its latest turn (and the instructions) is left, it is not a list
+// of turns, or the provider keeps the part before it.
 var ErrNotTrimmable = errors.New("the conversation cannot be cut to fit")
 
 // turns describes how a format's conversation divides into turns.
@@ -30,6 +30,12 @@ type turns struct {
 	// (not a tool's result). A turn runs to the next one, so tool calls
 	// always stay with their results.
 	starts func(item gjson.Result) bool
+	// stored reports a request that continues a conversation the
+	// provider keeps (nil: none does). Its items are only the newest
+	// part, after what the provider keeps: cutting them would lose them
+	// from that conversation and part the stored calls from their
+	// outputs, so it is not cut.
+	stored func(body []byte) bool
 	// cost is an item's estimated tokens as the model counts them; nil:
 	// EstimateTokens of its JSON.
 	cost func(item gjson.Result) int
@@ -89,7 +95,7 @@ func limitIn(msg string) int {
 func Trim(d Dialect, body []byte, budget int) ([]byte, int, error) {
 	t := d.turns()
 	arr := gjson.GetBytes(body, t.field)
-	if t.field == "" || !arr.IsArray() || !spanOK(body, arr) {
+	if t.field == "" || !arr.IsArray() || !spanOK(body, arr) || t.stored != nil && t.stored(body) {
 		return nil, 0, ErrNotTrimmable
 	}
 	items := arr.Array()
@@ -208,6 +214,10 @@ var responsesTurns = turns{
 		return itemRole(it) == "system" || itemRole(it) == "developer"
 	},
 	starts: func(it gjson.Result) bool { return itemRole(it) == "user" },
+	stored: func(body []byte) bool {
+		r := gjson.GetManyBytes(body, "previous_response_id", "conversation")
+		return r[0].String() != "" || r[1].Exists() && r[1].Type != gjson.Null
+	},
 }
 
 // ollamaImageTokens is what Ollama counts an image as when it fits a

@@ -110,6 +110,12 @@ func TestTrimNeverSplitsToolCalls(t *testing.T) {
 	if _, _, err := Trim(OpenAIChat, []byte(`{"messages":[{"role":"user","content":"only this"}]}`), 1); err != ErrNotTrimmable {
 		t.Errorf("one turn: %v, want ErrNotTrimmable", err)
 	}
+	// The provider keeps what comes before: the input is not cut.
+	for _, field := range []string{`"previous_response_id":"resp_1",`, `"conversation":"conv_1",`, `"conversation":{"id":"conv_1"},`} {
+		if _, _, err := Trim(OpenAIResponses, []byte(`{`+field+responsesChat(20)[1:]), 50); err != ErrNotTrimmable {
+			t.Errorf("%s: %v, want ErrNotTrimmable", field, err)
+		}
+	}
 }
 
 func anthropicChat(n int) string {
