@@ -10,6 +10,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/caddy-memory/memory/inject"
 )
 
 // TestOverflowOllamaUnderItsContextPassesWhole: Ollama keeps a
@@ -96,5 +100,44 @@ func TestOverflowKeepsTheInputOfAStoredResponse(t *testing.T) {
 	}
 	if metric("caddy_memory_overflow_total", `result="not_trimmable"`) != before+1 {
 		t.Error("not counted as not_trimmable")
+	}
+}
+
+// TestOverflowWithToolRoundsAsksOnce: with the model's memory tools, a
+// conversation refused for its length is cut once; the tool round that
+// follows goes cut as well, not whole to be refused again: three upstream
+// calls (the refusal, the cut request calling save_memory, the round with
+// its result), not a refusal before every round.
+func TestOverflowWithToolRoundsAsksOnce(t *testing.T) {
+	up := newLimitedLLM(t, 3000)
+	up.answer = func(body []byte) string {
+		if toolOutputs(body) == "" {
+			return toolPrefix + `save_memory {"content":"The user asks about the harbour."}`
+		}
+		return "Saved, and here is more on the harbour."
+	}
+	cfg := strings.Replace(overflowConfig(t.TempDir(), up.addr(), "trim"), "diagnostics", "diagnostics\n\t\ttools", 1)
+	tester := startCaddy(t, cfg)
+	conv := longConversation(msg("assistant", "a"), msg("user", "b"))
+	from := up.count()
+	before := metric("caddy_memory_overflow_total", `result="rescued"`)
+	resp, got := post(t, tester, "/v1/chat/completions", "sk-long", chatBody(false, conv...))
+	if resp.StatusCode != 200 || gjson.GetBytes(got, "choices.0.message.content").String() != "Saved, and here is more on the harbour." {
+		t.Fatalf("the client got %d %s", resp.StatusCode, got)
+	}
+	if h := resp.Header.Get("X-Memory-Overflow"); !strings.HasPrefix(h, "trimmed ") {
+		t.Errorf("X-Memory-Overflow %q", h)
+	}
+	sent := up.since(from)
+	for i, b := range sent[1:] {
+		if n := inject.EstimateTokens(string(b)); n > up.limit {
+			t.Errorf("request %d after the refusal is %d tokens, over the limit", i+2, n)
+		}
+	}
+	if len(sent) != 3 {
+		t.Errorf("the upstream was asked %d times, want 3", len(sent))
+	}
+	if metric("caddy_memory_overflow_total", `result="rescued"`) != before+1 {
+		t.Error("the rescue was not counted once")
 	}
 }

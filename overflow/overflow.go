@@ -93,11 +93,17 @@ type overflowNext struct {
 	c    *Config
 	next Next
 	Request
+	// refused says an earlier call of this request (before a tool round)
+	// was refused for its length, naming limit: a later round, the same
+	// conversation grown, is cut before it is sent.
+	refused bool
+	limit   int
 }
 
 // ServeHTTP sends the request on; a refusal for its length is held back and
 // the request asked once more, cut. The client sees one answer: the cut
 // request's, or, refused again (or not cut), the first refusal unchanged.
+// The tool rounds of a request refused once go cut from the start.
 func (o *overflowNext) ServeHTTP(w http.ResponseWriter, r *http.Request) error {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
@@ -106,6 +112,13 @@ func (o *overflowNext) ServeHTTP(w http.ResponseWriter, r *http.Request) error {
 	reqbody.Set(r, body)
 	if o.Dialect.Name() == inject.NameOllama {
 		return o.ollama(w, r, body)
+	}
+	if o.refused {
+		if cut, n := o.cut(r.Context(), body, refusalBudget(body, o.limit)); cut != nil {
+			reqbody.Set(r, cut)
+			o.diagnose(w.Header(), n)
+		}
+		return o.next.ServeHTTP(w, r)
 	}
 	first := &refusalCatcher{w: w, header: http.Header{}}
 	err = o.next.ServeHTTP(first, r)
@@ -117,6 +130,7 @@ func (o *overflowNext) ServeHTTP(w http.ResponseWriter, r *http.Request) error {
 		first.release()
 		return err
 	}
+	o.refused, o.limit = true, limit
 	cut, n := o.cut(r.Context(), body, refusalBudget(body, limit))
 	if cut == nil {
 		o.c.Count(NotTrimmable)
