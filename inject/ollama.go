@@ -147,6 +147,9 @@ func (o *ollamaEditor) edit(ev []byte) []byte {
 	})
 }
 
+// turns are chat's, images counted as Ollama counts them.
+func (ollama) turns() turns { return ollamaTurns }
+
 // refusal: Ollama does not refuse a long request, it cuts its oldest
 // tokens to its context (options.num_ctx); see OllamaContext.
 func (ollama) refusal([]byte) (int, bool) { return 0, false }

@@ -16,8 +16,8 @@ import (
 // the same for all.
 
 // ErrNotTrimmable means the conversation cannot be cut to fit: nothing
-// but its latest turn (and the instructions) is left, or it is not a list
-// of turns.
+// but its latest turn (and the instructions) is left, it is not a list
+// of turns, or the provider keeps the part before it.
 var ErrNotTrimmable = errors.New("the conversation cannot be cut to fit")
 
 // turns describes how a format's conversation divides into turns.
@@ -30,6 +30,23 @@ type turns struct {
 	// (not a tool's result). A turn runs to the next one, so tool calls
 	// always stay with their results.
 	starts func(item gjson.Result) bool
+	// stored reports a request that continues a conversation the
+	// provider keeps (nil: none does). Its items are only the newest
+	// part, after what the provider keeps: cutting them would lose them
+	// from that conversation and part the stored calls from their
+	// outputs, so it is not cut.
+	stored func(body []byte) bool
+	// cost is an item's estimated tokens as the model counts them; nil:
+	// EstimateTokens of its JSON.
+	cost func(item gjson.Result) int
+}
+
+// costOf is an item's estimated tokens (see turns.cost).
+func (t turns) costOf(it gjson.Result) int {
+	if t.cost != nil {
+		return t.cost(it)
+	}
+	return EstimateTokens(it.Raw)
 }
 
 // LengthRefusal reports whether an answer (its status and body) is d's
@@ -78,7 +95,7 @@ func limitIn(msg string) int {
 func Trim(d Dialect, body []byte, budget int) ([]byte, int, error) {
 	t := d.turns()
 	arr := gjson.GetBytes(body, t.field)
-	if t.field == "" || !arr.IsArray() || !spanOK(body, arr) {
+	if t.field == "" || !arr.IsArray() || !spanOK(body, arr) || t.stored != nil && t.stored(body) {
 		return nil, 0, ErrNotTrimmable
 	}
 	items := arr.Array()
@@ -91,7 +108,7 @@ func Trim(d Dialect, body []byte, budget int) ([]byte, int, error) {
 	for i, it := range items {
 		if t.kept(it) {
 			keep[i] = true
-			left -= EstimateTokens(it.Raw)
+			left -= t.costOf(it)
 		}
 	}
 	// The newest turns, whole, while they fit; the latest always.
@@ -103,7 +120,7 @@ func Trim(d Dialect, body []byte, budget int) ([]byte, int, error) {
 		cost := 0
 		for i := start; i < end; i++ {
 			if !keep[i] {
-				cost += EstimateTokens(items[i].Raw)
+				cost += t.costOf(items[i])
 			}
 		}
 		if cost > left && end < len(items) {
@@ -197,6 +214,41 @@ var responsesTurns = turns{
 		return itemRole(it) == "system" || itemRole(it) == "developer"
 	},
 	starts: func(it gjson.Result) bool { return itemRole(it) == "user" },
+	stored: func(body []byte) bool {
+		r := gjson.GetManyBytes(body, "previous_response_id", "conversation")
+		return r[0].String() != "" || r[1].Exists() && r[1].Type != gjson.Null
+	},
+}
+
+// ollamaImageTokens is what Ollama counts an image as when it fits a
+// conversation to num_ctx (server/prompt.go: a CLIP image is 768
+// embeddings), whatever the size of its base64.
+const ollamaImageTokens = 768
+
+// ollamaTurns are chat's, each image counted as Ollama counts it.
+var ollamaTurns = turns{field: chatTurns.field, kept: chatTurns.kept, starts: chatTurns.starts, cost: ollamaCost}
+
+// ollamaCost is a message's estimated tokens with its images as Ollama
+// counts them.
+func ollamaCost(m gjson.Result) int {
+	n := EstimateTokens(m.Raw)
+	m.Get("images").ForEach(func(_, img gjson.Result) bool {
+		n += ollamaImageTokens - EstimateTokens(img.Raw)
+		return true
+	})
+	return n
+}
+
+// OllamaPromptTokens estimates the prompt of an Ollama chat request as
+// Ollama measures it against num_ctx: the request without the answer it
+// asks for (num_predict), each image 768 tokens.
+func OllamaPromptTokens(body []byte) int {
+	n := EstimateTokens(string(body))
+	gjson.GetBytes(body, "messages").ForEach(func(_, m gjson.Result) bool {
+		n += ollamaCost(m) - EstimateTokens(m.Raw)
+		return true
+	})
+	return n
 }
 
 // OllamaContext is the context size an Ollama request body sets

@@ -110,6 +110,12 @@ func TestTrimNeverSplitsToolCalls(t *testing.T) {
 	if _, _, err := Trim(OpenAIChat, []byte(`{"messages":[{"role":"user","content":"only this"}]}`), 1); err != ErrNotTrimmable {
 		t.Errorf("one turn: %v, want ErrNotTrimmable", err)
 	}
+	// The provider keeps what comes before: the input is not cut.
+	for _, field := range []string{`"previous_response_id":"resp_1",`, `"conversation":"conv_1",`, `"conversation":{"id":"conv_1"},`} {
+		if _, _, err := Trim(OpenAIResponses, []byte(`{`+field+responsesChat(20)[1:]), 50); err != ErrNotTrimmable {
+			t.Errorf("%s: %v, want ErrNotTrimmable", field, err)
+		}
+	}
 }
 
 func anthropicChat(n int) string {
@@ -183,5 +189,22 @@ func TestEarlierSectionGoesInTheBlock(t *testing.T) {
 	}
 	if RenderEarlier([]Item{{Text: strings.Repeat("long ", 400)}}, 50) != "" {
 		t.Error("a section over its budget")
+	}
+}
+
+// TestOllamaCountsImagesAsOllamaDoes: an image is 768 tokens to Ollama
+// whatever its base64 size, in the size of a request and in a cut.
+func TestOllamaCountsImagesAsOllamaDoes(t *testing.T) {
+	img := strings.Repeat("QUJD", 8<<10) // 32 KiB of base64: 8,192 tokens by its length
+	body := `{"model":"llava","options":{"num_predict":9000},"messages":[{"role":"user","content":"old question ` + strings.Repeat("word ", 400) + `"},` +
+		`{"role":"assistant","content":"old answer"},{"role":"user","content":"What is this?","images":["` + img + `"]},` +
+		`{"role":"assistant","content":"A cat."},{"role":"user","content":"What colour?"}]}`
+	if n := OllamaPromptTokens([]byte(body)); n < 768 || n > 1400 {
+		t.Errorf("OllamaPromptTokens %d, want about 768 for the image and 600 for the text", n)
+	}
+	out, dropped, err := Trim(Ollama, []byte(body), 1000)
+	if err != nil || dropped != 2 || !strings.Contains(string(out), img) {
+		t.Errorf("cut to 1000 tokens: %d dropped, image kept %v, %v; want the old turn dropped and the image's turn kept",
+			dropped, strings.Contains(string(out), img), err)
 	}
 }

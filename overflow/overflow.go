@@ -93,11 +93,17 @@ type overflowNext struct {
 	c    *Config
 	next Next
 	Request
+	// refused says an earlier call of this request (before a tool round)
+	// was refused for its length, naming limit: a later round, the same
+	// conversation grown, is cut before it is sent.
+	refused bool
+	limit   int
 }
 
 // ServeHTTP sends the request on; a refusal for its length is held back and
 // the request asked once more, cut. The client sees one answer: the cut
 // request's, or, refused again (or not cut), the first refusal unchanged.
+// The tool rounds of a request refused once go cut from the start.
 func (o *overflowNext) ServeHTTP(w http.ResponseWriter, r *http.Request) error {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
@@ -106,6 +112,13 @@ func (o *overflowNext) ServeHTTP(w http.ResponseWriter, r *http.Request) error {
 	reqbody.Set(r, body)
 	if o.Dialect.Name() == inject.NameOllama {
 		return o.ollama(w, r, body)
+	}
+	if o.refused {
+		if cut, n := o.cut(r.Context(), body, refusalBudget(body, o.limit)); cut != nil {
+			reqbody.Set(r, cut)
+			o.diagnose(w.Header(), n)
+		}
+		return o.next.ServeHTTP(w, r)
 	}
 	first := &refusalCatcher{w: w, header: http.Header{}}
 	err = o.next.ServeHTTP(first, r)
@@ -117,7 +130,8 @@ func (o *overflowNext) ServeHTTP(w http.ResponseWriter, r *http.Request) error {
 		first.release()
 		return err
 	}
-	cut, n := o.cut(r.Context(), body, limit)
+	o.refused, o.limit = true, limit
+	cut, n := o.cut(r.Context(), body, refusalBudget(body, limit))
 	if cut == nil {
 		o.c.Count(NotTrimmable)
 		first.release()
@@ -143,14 +157,17 @@ func (o *overflowNext) ServeHTTP(w http.ResponseWriter, r *http.Request) error {
 }
 
 // ollama cuts, before sending, a request over the model's context:
-// options.num_ctx, else overflow_ollama_ctx.
+// options.num_ctx, else overflow_ollama_ctx. Ollama cuts its prompt to
+// num_ctx alone (the answer shifts the context as it grows), so the
+// answer's num_predict takes no room here.
 func (o *overflowNext) ollama(w http.ResponseWriter, r *http.Request, body []byte) error {
 	ctx := inject.OllamaContext(body)
 	if ctx <= 0 {
 		ctx = o.c.OllamaCtx
 	}
-	if inject.EstimateTokens(string(body))+inject.CompletionTokens(body) > ctx {
-		if cut, n := o.cut(r.Context(), body, ctx); cut != nil {
+	if inject.OllamaPromptTokens(body) > ctx {
+		// A margin: tokenizers count otherwise than the estimate.
+		if cut, n := o.cut(r.Context(), body, ctx*3/4); cut != nil {
 			reqbody.Set(r, cut)
 			o.diagnose(w.Header(), n)
 			o.c.Count(Rescued)
@@ -161,16 +178,21 @@ func (o *overflowNext) ollama(w http.ResponseWriter, r *http.Request, body []byt
 	return o.next.ServeHTTP(w, r)
 }
 
-// cut returns body cut to fit limit tokens (0: half its size) with what
-// recall finds of the cut turns in the memory block, and how many messages
-// it dropped; nil when nothing can be cut.
-func (o *overflowNext) cut(ctx context.Context, body []byte, limit int) ([]byte, int) {
-	budget := inject.EstimateTokens(string(body)) / 2
-	if limit > 0 {
-		// The limits count the answer's tokens with the prompt's, and
-		// tokenizers count otherwise than the estimate: a margin.
-		budget = (limit - inject.CompletionTokens(body)) * 3 / 4
+// refusalBudget is the size, in estimated tokens, a request refused for
+// its length is cut to: under the limit the refusal names, else half.
+func refusalBudget(body []byte, limit int) int {
+	if limit <= 0 {
+		return inject.EstimateTokens(string(body)) / 2
 	}
+	// The limits count the answer's tokens with the prompt's, and
+	// tokenizers count otherwise than the estimate: a margin.
+	return (limit - inject.CompletionTokens(body)) * 3 / 4
+}
+
+// cut returns body cut to fit budget tokens (0 or less: half its size)
+// with what recall finds of the cut turns in the memory block, and how
+// many messages it dropped; nil when nothing can be cut.
+func (o *overflowNext) cut(ctx context.Context, body []byte, budget int) ([]byte, int) {
 	section := o.earlier(ctx, min(o.c.MaxTokens, budget/4))
 	cut, n, err := inject.Trim(o.Dialect, body, budget-inject.EstimateTokens(section))
 	if err != nil {
