@@ -87,8 +87,9 @@ func TestStoragesMustBeDistinct(t *testing.T) {
 }
 
 // TestReloadAppliesOrRefuses: a later configuration of an open storage
-// shares it, turns off the learner it no longer has, and is refused, with
-// the reason and nothing changed, where the storage cannot follow it.
+// shares it, turns off the learner it no longer has once it replaced the
+// running one, and is refused, with the reason and nothing changed, where
+// the storage cannot follow it.
 func TestReloadAppliesOrRefuses(t *testing.T) {
 	dir := t.TempDir()
 	withLLM := &StorageConfig{Path: dir, IndexShards: 1, LLM: &LLMConfig{URL: "http://127.0.0.1:9/v1/chat/completions", Model: "m"}}
@@ -113,6 +114,10 @@ func TestReloadAppliesOrRefuses(t *testing.T) {
 	if s2.Engine() != e {
 		t.Fatal("the second configuration opened the storage again")
 	}
+	if _, err := e.Ingest(context.Background(), e.OwnerID("k"), "s", said, false, true); err != nil {
+		t.Errorf("a configuration loaded but not yet running changed the storage: %v", err)
+	}
+	first.Stop() // as Caddy does once the second one started
 	if _, err := e.Ingest(context.Background(), e.OwnerID("k"), "s", said, false, true); !errors.Is(err, engine.ErrNoLLM) {
 		t.Errorf("after a reload without llm, an ingest for the model: %v, want ErrNoLLM", err)
 	}

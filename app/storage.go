@@ -75,6 +75,7 @@ func (s *Storage) release() error {
 		return nil
 	}
 	s.released = true
+	s.p.forget(s)
 	_, err := pool.Delete(s.key)
 	return err
 }
@@ -92,8 +93,19 @@ type pooled struct {
 	unlock func()
 	shared Shared
 
-	mu  sync.Mutex
-	cfg *StorageConfig // the settings in effect
+	mu   sync.Mutex
+	cfg  *StorageConfig // the settings in effect
+	next *pending       // the settings of a configuration being loaded
+}
+
+// pending are the settings a configuration being loaded gives an open
+// storage: checked when it is provisioned, applied only once it replaced
+// the running configuration, so a configuration Caddy refuses (for any
+// reason, in any app) changes nothing.
+type pending struct {
+	by   *Storage // the configuration's handle on the storage
+	cfg  *StorageConfig
+	keys *seal.Ring
 }
 
 // Shared is what features keep per storage across reloads, in memory.
@@ -227,13 +239,17 @@ func acquireStorage(name string, sc *StorageConfig, logger *zap.Logger) (*Storag
 		return nil, fmt.Errorf("opening %s: %w", loc, err)
 	}
 	p := v.(*pooled)
+	s := &Storage{Name: name, p: p, key: loc.key}
 	if !opened {
-		if err := p.apply(sc, keys, logger); err != nil {
+		if err := p.check(sc, keys, logger); err != nil {
 			_, _ = pool.Delete(loc.key)
 			return nil, err
 		}
+		p.mu.Lock()
+		p.next = &pending{by: s, cfg: sc, keys: keys}
+		p.mu.Unlock()
 	}
-	return &Storage{Name: name, p: p, key: loc.key}, nil
+	return s, nil
 }
 
 // openPooled opens a storage and starts what its settings turn on.
@@ -279,26 +295,53 @@ func openPooled(loc location, sc *StorageConfig, keys *seal.Ring) (*pooled, erro
 	return p, nil
 }
 
-// apply gives an open storage a later configuration's settings. What an
-// open storage cannot take refuses that configuration, with the reason,
-// before anything is changed; the key is applied first, as the one step
-// that can fail.
-func (p *pooled) apply(sc *StorageConfig, keys *seal.Ring, logger *zap.Logger) error {
+// check says why a later configuration's settings cannot apply to the open
+// storage, or nil: that configuration is then refused, with the reason.
+// Nothing is changed here (see pending).
+func (p *pooled) check(sc *StorageConfig, keys *seal.Ring, logger *zap.Logger) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if err := p.refused(sc); err != nil {
 		return err
 	}
-	if err := p.engine.UseKeys(keys); err != nil {
+	if err := p.engine.CheckKeys(keys); err != nil {
 		return err
 	}
 	if k := p.engine.Shards(); sc.IndexShards != 0 && sc.IndexShards != k {
 		logger.Warn("index_shards applies to a new storage; this one keeps the shards it was created with",
 			zap.Int("configured", sc.IndexShards), zap.Int("in_effect", k))
 	}
-	p.cfg = sc
-	p.run(sc)
 	return nil
+}
+
+// replaced applies the settings pending for the storage, when the
+// configuration of old (its handle on the storage) has been replaced: the
+// configuration that gave them is the running one now.
+func (p *pooled) replaced(old *Storage) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	next := p.next
+	if next == nil || next.by == old {
+		return // nothing pending, or old's own: its configuration failed to start
+	}
+	p.next = nil
+	if err := p.engine.UseKeys(next.keys); err != nil {
+		// Checked when the configuration was loaded; the storage changed since.
+		engineLogger().Error("the reloaded configuration's encryption keys no longer open the memory storage; it keeps the previous ones",
+			zap.String("storage", p.dir), zap.Error(err))
+	}
+	p.cfg = next.cfg
+	p.run(next.cfg)
+}
+
+// forget drops what s's configuration left pending: it was refused, or
+// failed to start.
+func (p *pooled) forget(s *Storage) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.next != nil && p.next.by == s {
+		p.next = nil
+	}
 }
 
 // refused says why sc cannot apply to the open storage, or nil.
