@@ -113,10 +113,10 @@ func (a *App) Start() error { return nil }
 // Stop hands the storages this configuration shares with the one that
 // replaces it over to that one's settings (Caddy stops the running
 // configuration only once its successor started). The storages are
-// released at cleanup, after the HTTP servers stopped, so requests still
-// running during the grace period keep their storage; the last
-// configuration that uses a storage closes it (bounded by its
-// drain_timeout).
+// released at cleanup, which at a reload does not wait for the old
+// servers' requests: those keep their storage (Storage.Use) until they
+// end; the last configuration or request that uses a storage closes it
+// (bounded by its drain_timeout).
 func (a *App) Stop() error {
 	for _, s := range a.Open() {
 		s.p.replaced(s)
