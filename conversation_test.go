@@ -142,14 +142,7 @@ func TestStreamArrivesChunkByChunk(t *testing.T) {
 	up.gate = make(chan struct{})
 	tester := startCaddy(t, siteConfig(storage, up.addr(), ""))
 
-	req, _ := http.NewRequest(http.MethodPost, caddyAddr+"/v1/chat/completions",
-		bytes.NewReader(chatBody(true, msg("user", "Count to eight for me, I love counting."))))
-	req.Header.Set("Authorization", "Bearer sk-stream")
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := tester.Client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := startStream(t, tester.Client, "sk-stream", chatBody(true, msg("user", "Count to eight for me, I love counting.")))
 	defer resp.Body.Close()
 	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
 		t.Fatalf("content type %q", ct)
@@ -182,4 +175,18 @@ func TestStreamArrivesChunkByChunk(t *testing.T) {
 	if !strings.Contains(res, "User loves counting.") || !strings.Contains(res, "Assistant: one two three four five six seven eight") {
 		t.Errorf("streamed turn not remembered: %q", res)
 	}
+}
+
+// startStream posts a streamed chat request through Caddy with key as a
+// bearer token and returns the response, its body still to be read.
+func startStream(t *testing.T, c *http.Client, key string, body []byte) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, caddyAddr+"/v1/chat/completions", bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
 }

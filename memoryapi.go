@@ -46,6 +46,7 @@ type APIHandler struct {
 	InsecureNoAuth bool `json:"insecure_no_auth,omitempty"`
 
 	handler *api.Handler
+	storage *app.Storage
 }
 
 // CaddyModule returns the Caddy module information.
@@ -75,6 +76,7 @@ func (a *APIHandler) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return fmt.Errorf("memory_api: %w", err)
 	}
+	a.storage = st
 	owners := a.Owner
 	authenticated := authenticatedByCaddy
 	if a.InsecureNoAuth {
@@ -152,6 +154,7 @@ func (a *APIHandler) Validate() error {
 // ServeHTTP answers the API's routes, wherever the API is mounted: the path
 // is read from its first API segment (/memory/memories/7 is /memories/7).
 func (a *APIHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
+	defer a.storage.Use()()
 	r2 := r.Clone(r.Context())
 	r2.URL.Path = apiPath(r.URL.Path)
 	r2.URL.RawPath = ""

@@ -246,13 +246,7 @@ func TestReloadWithoutLLMMakesNoCalls(t *testing.T) {
 	tester := startCaddy(t, storageConfig(storage, llm, up.addr(), ""))
 	post(t, tester, "/v1/chat/completions", "sk-llm-off", chatBody(false, msg("user", "My sister is called Zofia.")))
 	settle(t, storage, 1)
-	deadline := time.Now().Add(10 * time.Second)
-	for len(model.Calls()) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the model was never called: the test would not show that a reload stops it")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitForCall(t, model, "the model was never called: the test would not show that a reload stops it")
 
 	reload(t, tester, storageConfig(storage, "", up.addr(), ""))
 	turnsAtStart = handedOver()
@@ -262,6 +256,18 @@ func TestReloadWithoutLLMMakesNoCalls(t *testing.T) {
 	time.Sleep(5 * debounce)
 	if n := len(model.Calls()); n != 1 {
 		t.Errorf("%d calls to the model after a reload without llm, want the 1 before", n)
+	}
+}
+
+// waitForCall waits until the model has been called, or fails with why.
+func waitForCall(t *testing.T, model *llmtest.Server, why string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for len(model.Calls()) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal(why)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 

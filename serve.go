@@ -41,6 +41,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		h.report(w, outcomeOptedOut, nil, 0)
 		return next.ServeHTTP(w, r)
 	}
+	defer h.storage.Use()()
 	req, body, enc, rawOwner := h.read(r, dialect)
 	if req == nil {
 		h.report(w, outcomePassed, nil, 0)

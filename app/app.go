@@ -110,11 +110,19 @@ func validName(name string) error {
 // that use them need them.
 func (a *App) Start() error { return nil }
 
-// Stop does nothing: the configuration's storages are released at its
-// cleanup, after the HTTP servers stopped, so requests still running
-// during the grace period keep their storage; the last configuration that
-// uses a storage closes it (bounded by its drain_timeout).
-func (a *App) Stop() error { return nil }
+// Stop hands the storages this configuration shares with the one that
+// replaces it over to that one's settings (Caddy stops the running
+// configuration only once its successor started). The storages are
+// released at cleanup, which at a reload does not wait for the old
+// servers' requests: those keep their storage (Storage.Use) until they
+// end; the last configuration or request that uses a storage closes it
+// (bounded by its drain_timeout).
+func (a *App) Stop() error {
+	for _, s := range a.Open() {
+		s.p.replaced(s)
+	}
+	return nil
+}
 
 // Cleanup releases the storages this configuration acquired.
 func (a *App) Cleanup() error {

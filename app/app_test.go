@@ -3,9 +3,12 @@ package app
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
 
@@ -87,8 +90,9 @@ func TestStoragesMustBeDistinct(t *testing.T) {
 }
 
 // TestReloadAppliesOrRefuses: a later configuration of an open storage
-// shares it, turns off the learner it no longer has, and is refused, with
-// the reason and nothing changed, where the storage cannot follow it.
+// shares it, turns off the learner it no longer has once it replaced the
+// running one, and is refused, with the reason and nothing changed, where
+// the storage cannot follow it.
 func TestReloadAppliesOrRefuses(t *testing.T) {
 	dir := t.TempDir()
 	withLLM := &StorageConfig{Path: dir, IndexShards: 1, LLM: &LLMConfig{URL: "http://127.0.0.1:9/v1/chat/completions", Model: "m"}}
@@ -113,6 +117,10 @@ func TestReloadAppliesOrRefuses(t *testing.T) {
 	if s2.Engine() != e {
 		t.Fatal("the second configuration opened the storage again")
 	}
+	if _, err := e.Ingest(context.Background(), e.OwnerID("k"), "s", said, false, true); err != nil {
+		t.Errorf("a configuration loaded but not yet running changed the storage: %v", err)
+	}
+	first.Stop() // as Caddy does once the second one started
 	if _, err := e.Ingest(context.Background(), e.OwnerID("k"), "s", said, false, true); !errors.Is(err, engine.ErrNoLLM) {
 		t.Errorf("after a reload without llm, an ingest for the model: %v, want ErrNoLLM", err)
 	}
@@ -137,5 +145,61 @@ func TestReplicaSlots(t *testing.T) {
 		t.Errorf("after unlock: %v %v", ok, err)
 	} else {
 		unlock2()
+	}
+}
+
+// TestRemovedStorageClosesAfterItsLastRequest: a configuration cleaned up
+// while one of its requests still uses a storage (Caddy does not wait for
+// them at a reload) keeps the storage open for it; when the request ends,
+// the storage closes and leaves no goroutine or open file behind.
+func TestRemovedStorageClosesAfterItsLastRequest(t *testing.T) {
+	goroutines, files := runtime.NumGoroutine(), openFiles(t)
+	a := mustLoad(t, map[string]*StorageConfig{"a": {Path: t.TempDir(), IndexShards: 2}})
+	s, _ := a.Storage("a")
+	e := s.Engine()
+	done := s.Use()
+	a.Cleanup() // a reload without storage a
+	if _, err := e.Stats(); err != nil {
+		t.Fatalf("the storage closed under a request still using it: %v", err)
+	}
+	done()
+	deadline := time.Now().Add(10 * time.Second)
+	for runtime.NumGoroutine() > goroutines || openFiles(t) > files {
+		if time.Now().After(deadline) {
+			t.Fatalf("after the last request: %d goroutines (%d before), %d open files (%d before)",
+				runtime.NumGoroutine(), goroutines, openFiles(t), files)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := e.Stats(); err == nil {
+		t.Error("the storage is still open after its last request")
+	}
+}
+
+// openFiles counts the process's open file descriptors.
+func openFiles(t *testing.T) int {
+	t.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip("no /proc/self/fd here")
+	}
+	return len(fds)
+}
+
+// TestStorageBackWhileARequestHoldsIt: a storage removed by a reload but
+// still held by a request, then named again, takes the new settings at
+// once: there is no running configuration of it to be replaced first.
+func TestStorageBackWhileARequestHoldsIt(t *testing.T) {
+	dir := t.TempDir()
+	llm := &LLMConfig{URL: "http://127.0.0.1:9/v1/chat/completions", Model: "m"}
+	first := mustLoad(t, map[string]*StorageConfig{"a": {Path: dir, IndexShards: 1, LLM: llm}})
+	s, _ := first.Storage("a")
+	defer s.Use()()
+	first.Cleanup()
+	mustLoad(t, map[string]*StorageConfig{"a": {Path: dir, IndexShards: 1}})
+	e := s.Engine()
+	said := []extract.Said{{Role: "user", Content: "Hello"}}
+	if _, err := e.Ingest(context.Background(), e.OwnerID("k"), "s", said, false, true); !errors.Is(err, engine.ErrNoLLM) {
+		t.Errorf("the storage named again without llm, an ingest for the model: %v, want ErrNoLLM", err)
 	}
 }

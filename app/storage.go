@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -28,9 +29,16 @@ type Storage struct {
 	p    *pooled
 	key  string
 
-	mu       sync.Mutex
-	proxies  []Proxy
-	released bool
+	mu      sync.Mutex
+	proxies []Proxy
+
+	// Caddy cleans a replaced configuration up without waiting for its
+	// requests (a streamed answer can run for minutes), so the
+	// configuration's hold on the storage is given back when it is
+	// released and no request of it uses the storage any more.
+	inUse    atomic.Int64
+	released atomic.Bool
+	dropped  atomic.Bool
 }
 
 // Proxy is a memory handler on a storage, as the management API's preview
@@ -68,13 +76,46 @@ func (s *Storage) Proxy() Proxy {
 	return s.proxies[0]
 }
 
+// Use marks a request of this configuration as using the storage until
+// done is called: the storage stays open for it after the configuration
+// is cleaned up.
+func (s *Storage) Use() (done func()) {
+	s.inUse.Add(1)
+	return s.unuse
+}
+
+func (s *Storage) unuse() {
+	if s.inUse.Add(-1) == 0 && s.released.Load() && s.dropped.CompareAndSwap(false, true) {
+		// Not on the request: its answer's end goes out as it returns.
+		go func() {
+			if err := s.drop(); err != nil {
+				engineLogger().Error("closing the memory storage", zap.String("storage", s.Name), zap.Error(err))
+			}
+		}()
+	}
+}
+
+// release gives back the configuration's hold on the storage, at once or
+// when its last request ends.
 func (s *Storage) release() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.released {
+	if !s.released.CompareAndSwap(false, true) {
 		return nil
 	}
-	s.released = true
+	s.p.released(s)
+	if n := s.inUse.Load(); n > 0 {
+		// The last one to end drops it (see unuse).
+		engineLogger().Info("memory storage kept open for the requests of the previous configuration still using it",
+			zap.String("storage", s.Name), zap.Int64("requests", n))
+		return nil
+	}
+	if s.dropped.CompareAndSwap(false, true) {
+		return s.drop()
+	}
+	return nil
+}
+
+// drop closes the storage if no other configuration uses it.
+func (s *Storage) drop() error {
 	_, err := pool.Delete(s.key)
 	return err
 }
@@ -92,8 +133,20 @@ type pooled struct {
 	unlock func()
 	shared Shared
 
-	mu  sync.Mutex
-	cfg *StorageConfig // the settings in effect
+	mu   sync.Mutex
+	cfg  *StorageConfig // the settings in effect
+	next *pending       // the settings of a configuration being loaded
+	live int            // configurations holding it, not yet released
+}
+
+// pending are the settings a configuration being loaded gives an open
+// storage: checked when it is provisioned, applied only once it replaced
+// the running configuration, so a configuration Caddy refuses (for any
+// reason, in any app) changes nothing.
+type pending struct {
+	by   *Storage // the configuration's handle on the storage
+	cfg  *StorageConfig
+	keys *seal.Ring
 }
 
 // Shared is what features keep per storage across reloads, in memory.
@@ -227,13 +280,26 @@ func acquireStorage(name string, sc *StorageConfig, logger *zap.Logger) (*Storag
 		return nil, fmt.Errorf("opening %s: %w", loc, err)
 	}
 	p := v.(*pooled)
+	s := &Storage{Name: name, p: p, key: loc.key}
 	if !opened {
-		if err := p.apply(sc, keys, logger); err != nil {
+		if err := p.check(sc, keys, logger); err != nil {
 			_, _ = pool.Delete(loc.key)
 			return nil, err
 		}
+		p.mu.Lock()
+		if p.live == 0 {
+			// Only requests of configurations gone still use it: no
+			// running configuration relies on its settings.
+			p.use(sc, keys)
+		} else {
+			p.next = &pending{by: s, cfg: sc, keys: keys}
+		}
+		p.mu.Unlock()
 	}
-	return &Storage{Name: name, p: p, key: loc.key}, nil
+	p.mu.Lock()
+	p.live++
+	p.mu.Unlock()
+	return s, nil
 }
 
 // openPooled opens a storage and starts what its settings turn on.
@@ -279,26 +345,59 @@ func openPooled(loc location, sc *StorageConfig, keys *seal.Ring) (*pooled, erro
 	return p, nil
 }
 
-// apply gives an open storage a later configuration's settings. What an
-// open storage cannot take refuses that configuration, with the reason,
-// before anything is changed; the key is applied first, as the one step
-// that can fail.
-func (p *pooled) apply(sc *StorageConfig, keys *seal.Ring, logger *zap.Logger) error {
+// check says why a later configuration's settings cannot apply to the open
+// storage, or nil: that configuration is then refused, with the reason.
+// Nothing is changed here (see pending).
+func (p *pooled) check(sc *StorageConfig, keys *seal.Ring, logger *zap.Logger) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if err := p.refused(sc); err != nil {
 		return err
 	}
-	if err := p.engine.UseKeys(keys); err != nil {
+	if err := p.engine.CheckKeys(keys); err != nil {
 		return err
 	}
 	if k := p.engine.Shards(); sc.IndexShards != 0 && sc.IndexShards != k {
 		logger.Warn("index_shards applies to a new storage; this one keeps the shards it was created with",
 			zap.Int("configured", sc.IndexShards), zap.Int("in_effect", k))
 	}
+	return nil
+}
+
+// replaced applies the settings pending for the storage, when the
+// configuration of old (its handle on the storage) has been replaced: the
+// configuration that gave them is the running one now.
+func (p *pooled) replaced(old *Storage) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	next := p.next
+	if next == nil || next.by == old {
+		return // nothing pending, or old's own: its configuration failed to start
+	}
+	p.next = nil
+	p.use(next.cfg, next.keys)
+}
+
+// use applies settings checked before; p.mu held.
+func (p *pooled) use(sc *StorageConfig, keys *seal.Ring) {
+	if err := p.engine.UseKeys(keys); err != nil {
+		// Checked when the configuration was loaded; the storage changed since.
+		engineLogger().Error("the reloaded configuration's encryption keys no longer open the memory storage; it keeps the previous ones",
+			zap.String("storage", p.dir), zap.Error(err))
+	}
 	p.cfg = sc
 	p.run(sc)
-	return nil
+}
+
+// released notes that s's configuration is cleaned up, and drops what it
+// left pending: it was refused, or failed to start.
+func (p *pooled) released(s *Storage) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.live--
+	if p.next != nil && p.next.by == s {
+		p.next = nil
+	}
 }
 
 // refused says why sc cannot apply to the open storage, or nil.

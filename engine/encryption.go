@@ -193,8 +193,7 @@ func (sl *sealer) useKeys(keys *seal.Ring) error {
 		return nil
 	}
 	if keys == nil {
-		return fmt.Errorf("%w: %s is open, sealed with key id %s; keep its encryption block (to leave encryption, POST /memory/decrypt on the admin endpoint first)",
-			store.ErrKeyRequired, sl.cfg.Dir, sl.store.KeyID())
+		return sl.keyRequired()
 	}
 	if err := sl.store.UseKeys(keys); err != nil {
 		return err
@@ -205,6 +204,27 @@ func (sl *sealer) useKeys(keys *seal.Ring) error {
 	}
 	sl.startResealer()
 	return nil
+}
+
+// CheckKeys says whether UseKeys would take keys, changing nothing.
+func (e *Engine) CheckKeys(keys *seal.Ring) error { return e.sealer.checkKeys(keys) }
+
+func (sl *sealer) checkKeys(keys *seal.Ring) error {
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	switch {
+	case !sl.store.Encrypted():
+		return nil
+	case keys == nil:
+		return sl.keyRequired()
+	}
+	return sl.store.CheckKeys(keys)
+}
+
+// keyRequired is the error for an encrypted storage given no key.
+func (sl *sealer) keyRequired() error {
+	return fmt.Errorf("%w: %s is open, sealed with key id %s; keep its encryption block (to leave encryption, POST /memory/decrypt on the admin endpoint first)",
+		store.ErrKeyRequired, sl.cfg.Dir, sl.store.KeyID())
 }
 
 // Keys are the keys the engine was configured with (nil: none).

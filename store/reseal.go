@@ -33,21 +33,38 @@ func (s *DB) Resealing() bool {
 	return stale
 }
 
+// CheckKeys says whether ring opens the open encrypted store, as UseKeys
+// needs, changing nothing: a configuration being loaded is checked before
+// it replaces the running one.
+func (s *DB) CheckKeys(ring *seal.Ring) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	_, err := s.unlockWith(ring)
+	return err
+}
+
 // UseKeys replaces the keys of an open encrypted store (a configuration
 // reloaded with a rotated key); they must still open it.
 func (s *DB) UseKeys(ring *seal.Ring) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.crypt == nil || ring == nil {
-		return errors.New("UseKeys applies to an encrypted store")
+	c, err := s.unlockWith(ring)
+	if err == nil {
+		s.crypt = c
 	}
-	return s.bolt.View(func(tx *bolt.Tx) error {
-		_, c, err := unlock(tx, s.path, ring)
-		if err == nil {
-			s.crypt = c
-		}
+	return err
+}
+
+// unlockWith opens the open encrypted store's values with ring; s.mu held.
+func (s *DB) unlockWith(ring *seal.Ring) (c *crypt, err error) {
+	if s.crypt == nil || ring == nil {
+		return nil, errors.New("keys apply to an encrypted store")
+	}
+	err = s.bolt.View(func(tx *bolt.Tx) error {
+		_, c, err = unlock(tx, s.path, ring)
 		return err
 	})
+	return c, err
 }
 
 // BeginReseal records that values are being sealed with the current key,
