@@ -22,8 +22,9 @@ import (
 
 // Refusals for length, as each provider words them.
 const (
-	openAIRefusalBody    = `{"error":{"message":"This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`
-	anthropicRefusalBody = `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: %d tokens > %d maximum"}}`
+	openAIRefusalBody        = `{"error":{"message":"This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`
+	anthropicRefusalBody     = `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: %d tokens > %d maximum"}}`
+	anthropicRoomRefusalBody = `{"type":"error","error":{"type":"invalid_request_error","message":"input length and ` + "`max_tokens`" + ` exceed context limit: %d + %d > %d, decrease input length or ` + "`max_tokens`" + ` and try again"}}`
 )
 
 // limitedLLM is an upstream that refuses, with its provider's own error,
@@ -33,6 +34,9 @@ const (
 type limitedLLM struct {
 	*fakeLLM
 	limit int
+	// room, when set, is the answer's room (max_tokens) Anthropic keeps
+	// within the limit, refused with its other error.
+	room  int
 	front *httptest.Server
 
 	mu   sync.Mutex
@@ -47,10 +51,17 @@ func newLimitedLLM(t *testing.T, limit int) *limitedLLM {
 		l.sent = append(l.sent, body)
 		l.mu.Unlock()
 		n := inject.EstimateTokens(string(body))
+		messages := strings.HasSuffix(r.URL.Path, "/v1/messages")
+		if messages && l.room > 0 && n+l.room > l.limit {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprintf(w, anthropicRoomRefusalBody, n, l.room, l.limit)
+			return
+		}
 		if n > l.limit && !strings.HasSuffix(r.URL.Path, "/api/chat") {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusBadRequest)
-			if strings.HasSuffix(r.URL.Path, "/v1/messages") {
+			if messages {
 				fmt.Fprintf(w, anthropicRefusalBody, n, l.limit)
 			} else {
 				fmt.Fprintf(w, openAIRefusalBody, l.limit, n)
@@ -266,6 +277,42 @@ func TestOverflowRescuedWithTheOfficialSDKs(t *testing.T) {
 		t.Fatalf("Anthropic SDK, streamed: %v %+v", err, message)
 	}
 	checkRescued(t, up, from, []string{"toolu_zq1"})
+}
+
+// TestOverflowAnthropicRoomForTheAnswer: Anthropic's other length refusal
+// ("input length and `max_tokens` exceed context limit: A + B > C") is
+// rescued, the cut request leaving the answer its room.
+func TestOverflowAnthropicRoomForTheAnswer(t *testing.T) {
+	up := newLimitedLLM(t, 5000)
+	up.room = 2000
+	up.answer = func(body []byte) string { return "Your code is in the block." }
+	storage := t.TempDir()
+	tester := startCaddy(t, overflowConfig(storage, up.addr(), "trim"))
+	aCall := map[string]any{"role": "assistant", "content": []any{map[string]any{"type": "tool_use", "id": "toolu_zq2", "name": "weather", "input": map[string]any{}}}}
+	aResult := map[string]any{"role": "user", "content": []any{map[string]any{"type": "tool_result", "tool_use_id": "toolu_zq2", "content": "sunny"}}}
+	aconv := longConversation(aCall, aResult)[1:]
+	aBody := func(m []map[string]any) []byte {
+		return mustBytes(map[string]any{"model": "claude-x", "max_tokens": up.room, "system": "You are a patient assistant.", "messages": m})
+	}
+	learnFirstTurns(t, tester.Client, storage, "/v1/messages", aconv, aBody)
+	from := up.count()
+	req, _ := http.NewRequest(http.MethodPost, caddyAddr+"/v1/messages", bytes.NewReader(aBody(aconv)))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Api-Key", "sk-long")
+	resp, err := tester.Client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "Your code is in the block.") {
+		t.Fatalf("the client got %d %s, want the rescued answer", resp.StatusCode, body)
+	}
+	sent := up.since(from)
+	if len(sent) != 2 {
+		t.Fatalf("the upstream was asked %d times, want 2 (the refused request, then the cut one)", len(sent))
+	}
+	checkCut(t, sent[0], sent[1], up.limit-up.room, []string{"toolu_zq2"})
 }
 
 // TestOverflowOllamaIsCutBeforeItIsSent: Ollama never refuses; a request

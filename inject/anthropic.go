@@ -2,6 +2,8 @@ package inject
 
 import (
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -157,12 +159,27 @@ func (anthropic) turns() turns { return anthropicTurns }
 
 // refusal is Anthropic's {"type": "error", "error": {"type":
 // "invalid_request_error", "message": "prompt is too long: 208310 tokens >
-// 200000 maximum"}}.
+// 200000 maximum"}}, or its "input length and `max_tokens` exceed context
+// limit: 178959 + 64000 > 200000, ...": the input may then take the limit
+// less the answer's room. When max_tokens alone takes it all, no cut helps.
 func (anthropic) refusal(body []byte) (int, bool) {
 	e := gjson.GetBytes(body, "error")
 	msg := e.Get("message").String()
-	if e.Get("type").String() != "invalid_request_error" || !strings.HasPrefix(msg, "prompt is too long") {
+	if e.Get("type").String() != "invalid_request_error" {
 		return 0, false
 	}
-	return limitIn(msg), true
+	if strings.HasPrefix(msg, "prompt is too long") {
+		return limitIn(msg), true
+	}
+	if m := inputAndMaxTokens.FindStringSubmatch(msg); m != nil {
+		room, _ := strconv.Atoi(m[1])
+		limit, _ := strconv.Atoi(m[2])
+		if room <= 0 || limit <= room {
+			return 0, false
+		}
+		return limit - room, true
+	}
+	return 0, false
 }
+
+var inputAndMaxTokens = regexp.MustCompile(`^input length and ` + "`max_tokens`" + ` exceed context limit: \d+ \+ (\d{1,9}) > (\d{1,9})\b`)
