@@ -279,7 +279,7 @@ func (h *Handler) use(st *app.Storage) {
 		Logger: h.logger, Called: func(tool string) { toolCalls.WithLabelValues(tool).Inc() }}
 	if h.Overflow == "trim" {
 		h.overflow = &overflow.Config{Engine: h.engine, MaxTokens: h.MaxTokens, Timeout: time.Duration(h.Timeout),
-			OllamaCtx: h.OverflowOllamaCtx, Diagnostics: h.Diagnostics, Placement: h.placementFor, Logger: h.logger,
+			OllamaCtx: h.OverflowOllamaCtx, MaxBody: h.MaxBody, Diagnostics: h.Diagnostics, Placement: h.placementFor, Logger: h.logger,
 			Count: func(result string) { overflowTotal.WithLabelValues(result).Inc() }}
 	}
 }

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -47,6 +48,16 @@ func newLimitedLLM(t *testing.T, limit int) *limitedLLM {
 	l := &limitedLLM{fakeLLM: newFakeLLM(t), limit: limit}
 	l.front = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
+		if r.Header.Get("Content-Encoding") == "gzip" {
+			// A provider reads a compressed request decoded.
+			zr, err := gzip.NewReader(bytes.NewReader(body))
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			body, _ = io.ReadAll(zr)
+			r.Header.Del("Content-Encoding")
+		}
 		l.mu.Lock()
 		l.sent = append(l.sent, body)
 		l.mu.Unlock()
@@ -313,6 +324,40 @@ func TestOverflowAnthropicRoomForTheAnswer(t *testing.T) {
 		t.Fatalf("the upstream was asked %d times, want 2 (the refused request, then the cut one)", len(sent))
 	}
 	checkCut(t, sent[0], sent[1], up.limit-up.room, []string{"toolu_zq2"})
+}
+
+// TestOverflowRescuesACompressedRequest: a gzip request the handler had
+// nothing to add to goes on compressed; refused for its length, it is cut
+// decoded and asked again.
+func TestOverflowRescuesACompressedRequest(t *testing.T) {
+	up := newLimitedLLM(t, 3000)
+	up.answer = func(body []byte) string { return "Fine." }
+	tester := startCaddy(t, overflowConfig(t.TempDir(), up.addr(), "trim"))
+	whole := chatBody(false, longConversation(msg("assistant", "Noted."), msg("user", "Thanks."))...)
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(whole)
+	zw.Close()
+	req, _ := http.NewRequest(http.MethodPost, caddyAddr+"/v1/chat/completions", bytes.NewReader(gz.Bytes()))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Content-Encoding", "gzip")
+	req.Header.Set("Authorization", "Bearer sk-gzip-new")
+	resp, err := tester.Client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "Fine.") {
+		t.Fatalf("the client got %d %s, want the rescued answer", resp.StatusCode, body)
+	}
+	sent := up.since(0)
+	if len(sent) != 2 || !bytes.Equal(sent[0], whole) {
+		t.Fatalf("the upstream was asked %d times, want the whole request, then the cut one", len(sent))
+	}
+	if n := inject.EstimateTokens(string(sent[1])); n > up.limit || !strings.Contains(string(sent[1]), "What is my gym locker code?") {
+		t.Errorf("the cut request: %d tokens (limit %d): %.300s", n, up.limit, sent[1])
+	}
 }
 
 // TestOverflowOllamaIsCutBeforeItIsSent: Ollama never refuses; a request

@@ -18,6 +18,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/caddy-memory/memory/contentenc"
 	"github.com/caddy-memory/memory/engine"
 	"github.com/caddy-memory/memory/inject"
 	"github.com/caddy-memory/memory/internal/reqbody"
@@ -58,6 +59,9 @@ type Config struct {
 	// OllamaCtx is the context of Ollama models whose requests set no
 	// options.num_ctx.
 	OllamaCtx int
+	// MaxBody bounds a compressed request once decoded (the handler's
+	// max_body).
+	MaxBody int64
 	// Diagnostics adds X-Memory-Overflow to a rescued answer.
 	Diagnostics bool
 	// Placement is where a block goes for a model, when the request had
@@ -105,17 +109,26 @@ type overflowNext struct {
 // request's, or, refused again (or not cut), the first refusal unchanged.
 // The tool rounds of a request refused once go cut from the start.
 func (o *overflowNext) ServeHTTP(w http.ResponseWriter, r *http.Request) error {
-	body, err := io.ReadAll(r.Body)
+	raw, err := io.ReadAll(r.Body)
 	if err != nil {
 		return err
 	}
-	reqbody.Set(r, body)
+	reqbody.Set(r, raw)
+	// A body the client compressed goes on as it came when the handler
+	// had nothing to add to it; it is measured and cut decoded, and a cut
+	// one goes on decoded. One that cannot be decoded is not cut.
+	body := raw
+	if enc := r.Header.Get("Content-Encoding"); !contentenc.Identity(enc) {
+		if body, err = contentenc.Decode(enc, raw, o.c.MaxBody, false); err != nil {
+			body = nil
+		}
+	}
 	if o.Dialect.Name() == inject.NameOllama {
 		return o.ollama(w, r, body)
 	}
 	if o.refused {
 		if cut, n := o.cut(r.Context(), body, refusalBudget(body, o.limit)); cut != nil {
-			reqbody.Set(r, cut)
+			setCut(r, cut)
 			o.diagnose(w.Header(), n)
 		}
 		return o.next.ServeHTTP(w, r)
@@ -137,7 +150,7 @@ func (o *overflowNext) ServeHTTP(w http.ResponseWriter, r *http.Request) error {
 		first.release()
 		return nil
 	}
-	reqbody.Set(r, cut)
+	setCut(r, cut)
 	o.diagnose(w.Header(), n)
 	again := &refusalCatcher{w: w, header: http.Header{}}
 	err = o.next.ServeHTTP(again, r)
@@ -165,10 +178,10 @@ func (o *overflowNext) ollama(w http.ResponseWriter, r *http.Request, body []byt
 	if ctx <= 0 {
 		ctx = o.c.OllamaCtx
 	}
-	if inject.OllamaPromptTokens(body) > ctx {
+	if body != nil && inject.OllamaPromptTokens(body) > ctx {
 		// A margin: tokenizers count otherwise than the estimate.
 		if cut, n := o.cut(r.Context(), body, ctx*3/4); cut != nil {
-			reqbody.Set(r, cut)
+			setCut(r, cut)
 			o.diagnose(w.Header(), n)
 			o.c.Count(Rescued)
 		} else {
@@ -176,6 +189,12 @@ func (o *overflowNext) ollama(w http.ResponseWriter, r *http.Request, body []byt
 		}
 	}
 	return o.next.ServeHTTP(w, r)
+}
+
+// setCut makes cut, never compressed, the request's body.
+func setCut(r *http.Request, cut []byte) {
+	reqbody.Set(r, cut)
+	r.Header.Del("Content-Encoding")
 }
 
 // refusalBudget is the size, in estimated tokens, a request refused for
@@ -193,6 +212,9 @@ func refusalBudget(body []byte, limit int) int {
 // with what recall finds of the cut turns in the memory block, and how
 // many messages it dropped; nil when nothing can be cut.
 func (o *overflowNext) cut(ctx context.Context, body []byte, budget int) ([]byte, int) {
+	if body == nil {
+		return nil, 0
+	}
 	section := o.earlier(ctx, min(o.c.MaxTokens, budget/4))
 	cut, n, err := inject.Trim(o.Dialect, body, budget-inject.EstimateTokens(section))
 	if err != nil {
