@@ -307,15 +307,7 @@ func TestOverflowAnthropicRoomForTheAnswer(t *testing.T) {
 	}
 	learnFirstTurns(t, tester.Client, storage, "/v1/messages", aconv, aBody)
 	from := up.count()
-	req, _ := http.NewRequest(http.MethodPost, caddyAddr+"/v1/messages", bytes.NewReader(aBody(aconv)))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-Api-Key", "sk-long")
-	resp, err := tester.Client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	resp, body := sendChat(t, tester.Client, "/v1/messages", "", map[string]string{"X-Api-Key": "sk-long"}, aBody(aconv))
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "Your code is in the block.") {
 		t.Fatalf("the client got %d %s, want the rescued answer", resp.StatusCode, body)
 	}
@@ -338,16 +330,7 @@ func TestOverflowRescuesACompressedRequest(t *testing.T) {
 	zw := gzip.NewWriter(&gz)
 	zw.Write(whole)
 	zw.Close()
-	req, _ := http.NewRequest(http.MethodPost, caddyAddr+"/v1/chat/completions", bytes.NewReader(gz.Bytes()))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Content-Encoding", "gzip")
-	req.Header.Set("Authorization", "Bearer sk-gzip-new")
-	resp, err := tester.Client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	resp, body := sendChat(t, tester.Client, "/v1/chat/completions", "sk-gzip-new", map[string]string{"Content-Encoding": "gzip"}, gz.Bytes())
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "Fine.") {
 		t.Fatalf("the client got %d %s, want the rescued answer", resp.StatusCode, body)
 	}

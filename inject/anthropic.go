@@ -160,8 +160,9 @@ func (anthropic) turns() turns { return anthropicTurns }
 // refusal is Anthropic's {"type": "error", "error": {"type":
 // "invalid_request_error", "message": "prompt is too long: 208310 tokens >
 // 200000 maximum"}}, or its "input length and `max_tokens` exceed context
-// limit: 178959 + 64000 > 200000, ...": the input may then take the limit
-// less the answer's room. When max_tokens alone takes it all, no cut helps.
+// limit: 178959 + 64000 > 200000, ...". The limit is the context's, shared
+// with the answer's room as for the other formats (the cut leaves
+// max_tokens out of it); when max_tokens alone takes it all, no cut helps.
 func (anthropic) refusal(body []byte) (int, bool) {
 	e := gjson.GetBytes(body, "error")
 	msg := e.Get("message").String()
@@ -177,7 +178,7 @@ func (anthropic) refusal(body []byte) (int, bool) {
 		if room <= 0 || limit <= room {
 			return 0, false
 		}
-		return limit - room, true
+		return limit, true
 	}
 	return 0, false
 }

@@ -21,8 +21,8 @@ func TestLengthRefusal(t *testing.T) {
 		{OpenAIResponses, 400, `{"error":{"message":"Your input exceeds the context window of this model. Please adjust your input and try again.","type":"invalid_request_error","param":"input","code":"context_length_exceeded"}}`, 0, true},
 		{Anthropic, 400, `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 208310 tokens > 200000 maximum"}}`, 200000, true},
 		// The input fits, but not with the answer it asks room for: the
-		// input may take the limit less max_tokens.
-		{Anthropic, 400, "{\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":\"input length and `max_tokens` exceed context limit: 178959 + 64000 > 200000, decrease input length or `max_tokens` and try again\"}}", 136000, true},
+		// context's limit, which the cut shares with max_tokens.
+		{Anthropic, 400, "{\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":\"input length and `max_tokens` exceed context limit: 178959 + 64000 > 200000, decrease input length or `max_tokens` and try again\"}}", 200000, true},
 		{Anthropic, 400, "{\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":\"input length and `max_tokens` exceed context limit: 1000 + 300000 > 200000, decrease input length or `max_tokens` and try again\"}}", 0, false},
 		// Not a length refusal: another error, another status, another format's.
 		{OpenAIChat, 400, `{"error":{"message":"Invalid 'messages[1].role'","type":"invalid_request_error","code":"invalid_value"}}`, 0, false},
