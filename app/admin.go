@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"strings"
 
 	"github.com/caddyserver/caddy/v2"
 
@@ -44,19 +45,32 @@ func (a adminAPI) Routes() []caddy.AdminRoute {
 }
 
 // open returns the running configuration's storages, by name.
-func (adminAPI) open(r *http.Request) (map[string]*engine.Engine, error) {
-	want := r.URL.Query().Get("storage")
-	out := map[string]*engine.Engine{}
+func (adminAPI) open(r *http.Request) (map[string]*Storage, error) {
+	var app *App
 	if v, err := caddy.ActiveContext().AppIfConfigured("memory"); err == nil {
-		for name, s := range v.(*App).Open() {
+		app = v.(*App)
+	}
+	return storagesOf(app, r.URL.Query().Get("storage"))
+}
+
+// storagesOf returns app's storages named want, or all of them.
+func storagesOf(app *App, want string) (map[string]*Storage, error) {
+	out := map[string]*Storage{}
+	var names []string
+	if app != nil {
+		for name, s := range app.Open() {
+			names = append(names, name)
 			if want == "" || want == name {
-				out[name] = s.Engine()
+				out[name] = s
 			}
 		}
 	}
 	if len(out) == 0 {
 		msg := "no memory storage is open: the running configuration uses none"
-		if want != "" {
+		if want != "" && len(names) > 0 {
+			sort.Strings(names)
+			msg = fmt.Sprintf("the running configuration has no memory storage named %q; it has %s", want, strings.Join(names, ", "))
+		} else if want != "" {
 			msg = fmt.Sprintf("the running configuration has no memory storage named %q", want)
 		}
 		return nil, caddy.APIError{HTTPStatus: http.StatusNotFound, Message: msg}
@@ -153,6 +167,16 @@ func (a adminAPI) each(w http.ResponseWriter, r *http.Request, fn func(context.C
 	if err != nil {
 		return err
 	}
+	return runOn(w, r, open, fn)
+}
+
+// runOn runs fn on each storage of open, holding them open (see
+// Storage.Use) so a reload that removes one does not close it under a
+// reindex or a compaction.
+func runOn(w http.ResponseWriter, r *http.Request, open map[string]*Storage, fn func(context.Context, *engine.Engine) (any, error)) error {
+	for _, s := range open {
+		defer s.Use()()
+	}
 	dirs := make([]string, 0, len(open))
 	for d := range open {
 		dirs = append(dirs, d)
@@ -160,7 +184,7 @@ func (a adminAPI) each(w http.ResponseWriter, r *http.Request, fn func(context.C
 	sort.Strings(dirs)
 	out := map[string]any{}
 	for _, d := range dirs {
-		v, err := fn(r.Context(), open[d])
+		v, err := fn(r.Context(), open[d].Engine())
 		var apiErr caddy.APIError
 		if errors.As(err, &apiErr) {
 			apiErr.Message = d + ": " + apiErr.Message

@@ -3,6 +3,8 @@ package app
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -201,5 +203,27 @@ func TestStorageBackWhileARequestHoldsIt(t *testing.T) {
 	said := []extract.Said{{Role: "user", Content: "Hello"}}
 	if _, err := e.Ingest(context.Background(), e.OwnerID("k"), "s", said, false, true); !errors.Is(err, engine.ErrNoLLM) {
 		t.Errorf("the storage named again without llm, an ingest for the model: %v, want ErrNoLLM", err)
+	}
+}
+
+// TestAdminOperationHoldsItsStorage: an operation of Caddy's admin API
+// (a reindex, a compaction) keeps its storage open through a reload that
+// removes it, as a request does.
+func TestAdminOperationHoldsItsStorage(t *testing.T) {
+	a := mustLoad(t, map[string]*StorageConfig{"a": {Path: t.TempDir(), IndexShards: 1}})
+	if _, err := storagesOf(a, "nosuch"); err == nil || !strings.Contains(err.Error(), `no memory storage named "nosuch"; it has a`) {
+		t.Errorf("an unknown storage: %v", err)
+	}
+	open, err := storagesOf(a, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	err = runOn(rec, httptest.NewRequest(http.MethodPost, "/memory/compact", nil), open, func(_ context.Context, e *engine.Engine) (any, error) {
+		a.Cleanup() // a reload without storage a, while the operation runs
+		return e.Stats()
+	})
+	if err != nil || rec.Code != http.StatusOK {
+		t.Errorf("an admin operation across a reload that removed its storage: %v (%d %s)", err, rec.Code, rec.Body)
 	}
 }
