@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/caddy-memory/memory/memtools"
 )
 
 // What the proxy's tool rounds do to the HTTP answer itself, through real
@@ -216,5 +218,39 @@ func TestMemoryToolsKeepHeaders(t *testing.T) {
 				})
 			}
 		}
+	}
+}
+
+// TestMemoryToolAfterLongText: a stream that talks past max_capture, then
+// calls the proxy's tools, has reached the client event by event; the
+// proxy does not keep all it said to ask again with it: past max_capture
+// the rest of the stream goes as it came, the call with it, and the rounds
+// stop.
+func TestMemoryToolAfterLongText(t *testing.T) {
+	storage := t.TempDir()
+	long := strings.Repeat("The user told a very long story. ", 2<<10) // 66 KiB, word by word
+	up := newFakeLLM(t)
+	up.answer = func([]byte) string {
+		return long + toolPrefix + `save_memory {"content":"The user tells long stories."}`
+	}
+	tester := startCaddy(t, withStorage(storage, "")+fmt.Sprintf(`http://localhost:9080 {
+	memory {
+		tools
+		max_capture 16KiB
+	}
+	reverse_proxy %s
+}
+`, up.addr()))
+	for _, w := range wires {
+		t.Run(w.name, func(t *testing.T) {
+			before := len(up.all())
+			c := toolClient{t: t, tester: tester, up: up, key: "key-long-talk", stream: true}
+			r := c.ask(w, "Tell me a long story.")
+			if r.text != long || len(r.calls) != 1 || r.calls[0] != memtools.Save || r.done != spent[w.name] {
+				t.Errorf("client got %d bytes of text, calls %v, end %q; want the %d bytes said, then the call as it came (end %q)",
+					len(r.text), r.calls, r.done, len(long), spent[w.name])
+			}
+			rounds(t, up, before, r, 1)
+		})
 	}
 }

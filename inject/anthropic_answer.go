@@ -109,14 +109,14 @@ func (c *anthropicEditor) observe(ev []byte) State {
 		switch b.Get("type").String() {
 		case "text":
 			if t := b.Get("text").String(); t != "" {
-				c.a.text.WriteString(t)
+				c.a.say(t)
 				state = Final
 			}
 		case "tool_use":
 			cl := c.a.call(index)
 			cl.id, cl.name = b.Get("id").String(), b.Get("name").String()
 			if in := b.Get("input"); in.IsObject() && len(in.Map()) > 0 {
-				cl.args.WriteString(in.Raw)
+				cl.add(in.Raw)
 			}
 			state = Held
 		}
@@ -140,11 +140,11 @@ func (c *anthropicEditor) observe(ev []byte) State {
 		switch d.Get("type").String() {
 		case "text_delta":
 			if t := d.Get("text").String(); t != "" {
-				c.a.text.WriteString(t)
+				c.a.say(t)
 				state = Final
 			}
 		case "input_json_delta":
-			c.a.call(int(r.Get("index").Int())).args.WriteString(d.Get("partial_json").String())
+			c.a.call(int(r.Get("index").Int())).add(d.Get("partial_json").String())
 		}
 	case "message_delta":
 		c.a.usage.Output = int(r.Get("usage.output_tokens").Int())

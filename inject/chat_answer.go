@@ -110,7 +110,7 @@ func (c *chatEditor) observe(ev []byte) State {
 			m = ch.Get("message")
 		}
 		if t := m.Get("content").String(); t != "" {
-			c.a.text.WriteString(t)
+			c.a.say(t)
 			state = Final
 		}
 		m.Get("tool_calls").ForEach(func(i, tc gjson.Result) bool {
@@ -125,7 +125,7 @@ func (c *chatEditor) observe(ev []byte) State {
 			if n := tc.Get("function.name").String(); n != "" {
 				cl.name = n
 			}
-			cl.args.WriteString(tc.Get("function.arguments").String())
+			cl.add(tc.Get("function.arguments").String())
 			if state == Undecided {
 				state = Held
 			}

@@ -18,9 +18,10 @@ import (
 // then calls only the proxy's tools continues: its end (stop reason, usage,
 // [DONE]) is held back, and the next round's answer, resumed from it,
 // carries on the same stream for the client (see Continues and Resume).
-// What an Editor holds back is bounded: past its limit, what it held and
-// the rest of the answer go to the client as they came (Untouched), and
-// the proxy runs none of the answer's calls.
+// What an Editor holds back, and what it keeps of an answer passed on, is
+// bounded: past its limit, what it held and the rest of the answer go to
+// the client as they came (Untouched), and the proxy runs none of the
+// answer's calls.
 
 // State is what an Editor has made of an answer so far.
 type State int
@@ -112,11 +113,22 @@ func (e *Editor) Write(p []byte) []byte {
 		ev := e.partial[:i]
 		e.partial = e.partial[i:]
 		out = e.event(ev, out)
+		if e.over() {
+			break
+		}
 	}
-	if e.limit > 0 && e.size+len(e.partial) > e.limit {
+	if e.over() {
 		out = e.untouched(out)
 	}
 	return out
+}
+
+// over reports whether the answer is past the editor's limit: what it
+// holds back, or what it keeps of an answer passed on (its text and
+// calls, which a stream that talks and then calls the proxy's tools
+// carries into the next round).
+func (e *Editor) over() bool {
+	return e.limit > 0 && (e.size+len(e.partial) > e.limit || e.d.answer().read > e.limit)
 }
 
 // hold appends p to partial. A large partial grows by doubling: append

@@ -49,6 +49,21 @@ type answer struct {
 	// prior is the usage of the rounds before, added to this answer's.
 	prior    Usage
 	isMemory func(name string) bool
+	// read counts the bytes the answer keeps of what it read (its text,
+	// its calls with their arguments): an answer passed on to the client
+	// event by event keeps them all, and the Editor bounds them as it
+	// bounds what it holds back.
+	read int
+}
+
+// callCost is what a call counts for in read besides its arguments: a
+// stream can make thousands of calls of no arguments.
+const callCost = 64
+
+// say adds t to the answer's text.
+func (a *answer) say(t string) {
+	a.text.WriteString(t)
+	a.read += len(t)
 }
 
 // call is a tool call being read from an answer, by its index in it.
@@ -57,6 +72,13 @@ type call struct {
 	id    string
 	name  string
 	args  strings.Builder
+	a     *answer
+}
+
+// add adds s to the call's arguments.
+func (c *call) add(s string) {
+	c.args.WriteString(s)
+	c.a.read += len(s)
 }
 
 func (a *answer) call(index int) *call {
@@ -67,7 +89,8 @@ func (a *answer) call(index int) *call {
 		a.at = map[int]int{}
 	}
 	a.at[index] = len(a.calls)
-	a.calls = append(a.calls, call{index: index})
+	a.calls = append(a.calls, call{index: index, a: a})
+	a.read += callCost
 	return &a.calls[len(a.calls)-1]
 }
 

@@ -38,3 +38,24 @@ func TestEditorPastItsLimit(t *testing.T) {
 		})
 	}
 }
+
+// TestEditorKeepsBounded: a stream passed on from its first text keeps
+// what it said (a next round would carry it); past the limit it keeps no
+// more: the rest goes as it came, and its call is not the proxy's to run.
+func TestEditorKeepsBounded(t *testing.T) {
+	const limit = 64 << 10
+	e := NewEditor(OpenAIChat, "text/event-stream", limit, func(n string) bool { return n == "save_memory" }, Usage{})
+	word := []byte("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"story \"}}]}\n\n")
+	for range (4 << 20) / len(word) {
+		e.Write(word)
+	}
+	e.Write([]byte("data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c\",\"function\":{\"name\":\"save_memory\",\"arguments\":\"{}\"}}]}}]}\n\n" +
+		"data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n"))
+	e.End()
+	if n := len(e.Text()); n > limit+len(word) { // the event that passed it too
+		t.Errorf("the editor kept %d bytes of text for a limit of %d", n, limit)
+	}
+	if e.State() != Untouched || e.Continues() || len(e.Calls()) != 0 {
+		t.Errorf("state %v, continues %v, %d calls to run; want Untouched, none", e.State(), e.Continues(), len(e.Calls()))
+	}
+}

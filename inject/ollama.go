@@ -103,14 +103,14 @@ func (o *ollamaEditor) observe(ev []byte) State {
 	state := Undecided
 	m := r.Get("message")
 	if t := m.Get("content").String(); t != "" {
-		o.a.text.WriteString(t)
+		o.a.say(t)
 		state = Final
 	}
 	m.Get("tool_calls").ForEach(func(_, tc gjson.Result) bool {
 		cl := o.a.call(o.calls)
 		o.calls++
 		cl.name = tc.Get("function.name").String()
-		cl.args.WriteString(tc.Get("function.arguments").Raw)
+		cl.add(tc.Get("function.arguments").Raw)
 		if state == Undecided {
 			state = Held
 		}

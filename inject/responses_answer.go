@@ -135,7 +135,7 @@ func (c *responsesEditor) observe(ev []byte) State {
 		cl := c.a.call(index)
 		cl.id, cl.name = it.Get("call_id").String(), it.Get("name").String()
 		if args := it.Get("arguments").String(); args != "" && cl.args.Len() == 0 {
-			cl.args.WriteString(args)
+			cl.add(args)
 		}
 		state = Held
 	}
@@ -151,7 +151,7 @@ func (c *responsesEditor) observe(ev []byte) State {
 					if t := p.Get("text").String(); t != "" && p.Get("type").String() == "output_text" {
 						text = true
 						if c.a.text.Len() == 0 {
-							c.a.text.WriteString(t)
+							c.a.say(t)
 						}
 					}
 					return true
@@ -174,10 +174,10 @@ func (c *responsesEditor) observe(ev []byte) State {
 	case t == "response.output_item.added":
 		item(int(r.Get("output_index").Int()), r.Get("item"))
 	case t == "response.function_call_arguments.delta":
-		c.a.call(int(r.Get("output_index").Int())).args.WriteString(r.Get("delta").String())
+		c.a.call(int(r.Get("output_index").Int())).add(r.Get("delta").String())
 	case t == "response.output_text.delta":
 		if d := r.Get("delta").String(); d != "" {
-			c.a.text.WriteString(d)
+			c.a.say(d)
 			state = Final
 		}
 	case t == "response.completed" || t == "response.incomplete":
@@ -230,6 +230,11 @@ func (c *responsesEditor) edit(ev []byte) []byte {
 			v["output_index"] = json.Number(strconv.Itoa(c.offset + index - c.a.shift(index)))
 			if str(v["type"]) == "response.output_item.done" {
 				c.items = append(c.items, v["item"])
+				if t := str(obj(v["item"])["type"]); t != "message" && t != "function_call" {
+					// Kept for the rounds after; a message's text and a
+					// call's arguments are counted as they were read.
+					c.a.read += len(ev)
+				}
 			}
 		}
 		if _, ok := v["sequence_number"]; ok {
