@@ -254,3 +254,55 @@ func TestMemoryToolAfterLongText(t *testing.T) {
 		})
 	}
 }
+
+// TestMemoryToolParallelCallsInterleaved: a stream whose parallel tool
+// calls interleave their arguments (OpenAI's chunks name each call by
+// index, in any order) reaches the client's SDK with its own call whole,
+// and the proxy's call beside it is run.
+func TestMemoryToolParallelCallsInterleaved(t *testing.T) {
+	storage := t.TempDir()
+	chunk := func(delta string) string {
+		return `data: {"id":"chatcmpl-par","object":"chat.completion.chunk","created":1,"model":"fake","choices":[{"index":0,"delta":` + delta + `,"finish_reason":null}]}` + "\n\n"
+	}
+	args := func(index int, args string) string {
+		return chunk(fmt.Sprintf(`{"tool_calls":[{"index":%d,"function":{"arguments":%q}}]}`, index, args))
+	}
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		parts := []string{
+			chunk(`{"role":"assistant","content":null}`),
+			chunk(`{"tool_calls":[{"index":0,"id":"call_m","type":"function","function":{"name":"save_memory","arguments":""}}]}`),
+			chunk(`{"tool_calls":[{"index":1,"id":"call_w","type":"function","function":{"name":"get_weather","arguments":""}}]}`),
+			args(0, `{"content":"The user hikes `),
+			args(1, `{"city":`),
+			args(0, `near Oslo."}`),
+			args(1, `"Oslo"}`),
+			`data: {"id":"chatcmpl-par","object":"chat.completion.chunk","created":1,"model":"fake","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}` + "\n\n",
+			`data: {"id":"chatcmpl-par","object":"chat.completion.chunk","created":1,"model":"fake","choices":[],"usage":{"prompt_tokens":10,"completion_tokens":3,"total_tokens":13}}` + "\n\n",
+			"data: [DONE]\n\n",
+		}
+		for _, p := range parts {
+			_, _ = io.WriteString(w, p)
+			_ = http.NewResponseController(w).Flush()
+		}
+	}))
+	defer up.Close()
+	tester := startCaddy(t, toolsConfig(storage, strings.TrimPrefix(up.URL, "http://")))
+	c := toolClient{t: t, tester: tester, key: "key-parallel", stream: true, weather: true}
+	r := c.ask(wires[0], "I hike near Oslo. How is the weather?")
+	if len(r.calls) != 1 || r.calls[0] != "get_weather" || r.callID != "call_w" || r.done != "tool_calls" {
+		t.Fatalf("client got %+v, want its own get_weather call", r)
+	}
+	api := apiCall{t, tester.Client}
+	var got []string
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		_, out := api.do("GET", "/memory/memories?source=tool", c.key, nil)
+		if got = listContents(out); len(got) > 0 {
+			break
+		}
+	}
+	if len(got) != 1 || got[0] != "The user hikes near Oslo." {
+		t.Errorf("saved by the tool: %q", got)
+	}
+}

@@ -40,11 +40,14 @@ func (u *Usage) Add(u2 Usage) { u.Input, u.Output = u.Input+u2.Input, u.Output+u
 
 // answer is what the events of an answer said.
 type answer struct {
-	text  strings.Builder
-	calls []call
-	// at is where each call is in calls, by its index in the answer: an
-	// answer can make thousands.
-	at    map[int]int
+	text strings.Builder
+	// calls are in the order they came; each is written to as its parts
+	// come, in any order (parallel calls interleave), so each has a place
+	// of its own: a strings.Builder must not move.
+	calls []*call
+	// at is each call by its index in the answer: an answer can make
+	// thousands.
+	at    map[int]*call
 	usage Usage
 	// prior is the usage of the rounds before, added to this answer's.
 	prior    Usage
@@ -82,22 +85,23 @@ func (c *call) add(s string) {
 }
 
 func (a *answer) call(index int) *call {
-	if i, ok := a.at[index]; ok {
-		return &a.calls[i]
+	if c, ok := a.at[index]; ok {
+		return c
 	}
 	if a.at == nil {
-		a.at = map[int]int{}
+		a.at = map[int]*call{}
 	}
-	a.at[index] = len(a.calls)
-	a.calls = append(a.calls, call{index: index, a: a})
+	c := &call{index: index, a: a}
+	a.at[index] = c
+	a.calls = append(a.calls, c)
 	a.read += callCost
-	return &a.calls[len(a.calls)-1]
+	return c
 }
 
 // memory reports whether the call at index is one of the proxy's tools.
 func (a *answer) memory(index int) bool {
-	i, ok := a.at[index]
-	return ok && a.isMemory(a.calls[i].name)
+	c, ok := a.at[index]
+	return ok && a.isMemory(c.name)
 }
 
 // kept is the new index of the client's call at index: the proxy's calls
