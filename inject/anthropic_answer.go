@@ -114,7 +114,8 @@ func (c *anthropicEditor) observe(ev []byte) State {
 			}
 		case "tool_use":
 			cl := c.a.call(index)
-			cl.id, cl.name = b.Get("id").String(), b.Get("name").String()
+			cl.id = b.Get("id").String()
+			cl.named(b.Get("name").String())
 			if in := b.Get("input"); in.IsObject() && len(in.Map()) > 0 {
 				cl.add(in.Raw)
 			}

@@ -123,7 +123,7 @@ func (c *chatEditor) observe(ev []byte) State {
 				cl.id = id
 			}
 			if n := tc.Get("function.name").String(); n != "" {
-				cl.name = n
+				cl.named(n)
 			}
 			cl.add(tc.Get("function.arguments").String())
 			if state == Undecided {

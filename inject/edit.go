@@ -223,9 +223,8 @@ func (e *Editor) event(ev []byte, out []byte) []byte {
 // before added: the last answer, when the proxy's rounds are spent.
 func (e *Editor) AsCalled() []byte {
 	a := e.d.answer()
-	mine := a.isMemory
-	a.isMemory = func(string) bool { return false } // no call is taken out
-	defer func() { a.isMemory = mine }()
+	a.asCalled = true // no call is taken out
+	defer func() { a.asCalled = false }()
 	var out []byte
 	for _, ev := range e.held {
 		if e.stream {
@@ -392,7 +391,7 @@ func (e *Editor) Calls() []ToolCall {
 	a := e.d.answer()
 	var out []ToolCall
 	for _, c := range a.calls {
-		if a.isMemory(c.name) {
+		if c.mine {
 			out = append(out, ToolCall{ID: c.id, Name: c.name, Arguments: c.args.String()})
 		}
 	}

@@ -1,6 +1,9 @@
 package inject
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // What each format gives an Editor (a dialectEditor), and what it reads
 // an answer into: its text, its calls and its usage.
@@ -47,8 +50,13 @@ type answer struct {
 	calls []*call
 	// at is each call by its index in the answer: an answer can make
 	// thousands.
-	at    map[int]*call
-	usage Usage
+	at map[int]*call
+	// mine and theirs are the indexes of the proxy's calls and of the
+	// others, sorted.
+	mine, theirs []int
+	// asCalled: no call is taken out (AsCalled).
+	asCalled bool
+	usage    Usage
 	// prior is the usage of the rounds before, added to this answer's.
 	prior    Usage
 	isMemory func(name string) bool
@@ -75,7 +83,26 @@ type call struct {
 	id    string
 	name  string
 	args  strings.Builder
+	mine  bool // one of the proxy's tools
 	a     *answer
+}
+
+// named gives the call its name, and its place among the proxy's calls or
+// the others.
+func (c *call) named(name string) {
+	c.name = name
+	if mine := c.a.isMemory(name); mine != c.mine {
+		from, to := &c.a.theirs, &c.a.mine
+		if !mine {
+			from, to = to, from
+		}
+		if i, ok := slices.BinarySearch(*from, c.index); ok {
+			*from = slices.Delete(*from, i, i+1)
+		}
+		i, _ := slices.BinarySearch(*to, c.index)
+		*to = slices.Insert(*to, i, c.index)
+		c.mine = mine
+	}
 }
 
 // add adds s to the call's arguments.
@@ -94,6 +121,8 @@ func (a *answer) call(index int) *call {
 	c := &call{index: index, a: a}
 	a.at[index] = c
 	a.calls = append(a.calls, c)
+	i, _ := slices.BinarySearch(a.theirs, index) // no name yet: not the proxy's
+	a.theirs = slices.Insert(a.theirs, i, index)
 	a.read += callCost
 	return c
 }
@@ -101,7 +130,7 @@ func (a *answer) call(index int) *call {
 // memory reports whether the call at index is one of the proxy's tools.
 func (a *answer) memory(index int) bool {
 	c, ok := a.at[index]
-	return ok && a.isMemory(c.name)
+	return ok && c.mine && !a.asCalled
 }
 
 // kept is the new index of the client's call at index: the proxy's calls
@@ -113,15 +142,20 @@ func (a *answer) kept(index int) int { return a.before(index, false) }
 func (a *answer) shift(index int) int { return a.before(index, true) }
 
 // before counts the calls before index that are the proxy's (memory) or
-// the client's.
+// the client's: a search of the sorted indexes, since each event of an
+// answer of thousands of calls asks.
 func (a *answer) before(index int, memory bool) int {
-	n := 0
-	for _, c := range a.calls {
-		if c.index < index && a.isMemory(c.name) == memory {
-			n++
-		}
+	m, _ := slices.BinarySearch(a.mine, index)
+	t, _ := slices.BinarySearch(a.theirs, index)
+	switch {
+	case a.asCalled && memory:
+		return 0
+	case a.asCalled:
+		return m + t
+	case memory:
+		return m
 	}
-	return n
+	return t
 }
 
 // clientCalls counts the calls that are not the proxy's.
@@ -129,11 +163,8 @@ func (a *answer) clientCalls() int { return len(a.calls) - a.memoryCalls() }
 
 // memoryCalls counts the proxy's calls.
 func (a *answer) memoryCalls() int {
-	n := 0
-	for _, c := range a.calls {
-		if a.isMemory(c.name) {
-			n++
-		}
+	if a.asCalled {
+		return 0
 	}
-	return n
+	return len(a.mine)
 }

@@ -59,3 +59,41 @@ func TestEditorKeepsBounded(t *testing.T) {
 		t.Errorf("state %v, continues %v, %d calls to run; want Untouched, none", e.State(), e.Continues(), len(e.Calls()))
 	}
 }
+
+// TestEditorManyCalls: editing an answer of many calls does work in
+// proportion to them, not to their square (each client call's new index
+// counted over every call: 40,000 calls took 6 s). The work is counted as
+// the times the editor asks whether a name is the proxy's.
+func TestEditorManyCalls(t *testing.T) {
+	const n = 2000
+	var sse, whole strings.Builder
+	sse.WriteString("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Checking.\"}}]}\n\n")
+	whole.WriteString(`{"choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","tool_calls":[`)
+	for i := range n {
+		name := "get_weather"
+		if i%2 == 0 {
+			name = "save_memory"
+		}
+		call := fmt.Sprintf(`{"index":%d,"id":"c%d","function":{"name":%q,"arguments":"{}"}}`, i, i, name)
+		fmt.Fprintf(&sse, "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[%s]}}]}\n\n", call)
+		if i > 0 {
+			whole.WriteString(",")
+		}
+		whole.WriteString(call)
+	}
+	sse.WriteString("data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n")
+	whole.WriteString(`]}}]}`)
+	for _, c := range []struct{ ctype, body string }{{"text/event-stream", sse.String()}, {"application/json", whole.String()}} {
+		t.Run(c.ctype, func(t *testing.T) {
+			asked := 0
+			e := NewEditor(OpenAIChat, c.ctype, 2<<20, func(name string) bool { asked++; return name == "save_memory" }, Usage{})
+			out := string(e.Write([]byte(c.body))) + string(e.End())
+			if got := strings.Count(out, `"get_weather"`); got != n/2 || strings.Contains(out, "save_memory") {
+				t.Fatalf("the client got %d of its %d calls (and the proxy's: %v)", got, n/2, strings.Contains(out, "save_memory"))
+			}
+			if asked > 20*n {
+				t.Errorf("editing %d calls asked %d times whether a name is the proxy's", n, asked)
+			}
+		})
+	}
+}

@@ -109,7 +109,7 @@ func (o *ollamaEditor) observe(ev []byte) State {
 	m.Get("tool_calls").ForEach(func(_, tc gjson.Result) bool {
 		cl := o.a.call(o.calls)
 		o.calls++
-		cl.name = tc.Get("function.name").String()
+		cl.named(tc.Get("function.name").String())
 		cl.add(tc.Get("function.arguments").Raw)
 		if state == Undecided {
 			state = Held

@@ -133,7 +133,8 @@ func (c *responsesEditor) observe(ev []byte) State {
 			return
 		}
 		cl := c.a.call(index)
-		cl.id, cl.name = it.Get("call_id").String(), it.Get("name").String()
+		cl.id = it.Get("call_id").String()
+		cl.named(it.Get("name").String())
 		if args := it.Get("arguments").String(); args != "" && cl.args.Len() == 0 {
 			cl.add(args)
 		}
