@@ -1,11 +1,14 @@
 package memory
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/binary"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -115,4 +118,91 @@ func TestAFailedExportFailsAtTheClient(t *testing.T) {
 	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "damaged") {
 		t.Errorf("/health while no record can be read: %d %s, want 503 saying why", resp.StatusCode, body)
 	}
+}
+
+// TestAnExportNobodyReadsStallsNoOne: any key holder can export their own
+// memories and stop reading. Their export must not hold the store while it
+// waits for them: a read transaction kept open across the writes to the
+// client blocks bbolt's remap when the file grows, and with it every later
+// write and read of every owner (the proxy's searches, /health).
+func TestAnExportNobodyReadsStallsNoOne(t *testing.T) {
+	storage := t.TempDir()
+	up := newFakeLLM(t)
+	cfg := apiConfig(t, storage, up.addr(), "")
+	a := apiCall{t, startCaddy(t, cfg).Client}
+	client := &http.Client{Timeout: 15 * time.Second}
+	// importAs writes n memories of about 15 KB for owner in one request.
+	batch := 0
+	importAs := func(owner string, n int) error {
+		var jsonl bytes.Buffer
+		for i := 0; i < n; i++ {
+			batch++
+			fmt.Fprintf(&jsonl, `{"kind":"note","content":"Memory %d of %s. %s"}`+"\n", batch, owner, strings.Repeat("All work and no play. ", 700))
+		}
+		req, _ := http.NewRequest(http.MethodPost, caddyAddr+"/memory/import", &jsonl)
+		req.Header.Set("Content-Type", "application/x-ndjson")
+		req.Header.Set("Authorization", "Bearer "+owner)
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if body, _ := io.ReadAll(resp.Body); resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("%d %s", resp.StatusCode, body)
+		}
+		return nil
+	}
+	// About 6 MB to export: more than the sockets between the client and
+	// Caddy hold, so the export waits for a reader that never comes.
+	for range 4 {
+		if err := importAs("sk-slow", 100); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conn, err := net.Dial("tcp", strings.TrimPrefix(caddyAddr, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.(*net.TCPConn).SetReadBuffer(4096)
+	fmt.Fprintf(conn, "GET /memory/export HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer sk-slow\r\n\r\n")
+	status, err := bufio.NewReaderSize(conn, 64).ReadString('\n')
+	if err != nil || !strings.Contains(status, " 200 ") {
+		t.Fatalf("the export did not begin: %q %v", status, err)
+	}
+
+	// Another owner writes until the file has outgrown what bbolt mapped
+	// when the export began (the next power of two of its size): a remap.
+	file := filepath.Join(storage, "memory.db")
+	mapped := int64(32 << 10)
+	for mapped < fileSize(t, file) {
+		mapped *= 2
+	}
+	i := 0
+	for ; fileSize(t, file) <= mapped; i++ {
+		if i == 40 {
+			t.Fatalf("the store file stayed at %d bytes (mapped %d) after 40 imports", fileSize(t, file), mapped)
+		}
+		start := time.Now()
+		if err := importAs("sk-writer", 50); err != nil {
+			t.Fatalf("another owner's import waited for the export nobody reads (%v after %d imports, the file at %d bytes): %v",
+				time.Since(start).Round(time.Millisecond), i, fileSize(t, file), err)
+		}
+	}
+	t.Logf("%d imports of another owner grew the file past the %d bytes mapped while the export waited", i, mapped)
+	if status, out := a.do("GET", "/memory/memories?limit=1", "sk-writer", nil); status != http.StatusOK {
+		t.Errorf("another owner's read while the export waits: %d %v", status, out)
+	}
+	if status, out := a.do("GET", "/memory/health", "sk-writer", nil); status != http.StatusOK {
+		t.Errorf("/health while the export waits: %d %v", status, out)
+	}
+}
+
+func fileSize(t *testing.T, path string) int64 {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
 }

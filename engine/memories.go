@@ -239,11 +239,21 @@ func (mg *manager) counts(owner string) (store.Counts, error) {
 }
 
 // Export calls fn with every memory of owner, or, for "", of every owner,
-// history included. Each owner is read in one snapshot, without pinning
-// the whole file for a long export.
+// history included, in order of owner and id. fn runs outside any read
+// transaction: it writes to a client that may stop reading, and a read
+// transaction held meanwhile would block bbolt's remap when the file grows,
+// and with it every write and then every read of every owner. The memories
+// are read a bounded page at a time instead, each page one snapshot.
 func (e *Engine) Export(owner string, fn func(*store.Memory) error) error {
 	return e.manager.export(owner, fn)
 }
+
+// Bounds of one page of an export: what one short read transaction
+// gathers, and what an export holds at once.
+const (
+	exportPage      = 256
+	exportPageBytes = 1 << 20
+)
 
 func (mg *manager) export(owner string, fn func(*store.Memory) error) error {
 	owners := []string{owner}
@@ -255,18 +265,43 @@ func (mg *manager) export(owner string, fn func(*store.Memory) error) error {
 			return err
 		}
 	}
+	page := make([]*store.Memory, 0, exportPage)
 	for _, o := range owners {
-		err := mg.store.View(func(tx *store.Tx) error {
-			return tx.ForEach(o, func(m *store.Memory) error {
-				withUsage(tx, m)
-				return fn(m)
+		for after := uint64(0); ; {
+			page = page[:0]
+			size := 0
+			err := mg.store.View(func(tx *store.Tx) error {
+				return tx.Scan(o, after, func(m *store.Memory) (bool, error) {
+					withUsage(tx, m)
+					page = append(page, m)
+					size += memorySize(m)
+					return len(page) < exportPage && size < exportPageBytes, nil
+				})
 			})
-		})
-		if err != nil {
-			return err
+			if err != nil {
+				return err
+			}
+			for _, m := range page {
+				if err := fn(m); err != nil {
+					return err
+				}
+			}
+			if len(page) < exportPage && size < exportPageBytes {
+				break // the owner's last page
+			}
+			after = page[len(page)-1].ID
 		}
 	}
 	return nil
+}
+
+// memorySize is about what a memory's texts weigh, for an export's pages.
+func memorySize(m *store.Memory) int {
+	n := len(m.Content) + len(m.Context)
+	for _, v := range m.History {
+		n += len(v.Content)
+	}
+	return n
 }
 
 // Import writes exported memories (each with its Owner set) in one
