@@ -38,11 +38,12 @@ var (
 )
 
 // Facts extracts facts about the user from what they said in one turn.
-// Questions, hypotheticals, quoted or fenced text and injected memory blocks
-// are not statements about the user and yield nothing.
+// Questions, hypotheticals, someone else's words (see othersWords), fiction,
+// fenced text and injected memory blocks are not statements about the user
+// and yield nothing.
 func Facts(userText string) []Fact {
 	text := fenced.ReplaceAllString(inject.Strip(userText), "\n")
-	text = strings.NewReplacer("’", "'", "‘", "'").Replace(text)
+	text = othersWords(strings.NewReplacer("’", "'", "‘", "'").Replace(text))
 	var out []Fact
 	seen := map[string]int{}
 	for _, s := range sentences.Split(text, -1) {
@@ -55,7 +56,7 @@ func Facts(userText string) []Fact {
 			}
 			s = strings.TrimSpace(s[:loc[0]])
 		}
-		if len(s) < 6 || len(s) > maxSentence || strings.HasPrefix(s, ">") || notStatement.MatchString(s) {
+		if len(s) < 6 || len(s) > maxSentence || strings.HasPrefix(s, ">") || notStatement.MatchString(s) || fictional(s) {
 			continue
 		}
 		for _, f := range sentenceFacts(s) {
