@@ -11,11 +11,13 @@ import (
 func TestSomeoneElsesWordsAreNotTheUsers(t *testing.T) {
 	p := newProfileRig(t, "")
 	const key = "sk-quotes"
-	chat(t, p, key, "", "My friend said: I'm allergic to shellfish and I live in Tokyo.")
-	chat(t, p, key, "", "Help me answer this support ticket.\nCustomer: I am vegan and I work as a pilot.\nAgent: Thanks, noted.")
-	chat(t, p, key, "", "In this story, I am a doctor who lives in London.")
-	chat(t, p, key, "", `My sister always says "I'm lactose intolerant" but she eats ice cream.`)
-	chat(t, p, key, "", "I'm allergic to nuts.")
+	sayEach(t, p, key,
+		"My friend said: I'm allergic to shellfish and I live in Tokyo.",
+		"Help me answer this support ticket.\nCustomer: I am vegan and I work as a pilot.\nAgent: Thanks, noted.",
+		"In this story, I am a doctor who lives in London.",
+		`My sister always says "I'm lactose intolerant" but she eats ice cream.`,
+		"I'm allergic to nuts.",
+	)
 	block := p.ask(t, key, "What should I cook tonight?")
 	if !strings.Contains(block, "User is allergic to nuts.") {
 		t.Errorf("the user's own allergy is missing:\n%s", block)
@@ -25,5 +27,43 @@ func TestSomeoneElsesWordsAreNotTheUsers(t *testing.T) {
 		if strings.Contains(block, wrong) {
 			t.Errorf("someone else's words reached the model as the user's (%q):\n%s", wrong, block)
 		}
+	}
+}
+
+// A retraction replaces what it retracts: once the user says they are no
+// longer a nurse, not allergic after all, or no longer work somewhere, the
+// old value stops riding as current.
+func TestARetractionReplacesTheOldValue(t *testing.T) {
+	p := newProfileRig(t, "")
+	const key = "sk-retract"
+	sayEach(t, p, key,
+		"I'm a nurse.",
+		"I'm allergic to nuts.",
+		"I work at Acme Corp.",
+		"I live in London.",
+		"I'm vegetarian.",
+		"I'm not a nurse anymore, I retrained as a carpenter.",
+		"Sorry, I mixed that up: I'm not allergic to nuts, my husband is.",
+		"I no longer work at Acme Corp.",
+		"Actually I don't live in London, I live in Leeds.",
+		"I eat meat again.",
+	)
+	block := p.ask(t, key, "Plan my week for me.")
+	for _, stale := range []string{"User is a nurse.", "User is allergic to nuts.", "User works at Acme Corp.",
+		"User lives in London.", "User is vegetarian."} {
+		if strings.Contains(block, stale) {
+			t.Errorf("a retracted value rides as current (%q):\n%s", stale, block)
+		}
+	}
+	if !strings.Contains(block, "User lives in Leeds.") {
+		t.Errorf("the corrected home is missing:\n%s", block)
+	}
+}
+
+// sayEach says each line in a conversation of its own.
+func sayEach(t *testing.T, p *profileRig, key string, lines ...string) {
+	t.Helper()
+	for _, l := range lines {
+		chat(t, p, key, "", l)
 	}
 }

@@ -135,8 +135,8 @@ func sentenceFacts(s string) []Fact {
 	first := statementStart(s, ms[0].start)
 	change := changeCue.MatchString(s[first:])
 	var out []Fact
-	keys := map[string]bool{}
-	within := -1 // the end of the clause the last statement was kept as
+	keys := map[string]int{} // the facts kept, by key
+	within := -1             // the end of the clause the last statement was kept as
 	for k, m := range ms {
 		r := &rules[m.rule]
 		if !change && m.start < within {
@@ -161,10 +161,18 @@ func sentenceFacts(s string) []Fact {
 			end := clauseEnd(s, ms, k)
 			content, within = clauseFact(someoneWho(s[from:end])), end
 		}
-		if content == "" || !clean(content) || keys[m.key] {
+		if content == "" || !clean(content) {
 			continue
 		}
-		keys[m.key] = true
+		if at, dup := keys[m.key]; dup {
+			// "I don't live in London, I live in Leeds": what the user
+			// is says more than what they are not.
+			if negative.MatchString(out[at].Content) && !negative.MatchString(content) {
+				out[at] = Fact{Kind: r.kind, Key: m.key, Content: content}
+			}
+			continue
+		}
+		keys[m.key] = len(out)
 		out = append(out, Fact{Kind: r.kind, Key: m.key, Content: content})
 	}
 	return out
