@@ -67,3 +67,24 @@ func sayEach(t *testing.T, p *profileRig, key string, lines ...string) {
 		chat(t, p, key, "", l)
 	}
 }
+
+// A correction replaces what it corrects, said in the same message or as
+// the next one: the slip never rides as current.
+func TestACorrectionReplacesTheSlip(t *testing.T) {
+	p := newProfileRig(t, "")
+	const key = "sk-correct"
+	chat(t, p, key, "", "I live in Berlin, near the park.", "Sorry, I meant Munich.")
+	chat(t, p, key, "", "My partner's name is Jon. Oops, I meant Jan.")
+	chat(t, p, key, "", "I work at Siemens now.", "sorry I mean Bosch")
+	block := p.ask(t, key, "Plan a weekend for me and my partner.")
+	for _, want := range []string{"User lives in Munich.", "User's partner is named Jan.", "User works at Bosch."} {
+		if !strings.Contains(block, want) {
+			t.Errorf("the block lacks the corrected %q:\n%s", want, block)
+		}
+	}
+	for _, slip := range []string{"User lives in Berlin", "User's partner is named Jon", "User works at Siemens"} {
+		if strings.Contains(block, slip) {
+			t.Errorf("the slip %q rides as current:\n%s", slip, block)
+		}
+	}
+}

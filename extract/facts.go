@@ -41,26 +41,37 @@ var (
 // Questions, hypotheticals, someone else's words (see othersWords), fiction,
 // fenced text and injected memory blocks are not statements about the user
 // and yield nothing.
-func Facts(userText string) []Fact {
-	text := fenced.ReplaceAllString(inject.Strip(userText), "\n")
-	text = othersWords(strings.NewReplacer("’", "'", "‘", "'").Replace(text))
+func Facts(userText string) []Fact { return FactsAfter("", userText) }
+
+// FactsAfter is Facts for a message that follows earlier, the user's
+// previous message in the conversation: a correction ("Sorry, I meant
+// Munich.") restates the statement it corrects, there or in this message.
+func FactsAfter(earlier, userText string) []Fact {
+	prev := ""
+	for _, s := range statements(earlier) {
+		if len(sentenceFacts(s)) > 0 {
+			prev = s
+		}
+	}
 	var out []Fact
 	seen := map[string]int{}
-	for _, s := range sentences.Split(text, -1) {
-		s = strings.TrimSpace(s)
-		if strings.HasSuffix(s, "?") {
-			// The statement before the question, if it starts the sentence.
-			loc := askedAfter.FindStringIndex(s)
-			if loc == nil {
+	for _, s := range statements(userText) {
+		var said map[string]bool // what the corrected statement taught as it was
+		if m := correction.FindStringSubmatch(s); m != nil {
+			if s = corrected(prev, m[1]); s == "" {
 				continue
 			}
-			s = strings.TrimSpace(s[:loc[0]])
+			said = map[string]bool{}
+			for _, f := range sentenceFacts(prev) {
+				said[f.Content] = true
+			}
 		}
-		if len(s) < 6 || len(s) > maxSentence || strings.HasPrefix(s, ">") || notStatement.MatchString(s) || fictional(s) {
-			continue
+		fs := sentenceFacts(s)
+		if len(fs) > 0 {
+			prev = s
 		}
-		for _, f := range sentenceFacts(s) {
-			if namesNothing(f.Content) {
+		for _, f := range fs {
+			if namesNothing(f.Content) || said[f.Content] {
 				continue
 			}
 			if at, dup := seen[f.Key]; dup {
@@ -75,6 +86,30 @@ func Facts(userText string) []Fact {
 			seen[f.Key] = len(out)
 			out = append(out, f)
 		}
+	}
+	return out
+}
+
+// statements are the sentences of a user's message that may state
+// something about them, in the order said.
+func statements(userText string) []string {
+	text := fenced.ReplaceAllString(inject.Strip(userText), "\n")
+	text = othersWords(strings.NewReplacer("’", "'", "‘", "'").Replace(text))
+	var out []string
+	for _, s := range sentences.Split(text, -1) {
+		s = strings.TrimSpace(s)
+		if strings.HasSuffix(s, "?") {
+			// The statement before the question, if it starts the sentence.
+			loc := askedAfter.FindStringIndex(s)
+			if loc == nil {
+				continue
+			}
+			s = strings.TrimSpace(s[:loc[0]])
+		}
+		if len(s) < 6 || len(s) > maxSentence || strings.HasPrefix(s, ">") || notStatement.MatchString(s) || fictional(s) {
+			continue
+		}
+		out = append(out, s)
 	}
 	return out
 }
