@@ -47,17 +47,15 @@ func Facts(userText string) []Fact { return FactsAfter("", userText) }
 // previous message in the conversation: a correction ("Sorry, I meant
 // Munich.") restates the statement it corrects, there or in this message.
 func FactsAfter(earlier, userText string) []Fact {
-	prev := ""
-	for _, s := range statements(earlier) {
-		if len(sentenceFacts(s)) > 0 {
-			prev = s
-		}
-	}
+	prev := "" // the statement a correction corrects
 	var out []Fact
 	seen := map[string]int{}
 	for _, s := range statements(userText) {
 		var said map[string]bool // what the corrected statement taught as it was
 		if m := correction.FindStringSubmatch(s); m != nil {
+			if prev == "" {
+				prev = lastStatement(earlier) // read only for a correction
+			}
 			if s = corrected(prev, m[1]); s == "" {
 				continue
 			}
@@ -88,6 +86,18 @@ func FactsAfter(earlier, userText string) []Fact {
 		}
 	}
 	return out
+}
+
+// lastStatement is the last sentence of a message that states something
+// about the user, "" for none.
+func lastStatement(text string) string {
+	ss := statements(text)
+	for i := len(ss) - 1; i >= 0; i-- {
+		if len(sentenceFacts(ss[i])) > 0 {
+			return ss[i]
+		}
+	}
+	return ""
 }
 
 // statements are the sentences of a user's message that may state
