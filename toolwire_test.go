@@ -144,9 +144,12 @@ func TestMemoryToolsLongAnswer(t *testing.T) {
 			if n := asked[c.name].Load(); n != 1 {
 				t.Errorf("the upstream was asked %d times, want once: past max_capture the rounds stop", n)
 			}
+			// Holding the answer takes at least its size; the process's
+			// other work in the window (learning the turn before, under the
+			// race detector) has been seen to take up to half of it.
 			alloc := after.TotalAlloc - before.TotalAlloc
 			t.Logf("%d bytes allocated for an answer of %d", alloc, len(c.answer))
-			if alloc > uint64(len(c.answer))/2 {
+			if alloc > uint64(len(c.answer))*3/4 {
 				t.Errorf("%d bytes allocated for an answer of %d: it was held", alloc, len(c.answer))
 			}
 		})
