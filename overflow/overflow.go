@@ -114,19 +114,11 @@ func (o *overflowNext) ServeHTTP(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	reqbody.Set(r, raw)
-	// A body the client compressed goes on as it came when the handler
-	// had nothing to add to it; it is measured and cut decoded, and a cut
-	// one goes on decoded. One that cannot be decoded is not cut.
-	body := raw
-	if enc := r.Header.Get("Content-Encoding"); !contentenc.Identity(enc) {
-		if body, err = contentenc.Decode(enc, raw, o.c.MaxBody, false); err != nil {
-			body = nil
-		}
-	}
 	if o.Dialect.Name() == inject.NameOllama {
-		return o.ollama(w, r, body)
+		return o.ollama(w, r, o.plain(r, raw))
 	}
 	if o.refused {
+		body := o.plain(r, raw)
 		if cut, n := o.cut(r.Context(), body, refusalBudget(body, o.limit)); cut != nil {
 			setCut(r, cut)
 			o.diagnose(w.Header(), n)
@@ -144,6 +136,7 @@ func (o *overflowNext) ServeHTTP(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	o.refused, o.limit = true, limit
+	body := o.plain(r, raw)
 	cut, n := o.cut(r.Context(), body, refusalBudget(body, limit))
 	if cut == nil {
 		o.c.Count(NotTrimmable)
@@ -189,6 +182,23 @@ func (o *overflowNext) ollama(w http.ResponseWriter, r *http.Request, body []byt
 		}
 	}
 	return o.next.ServeHTTP(w, r)
+}
+
+// plain is the request body raw, decoded. A body the client compressed
+// goes on as it came when the handler had nothing to add to it; it is
+// measured and cut decoded (only when it has to be: on a refusal, or for
+// Ollama's size), and a cut one goes on decoded. One that cannot be
+// decoded is nil: it is not cut.
+func (o *overflowNext) plain(r *http.Request, raw []byte) []byte {
+	enc := r.Header.Get("Content-Encoding")
+	if contentenc.Identity(enc) {
+		return raw
+	}
+	body, err := contentenc.Decode(enc, raw, o.c.MaxBody, false)
+	if err != nil {
+		return nil
+	}
+	return body
 }
 
 // setCut makes cut, never compressed, the request's body.
