@@ -226,7 +226,7 @@ func Open(cfg Config) (*Engine, error) {
 // assemble makes the concerns of an engine around c, each pointing to
 // those it asks something of.
 func assemble(c *core) *Engine {
-	e := &Engine{core: c, learner: newLearner(c), embedder: &embedder{core: c}, usage: &usage{core: c, done: make(chan struct{})}}
+	e := &Engine{core: c, learner: newLearner(c), embedder: &embedder{core: c}, usage: newUsage(c)}
 	e.searcher = &searcher{core: c, embedder: e.embedder, postings: newPostings(c)}
 	e.distiller = &distiller{core: c, searcher: e.searcher, learned: e.learner.processorDone}
 	e.indexer = newIndexer(c, e.embedder, e.distiller, e.learner.processorDone)
@@ -258,7 +258,9 @@ func (e *Engine) Close(ctx context.Context) error {
 	if d := e.distiller.running(); d != nil {
 		stages = append(stages, d.done)
 	}
-	stages = append(stages, e.indexer.indexerDone)
+	// The uses counted last are written before the shared database's calls
+	// are cut below.
+	stages = append(stages, e.indexer.indexerDone, e.usage.done)
 	var timedOut bool
 	for _, done := range stages {
 		select {
@@ -275,7 +277,7 @@ func (e *Engine) Close(ctx context.Context) error {
 	// What still calls the shared database ends now: a database that does
 	// not answer must not hold the stop (turns go to the local file).
 	e.store.Interrupt()
-	for _, done := range append(stages, e.indexer.rebuilderDone, e.indexer.redigestDone, e.usage.done, e.searcher.postings.done) {
+	for _, done := range append(stages, e.indexer.rebuilderDone, e.indexer.redigestDone, e.searcher.postings.done) {
 		<-done
 	}
 	e.indexer.stopRepairs()

@@ -10,10 +10,15 @@ import (
 )
 
 // Uses are counted in memory and written in one transaction every
-// useFlushEvery, never on the request path; at most maxPendingUses
-// memories wait, beyond which uses are not counted until the next write.
+// useFlushEvery, never on the request path, or sooner when
+// maxPendingUses memories wait. A write rewrites the usage pages of every
+// owner it counts for, so its cost follows the owners, not the uses: under
+// load, writing seldom shares each owner's pages among many more uses. A
+// crash loses the uses of the last useFlushEvery, which only nudge the
+// ranking. Past twice maxPendingUses (the write cannot keep up), uses are
+// not counted until the next write.
 const (
-	useFlushEvery  = 2 * time.Second
+	useFlushEvery  = 10 * time.Second
 	maxPendingUses = 100_000
 )
 
@@ -23,6 +28,14 @@ type usage struct {
 	*core
 	buf  useBuffer
 	done chan struct{}
+	// full asks run for a write before useFlushEvery has passed.
+	full chan struct{}
+	// limit is maxPendingUses, or a test's.
+	limit int
+}
+
+func newUsage(c *core) *usage {
+	return &usage{core: c, done: make(chan struct{}), full: make(chan struct{}, 1), limit: maxPendingUses}
 }
 
 // useBuffer holds the uses not yet written: owner → memory id → times.
@@ -44,7 +57,7 @@ func (u *usage) used(owner string, ids ...uint64) {
 		b.uses = map[string]map[uint64]int{}
 	}
 	for _, id := range ids {
-		if b.n >= maxPendingUses {
+		if b.n >= 2*u.limit {
 			return
 		}
 		m := b.uses[owner]
@@ -54,12 +67,19 @@ func (u *usage) used(owner string, ids ...uint64) {
 		}
 		if m[id] == 0 {
 			b.n++
+			if b.n == u.limit {
+				select {
+				case u.full <- struct{}{}:
+				default:
+				}
+			}
 		}
 		m[id]++
 	}
 }
 
-// run writes the counted uses every useFlushEvery, and at Close.
+// run writes the counted uses every useFlushEvery, when enough wait, and
+// at Close.
 func (u *usage) run() {
 	defer close(u.done)
 	tick := time.NewTicker(useFlushEvery)
@@ -68,13 +88,14 @@ func (u *usage) run() {
 		select {
 		case <-tick.C:
 			u.flush()
+		case <-u.full:
+			u.flush()
 		case <-u.drain:
 			u.flush()
 			return
 		}
 	}
 }
-
 func (u *usage) flush() {
 	b := &u.buf
 	b.mu.Lock()
