@@ -28,8 +28,10 @@ import (
 // Defaults and bounds of the profile.
 const (
 	DefaultProfileTokens = 200
-	// maxProfiles is how many owners' profiles are cached.
-	maxProfiles = 4096
+	// profileCacheBytes bounds the cached profiles: a few kilobytes a
+	// small owner's, so tens of thousands of owners'; a miss reads every
+	// record of a small owner.
+	profileCacheBytes = 48 << 20
 	// maxStanding bounds the facts a profile orders (the first in the
 	// order they ride), so an owner with thousands of facts costs what one
 	// with a few hundred does.
@@ -87,31 +89,85 @@ func standing(kind, key, content string) (int, bool) {
 type profile struct {
 	rev uint64 // the owner's FactsRevision it was read at
 	seq uint64 // the change log position it is up to date with
-	// keys are the owner's active standing facts, by what orders them;
-	// facts, the first maxStanding of them in the order they ride, one of
-	// each text, read whole. A large owner's profile holds thousands of
-	// facts, and only a few hundred ride.
-	keys  map[uint64]standingKey
-	facts []*store.Memory
-	prio  []int
-	// dom are the domains of everyday life each fact falls in (see
-	// index.Domains): a fact the budget left out still reaches a question
-	// of its domain.
-	dom []uint32
-	// shown and hash are each fact as the block measures it and its
-	// normal form's hash, made once: a profile rides with every request.
-	shown []inject.Standing
-	hash  []uint64
+	// keys are a large owner's active standing facts, by what orders them
+	// (nil for a small owner, read whole when one of its facts changes):
+	// a large owner's profile holds thousands of facts, and only a few
+	// hundred ride.
+	keys map[uint64]standingKey
+	// facts are the first maxStanding standing facts in the order they
+	// ride, one of each text.
+	facts []fact
 	// changed are the facts whose value changed, with what they said
 	// before (see contradicted).
 	changed []*store.Memory
+	size    int // bytes, about
 }
 
-// profileCache holds the profiles of recently seen owners.
+// fact is a standing fact as a cached profile keeps it: what the block,
+// the bridge and leaving out the turn being answered need of its memory.
+// A whole record (its context, history and metadata) would take several
+// times the room, and the cache is meant to hold every active owner.
+type fact struct {
+	id         uint64
+	kind, key  string
+	turn       string // Meta["turn"]: the turn that taught it
+	expires    int64  // Unix nanoseconds; 0: never
+	updated    time.Time
+	importance int
+	// shown is the fact as the block measures it (Text is its content),
+	// hash its normal form's hash, dom the domains of everyday life it
+	// falls in (see index.Domains): a fact the budget left out still
+	// reaches a question of its domain.
+	shown inject.Standing
+	hash  uint64
+	dom   uint32
+}
+
+// content is what the fact says.
+func (f *fact) content() string { return f.shown.Text }
+
+// active reports whether the fact has not expired by now: expiry is not a
+// write, and a cached profile may hold a fact that expired since.
+func (f *fact) active(now time.Time) bool { return f.expires == 0 || now.UnixNano() < f.expires }
+
+// memory is the fact as a recall returns it.
+func (f *fact) memory() *store.Memory {
+	m := &store.Memory{ID: f.id, Kind: f.kind, Key: f.key, Content: f.content(), UpdatedAt: f.updated, Importance: f.importance}
+	if f.turn != "" {
+		m.Meta = map[string]string{"turn": f.turn}
+	}
+	if f.expires != 0 {
+		t := time.Unix(0, f.expires).UTC()
+		m.ExpiresAt = &t
+	}
+	return m
+}
+
+// factOf keeps what a profile needs of m, in strings of its own (m's may
+// share the memory of a whole decoded record).
+// k is its standingKey.
+func (sr *searcher) factOf(m *store.Memory, k standingKey) fact {
+	f := fact{id: m.ID, kind: strings.Clone(m.Kind), key: strings.Clone(m.Key), turn: strings.Clone(m.Meta["turn"]),
+		updated: m.UpdatedAt, importance: m.Importance, hash: k.hash, dom: sr.index.Domains(m.Content)}
+	if m.ExpiresAt != nil {
+		f.expires = m.ExpiresAt.UnixNano()
+	}
+	f.shown = inject.StandingOf(strings.Clone(m.Content), k.prio)
+	return f
+}
+
+// bytes is about how much memory the fact takes.
+func (f *fact) bytes() int {
+	return 160 + len(f.kind) + len(f.key) + len(f.turn) + 2*len(f.shown.Text)
+}
+
+// profileCache holds the profiles of recently seen owners, within
+// profileCacheBytes.
 type profileCache struct {
 	mu     sync.Mutex
-	owners map[string]*list.Element // of *profile, keyed below
+	owners map[string]*list.Element // of *cachedProfile
 	lru    list.List
+	bytes  int
 }
 
 type cachedProfile struct {
@@ -136,15 +192,20 @@ func (c *profileCache) put(owner string, p *profile) {
 		c.owners = map[string]*list.Element{}
 	}
 	if el, ok := c.owners[owner]; ok {
-		el.Value.(*cachedProfile).p = p
+		cp := el.Value.(*cachedProfile)
+		c.bytes += p.size - cp.p.size
+		cp.p = p
 		c.lru.MoveToBack(el)
-		return
+	} else {
+		c.owners[owner] = c.lru.PushBack(&cachedProfile{owner, p})
+		c.bytes += p.size + len(owner) + 128
 	}
-	c.owners[owner] = c.lru.PushBack(&cachedProfile{owner, p})
-	for len(c.owners) > maxProfiles {
+	for c.bytes > profileCacheBytes && c.lru.Len() > 1 {
 		el := c.lru.Front()
+		cp := el.Value.(*cachedProfile)
 		c.lru.Remove(el)
-		delete(c.owners, el.Value.(*cachedProfile).owner)
+		delete(c.owners, cp.owner)
+		c.bytes -= cp.p.size + len(cp.owner) + 128
 	}
 }
 
@@ -161,12 +222,15 @@ func (sr *searcher) profileIn(tx *store.Tx, owner string) (*profile, error) {
 		return nil, err
 	}
 	p.rev = rev
-	p.dom = make([]uint32, len(p.facts))
-	p.shown, p.hash = make([]inject.Standing, len(p.facts)), make([]uint64, len(p.facts))
-	for i, m := range p.facts {
-		p.dom[i] = sr.index.Domains(m.Content)
-		p.shown[i] = inject.StandingOf(m.Content, p.prio[i])
-		p.hash[i] = norm.Hash(m.Content)
+	p.size = 256 + 64*len(p.keys)
+	for i := range p.facts {
+		p.size += p.facts[i].bytes()
+	}
+	for _, m := range p.changed {
+		p.size += 512 + len(m.Content) + len(m.Context)
+		for _, v := range m.History {
+			p.size += 64 + len(v.Content)
+		}
 	}
 	sr.profiles.put(owner, p)
 	return p, nil
@@ -192,34 +256,43 @@ func keyOf(m *store.Memory) standingKey {
 func (sr *searcher) readProfile(tx *store.Tx, owner string, old *profile) (*profile, error) {
 	now := tx.Now()
 	p := &profile{seq: tx.LastSeq(), keys: map[uint64]standingKey{}}
-	// read holds the memories this read decoded; the others come from old,
-	// unchanged, or are read as needed.
-	read := map[uint64]*store.Memory{}
+	// What this read already has: memories decoded now, facts kept from
+	// old, unchanged; the others are read as needed.
+	var r profileRead
+	r.decoded, r.kept, r.changed = map[uint64]*store.Memory{}, map[uint64]fact{}, map[uint64]*store.Memory{}
+	keep := func(m *store.Memory) {
+		p.keys[m.ID], r.decoded[m.ID] = keyOf(m), m
+	}
 	big, err := sr.outgrown(tx, owner)
 	if err != nil {
 		return nil, err
 	}
-	if big && old != nil {
+	if big && old != nil && old.keys != nil {
 		if changes, oldest := tx.Changes(old.seq, profileCatchUp); (oldest == 0 || oldest <= old.seq+1) && len(changes) < profileCatchUp {
 			p.keys = maps.Clone(old.keys)
-			changed := map[uint64]bool{}
+			touched := map[uint64]bool{}
 			for _, c := range changes {
 				if c.Owner != owner {
 					continue
 				}
-				changed[c.ID] = true
+				touched[c.ID] = true
 				delete(p.keys, c.ID)
 				m, err := tx.Get(owner, c.ID)
 				if err == nil && m.Active(now) && standingKinds[m.Kind] {
-					p.keys[m.ID], read[m.ID] = keyOf(m), m
+					keep(m)
 				}
 			}
-			for _, m := range slices.Concat(old.facts, old.changed) {
-				if !changed[m.ID] {
-					read[m.ID] = m
+			for _, f := range old.facts {
+				if !touched[f.id] {
+					r.kept[f.id] = f
 				}
 			}
-			return p, p.order(tx, owner, read)
+			for _, m := range old.changed {
+				if !touched[m.ID] {
+					r.changed[m.ID] = m
+				}
+			}
+			return p, sr.order(p, tx, owner, &r, big)
 		}
 	}
 	err = tx.PeekAll(owner, func(pk *store.Peek) error {
@@ -232,21 +305,37 @@ func (sr *searcher) readProfile(tx *store.Tx, owner string, old *profile) (*prof
 		}
 		m, err := pk.Memory()
 		if err == nil {
-			p.keys[m.ID], read[m.ID] = keyOf(m), m
+			keep(m)
 		}
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	return p, p.order(tx, owner, read)
+	return p, sr.order(p, tx, owner, &r, big)
+}
+
+// profileRead is what a profile's read already has: the memories it
+// decoded, the facts and changed facts it kept from the profile before.
+type profileRead struct {
+	decoded, changed map[uint64]*store.Memory
+	kept             map[uint64]fact
+}
+
+// memory is memory id of owner: decoded already, or read from tx.
+func (r *profileRead) memory(tx *store.Tx, owner string, id uint64) (*store.Memory, error) {
+	if m := r.decoded[id]; m != nil {
+		return m, nil
+	}
+	return tx.Get(owner, id)
 }
 
 // order puts the standing facts in the order they ride, by priority, then
-// importance, mentions and recency, one of each text, and reads the first
-// maxStanding of them, and those whose value changed, whole (from read, or
-// from tx).
-func (p *profile) order(tx *store.Tx, owner string, read map[uint64]*store.Memory) error {
+// importance, mentions and recency, one of each text, and keeps the first
+// maxStanding of them, and those whose value changed whole. A large
+// owner's profile keeps every fact's key, to be brought up to date from
+// the change log.
+func (sr *searcher) order(p *profile, tx *store.Tx, owner string, r *profileRead, big bool) error {
 	type ranked struct {
 		id uint64
 		k  standingKey
@@ -259,30 +348,34 @@ func (p *profile) order(tx *store.Tx, owner string, read map[uint64]*store.Memor
 		return cmp.Or(cmp.Compare(a.k.prio, b.k.prio), cmp.Compare(b.k.importance, a.k.importance),
 			cmp.Compare(b.k.mentions, a.k.mentions), cmp.Compare(b.k.updated, a.k.updated), cmp.Compare(a.id, b.id))
 	})
-	get := func(id uint64) (*store.Memory, error) {
-		if m := read[id]; m != nil {
-			return m, nil
-		}
-		return tx.Get(owner, id)
-	}
 	seen := map[uint64]bool{}
-	for _, r := range all {
-		if r.k.changed {
-			m, err := get(r.id)
-			if err != nil {
-				return err
+	for _, a := range all {
+		if a.k.changed {
+			m := r.changed[a.id]
+			if m == nil {
+				var err error
+				if m, err = r.memory(tx, owner, a.id); err != nil {
+					return err
+				}
 			}
 			p.changed = append(p.changed, m)
 		}
-		if seen[r.k.hash] || len(p.facts) == maxStanding {
+		if seen[a.k.hash] || len(p.facts) == maxStanding {
 			continue
 		}
-		seen[r.k.hash] = true
-		m, err := get(r.id)
-		if err != nil {
-			return err
+		seen[a.k.hash] = true
+		f, ok := r.kept[a.id]
+		if !ok {
+			m, err := r.memory(tx, owner, a.id)
+			if err != nil {
+				return err
+			}
+			f = sr.factOf(m, a.k)
 		}
-		p.facts, p.prio = append(p.facts, m), append(p.prio, r.k.prio)
+		p.facts = append(p.facts, f)
+	}
+	if !big {
+		p.keys = nil
 	}
 	return nil
 }
@@ -300,8 +393,8 @@ func (sr *searcher) profileKnown(owner string) ([]extract.Known, error) {
 		if err != nil {
 			return err
 		}
-		for _, m := range p.facts[:min(maxKnownProfile, len(p.facts))] {
-			known = append(known, extract.Known{Key: m.Key, Kind: m.Kind, Content: m.Content})
+		for _, f := range p.facts[:min(maxKnownProfile, len(p.facts))] {
+			known = append(known, extract.Known{Key: f.key, Kind: f.kind, Content: f.content()})
 		}
 		return nil
 	})
@@ -315,17 +408,18 @@ const maxBridged = 2
 // bridged are the profile facts, of those not shown (shown), that fall
 // in the question's domains (qdom), most domains shared first, then in
 // the profile's order.
-func (p *profile) bridged(qdom uint32, shown map[uint64]bool, skip func(*store.Memory) bool) []int {
+func (p *profile) bridged(qdom uint32, shown map[uint64]bool, skip func(*fact) bool) []int {
 	if p == nil || qdom == 0 {
 		return nil
 	}
 	var out []int
 	for want := bits.OnesCount32(qdom); want > 0 && len(out) < maxBridged; want-- {
-		for i, m := range p.facts {
+		for i := range p.facts {
+			f := &p.facts[i]
 			if len(out) == maxBridged {
 				break
 			}
-			if !shown[m.ID] && !skip(m) && bits.OnesCount32(p.dom[i]&qdom) == want {
+			if !shown[f.id] && !skip(f) && bits.OnesCount32(f.dom&qdom) == want {
 				out = append(out, i)
 			}
 		}

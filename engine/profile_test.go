@@ -144,8 +144,8 @@ func TestProfileIsCachedUntilAFactChanges(t *testing.T) {
 	// A fact deleted leaves it.
 	var allergy uint64
 	for _, m := range e.searcher.profiles.get(owner).facts {
-		if strings.Contains(m.Content, "peanuts") {
-			allergy = m.ID
+		if strings.Contains(m.content(), "peanuts") {
+			allergy = m.id
 		}
 	}
 	if _, err := e.write(func(tx *store.Tx) error { _, err := tx.Delete(owner, allergy); return err }); err != nil {
@@ -260,5 +260,26 @@ func TestTheDistillerSeesTheProfile(t *testing.T) {
 	}
 	if rec := recallFor(t, e, owner, "Any weekend plans?", 0); !strings.Contains(rec.Block, "Porto") || strings.Contains(rec.Block, "Lisbon") {
 		t.Errorf("the profile after the model's update:\n%s", rec.Block)
+	}
+}
+
+// The profile cache keeps within its bytes, letting the least recently
+// used owners go first.
+func TestProfileCacheKeepsWithinItsBytes(t *testing.T) {
+	var c profileCache
+	each := profileCacheBytes / 10
+	for i := range 10 {
+		c.put(fmt.Sprintf("o%d", i), &profile{size: each - 200})
+	}
+	c.get("o0") // used lately: kept
+	c.put("o10", &profile{size: each - 200})
+	if c.bytes > profileCacheBytes {
+		t.Errorf("the cache holds %d bytes, over its %d", c.bytes, profileCacheBytes)
+	}
+	if c.get("o0") == nil || c.get("o10") == nil {
+		t.Error("the owner used lately, or the newest, was let go")
+	}
+	if c.get("o1") != nil {
+		t.Error("the least recently used owner is still held")
 	}
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/caddy-memory/memory/index"
 	"github.com/caddy-memory/memory/inject"
-	"github.com/caddy-memory/memory/internal/norm"
 	"github.com/caddy-memory/memory/store"
 )
 
@@ -79,20 +78,19 @@ func (sr *searcher) recall(ctx context.Context, r RecallRequest) (Recalled, erro
 	}
 	// The profile, but what the turn being answered taught: a request is
 	// never told what it says itself.
-	var facts []*store.Memory
+	var facts []*fact
 	var standing []inject.Standing
-	var hashes []uint64
+	now := sr.now()
+	// out is whether a fact of the profile stays out of this request's
+	// block: expired since the profile was read, or taught by the turn
+	// being answered.
+	out := func(f *fact) bool { return !f.active(now) || r.ExcludeTurn != "" && f.turn == r.ExcludeTurn }
 	if prof != nil {
-		now := sr.now()
-		for i, m := range prof.facts {
-			// Expiry is not a write: a cached profile may hold a fact that
-			// has expired since.
-			if !m.Active(now) || r.ExcludeTurn != "" && m.Meta["turn"] == r.ExcludeTurn {
-				continue
+		for i := range prof.facts {
+			if f := &prof.facts[i]; !out(f) {
+				facts = append(facts, f)
+				standing = append(standing, f.shown)
 			}
-			facts = append(facts, m)
-			standing = append(standing, prof.shown[i])
-			hashes = append(hashes, prof.hash[i])
 		}
 	}
 	// What the question's focus asks to see again: a question the user
@@ -113,36 +111,33 @@ func (sr *searcher) recall(ctx context.Context, r RecallRequest) (Recalled, erro
 	// nor the transcripts its facts say all of. Last come the facts the
 	// budget left out that fall in the question's domains (index.Domains),
 	// in the room the question's own finds leave.
-	var shown []*store.Memory
+	var shown []*fact
 	var shownStanding []inject.Standing
 	inProfile, sameText, taught := map[uint64]bool{}, map[uint64]bool{}, map[string][]string{}
 	for _, i := range inject.StandingFits(standing, tokens, r.MaxTokens) {
 		st := standing[i]
 		st.Rank = 0 // below the question's finds, in the order they fitted
 		shown, shownStanding = append(shown, facts[i]), append(shownStanding, st)
-		inProfile[facts[i].ID] = true
-		sameText[hashes[i]] = true
+		inProfile[facts[i].id] = true
+		sameText[facts[i].hash] = true
 	}
-	var bridged []*store.Memory
+	var bridged []*fact
 	if len(shown) < len(facts) {
 		searched := map[uint64]bool{}
 		for _, x := range kept {
 			searched[x.Memory.ID] = true
 		}
-		now := sr.now()
-		skip := func(m *store.Memory) bool {
-			return searched[m.ID] || !m.Active(now) || r.ExcludeTurn != "" && m.Meta["turn"] == r.ExcludeTurn
-		}
+		skip := func(f *fact) bool { return searched[f.id] || out(f) }
 		for _, i := range prof.bridged(sr.index.Domains(r.Query), inProfile, skip) {
-			bridged = append(bridged, prof.facts[i])
+			bridged = append(bridged, &prof.facts[i])
 		}
 	}
 	for _, f := range bridged {
-		sameText[norm.Hash(f.Content)] = true
+		sameText[f.hash] = true
 	}
 	for _, f := range slices.Concat(shown, bridged) {
-		if t := f.Meta["turn"]; t != "" {
-			taught[t] = append(taught[t], f.Content)
+		if f.turn != "" {
+			taught[f.turn] = append(taught[f.turn], f.content())
 		}
 	}
 	items := make([]inject.Item, 0, len(kept)+len(bridged))
@@ -155,8 +150,8 @@ func (sr *searcher) recall(ctx context.Context, r RecallRequest) (Recalled, erro
 		items = append(items, inject.Item{Text: x.Memory.Content, Time: x.Memory.UpdatedAt})
 	}
 	for _, f := range bridged {
-		found = append(found, Result{Memory: f})
-		items = append(items, inject.Item{Text: f.Content}) // undated, as the profile's
+		found = append(found, Result{Memory: f.memory()})
+		items = append(items, inject.Item{Text: f.content()}) // undated, as the profile's
 	}
 	if len(found) == 0 && len(inProfile) == 0 {
 		return Recalled{Nothing: NothingRelevant}, nil
@@ -165,12 +160,12 @@ func (sr *searcher) recall(ctx context.Context, r RecallRequest) (Recalled, erro
 	if block == "" {
 		return Recalled{Nothing: NothingRelevant}, nil
 	}
-	out := Recalled{Block: block, Texts: texts}
+	rec := Recalled{Block: block, Texts: texts}
 	for _, i := range keptStanding {
-		out.Memories = append(out.Memories, Result{Memory: shown[i], Profile: true})
+		rec.Memories = append(rec.Memories, Result{Memory: shown[i].memory(), Profile: true})
 	}
 	for _, i := range keptItems {
-		out.Memories = append(out.Memories, found[i])
+		rec.Memories = append(rec.Memories, found[i])
 	}
-	return out, nil
+	return rec, nil
 }
