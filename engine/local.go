@@ -28,6 +28,9 @@ type localResult struct {
 	peeks   map[uint64]*store.Peek
 	peek    bool
 	kept    *[]store.Peek // the matching records, pooled
+	// briefs are what the postings know of the hits: they are ranked
+	// from them, and only those returned are read.
+	briefs map[uint64]index.Brief
 }
 
 // keptPool reuses the slices of matching records, as index.Records reuses
@@ -56,8 +59,13 @@ func (sr *searcher) searchLocal(ctx context.Context, tx *store.Tx, r SearchReque
 	if len(terms) == 0 || r.Owner == "" {
 		return localResult{}, nil
 	}
-	if hits, known, ok := sr.postings.search(tx, r, terms, size, now); ok {
-		return localResult{known: known, hits: hits, peeks: make(map[uint64]*store.Peek, len(hits)), peek: true}, nil
+	if hits, known, briefs, ok := sr.postings.search(tx, r, terms, size, now); ok {
+		l := localResult{known: known, hits: hits, peeks: make(map[uint64]*store.Peek, len(hits)), peek: true,
+			briefs: make(map[uint64]index.Brief, len(hits))}
+		for i, h := range hits {
+			l.briefs[h.ID] = briefs[i]
+		}
+		return l, nil
 	}
 	local, err := sr.searchRecords(tx, r, terms, size, now)
 	if err != nil || local.records != nil {

@@ -229,14 +229,16 @@ func (ps *postings) put(o *index.Owner, pk *store.Peek) error {
 	if err != nil {
 		return err
 	}
-	if o.Put(pk.ID, pk.Terms(), b.Kind, pk.Session(), pk.Expires()) {
+	attrs := index.Attrs{Kind: b.Kind, Session: pk.Session(), Expires: pk.Expires(), Updated: b.Updated,
+		Mentions: b.Mentions, Importance: b.Importance, Turn: b.Turn()}
+	if o.Put(pk.ID, pk.Terms(), attrs) {
 		return nil
 	}
 	m, err := pk.Memory() // a record without a current digest
 	if err != nil {
 		return err
 	}
-	o.Put(pk.ID, ps.index.Digester().Digest(m.Content, m.Context), b.Kind, pk.Session(), pk.Expires())
+	o.Put(pk.ID, ps.index.Digester().Digest(m.Content, m.Context), attrs)
 	return nil
 }
 
@@ -377,24 +379,24 @@ func (ps *postings) through() uint64 {
 // snapshot older than the postings finds them newer than itself, which is
 // no harm: a memory it does not have is passed over when the hits are
 // read.)
-func (ps *postings) search(tx *store.Tx, r SearchRequest, terms []string, size int, now time.Time) ([]index.Hit, *index.Known, bool) {
+func (ps *postings) search(tx *store.Tx, r SearchRequest, terms []string, size int, now time.Time) ([]index.Hit, *index.Known, []index.Brief, bool) {
 	b := ps.cur.Load()
 	if b == nil || ps.budget.Load() == 0 || b.p.Version() != ps.index.Digester().Version() {
-		return nil, nil, false
+		return nil, nil, nil, false
 	}
 	o := b.p.Owner(r.Owner)
 	if o == nil {
-		return nil, nil, false
+		return nil, nil, nil, false
 	}
 	if after, last := b.applied.Load(), tx.LastSeq(); after < last {
 		if last-after > postingsPending {
-			return nil, nil, false
+			return nil, nil, nil, false
 		}
 		if changed, ok := tx.ChangedSince(after, r.Owner, postingsPending); changed || !ok {
-			return nil, nil, false
+			return nil, nil, nil, false
 		}
 	}
 	f := index.Filter{Session: r.Session, OnlySession: r.OnlySession, Kinds: r.Kinds, Except: r.ExcludeKinds}
-	hits, known := o.Search(ps.index.NewScorer(r.Owner, terms), f, now, size)
-	return hits, known, true
+	hits, known, briefs := o.Search(ps.index.NewScorer(r.Owner, terms), f, now, size)
+	return hits, known, briefs, true
 }

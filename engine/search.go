@@ -205,14 +205,24 @@ func (sr *searcher) searchIn(ctx context.Context, tx *store.Tx, r SearchRequest,
 	score := make(map[uint64]float64, len(hits))
 	cands := make([]index.Candidate, 0, len(hits))
 	// Memories found in the index (or only by meaning) are read whole; a
-	// small owner's, already read, are ranked by their records' Brief and
-	// decoded only when returned.
+	// small owner's, already read, are ranked by their records' Brief, and
+	// those found in the postings by what the postings keep of them; both
+	// are decoded only when returned.
 	mems := make(map[uint64]*store.Memory)
+	excluded := index.TurnHash(r.ExcludeTurn)
 	for _, h := range hits {
 		var b store.Brief
 		var m *store.Memory
 		p := local.peeks[h.ID]
-		if p == nil && local.peek {
+		_, bySense := similar[h.ID]
+		if br, ok := local.briefs[h.ID]; ok && p == nil && !bySense && br.Kind != "" && (excluded == 0 || br.Turn != excluded) {
+			// Ranked from what the postings know of it; its record is read,
+			// and checked, only if it is returned (below).
+			b = store.Brief{Kind: br.Kind, Updated: br.Updated, Mentions: br.Mentions, Importance: br.Importance}
+			if !r.wantsKind(b.Kind) {
+				continue
+			}
+		} else if p == nil && local.peek {
 			// Found in the postings: its record is read now, and checked
 			// (the postings may be newer than this snapshot, and a session
 			// or a kind past the numbered ones is only admitted there).
@@ -251,10 +261,10 @@ func (sr *searcher) searchIn(ctx context.Context, tx *store.Tx, r SearchRequest,
 			}
 			b = store.BriefOf(m)
 		}
-		if r.ExcludeTurn != "" && b.FromTurn(r.ExcludeTurn) {
+		if r.ExcludeTurn != "" && (p != nil || m != nil) && b.FromTurn(r.ExcludeTurn) {
 			continue
 		}
-		if _, ok := similar[h.ID]; ok {
+		if bySense {
 			if m == nil {
 				if m, err = p.Memory(); err != nil {
 					return nil, err
@@ -269,7 +279,7 @@ func (sr *searcher) searchIn(ctx context.Context, tx *store.Tx, r SearchRequest,
 			Salience: consolidate.Salience(consolidate.Memory{Kind: b.Kind, Importance: b.Importance, Mentions: b.Mentions,
 				Updated: b.Updated, Uses: u.Uses, LastUsed: u.LastUsed, Boost: u.Boost}, now),
 			Preferred: slices.Contains(r.Prefer, b.Kind)}
-		if p == nil {
+		if m != nil {
 			mems[h.ID] = m
 			c.Content, c.Context = m.Content, m.Context
 		}
@@ -302,8 +312,19 @@ func (sr *searcher) searchIn(ctx context.Context, tx *store.Tx, r SearchRequest,
 		}
 		m := mems[c.ID]
 		if m == nil {
-			var err error
-			if m, err = local.peeks[c.ID].Memory(); err != nil {
+			p := local.peeks[c.ID]
+			if p == nil {
+				// Ranked from the postings: read now, and checked (they may be
+				// newer than this snapshot, and only the records say a
+				// session for sure).
+				var ok bool
+				if p, ok, err = readHit(part, c.ID, &r, now); err != nil {
+					return nil, err
+				} else if !ok {
+					continue
+				}
+			}
+			if m, err = p.Memory(); err != nil {
 				return nil, err
 			}
 		}
@@ -324,6 +345,25 @@ func (sr *searcher) searchIn(ctx context.Context, tx *store.Tx, r SearchRequest,
 		return nil, nil
 	}
 	return out, nil
+}
+
+// readHit reads and checks a hit the postings ranked: whether its record
+// is in the snapshot, active, and one the search asks for.
+func readHit(part *store.Partition, id uint64, r *SearchRequest, now time.Time) (*store.Peek, bool, error) {
+	p, err := part.Peek(id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, false, nil
+	} else if err != nil {
+		return nil, false, err
+	}
+	if !p.Active(now) || (r.OnlySession && !p.InSession(r.Session)) {
+		return nil, false, nil
+	}
+	b, err := p.Brief()
+	if err != nil {
+		return nil, false, err
+	}
+	return p, r.wantsKind(b.Kind) && (r.ExcludeTurn == "" || !b.FromTurn(r.ExcludeTurn)), nil
 }
 
 // ConversationOf returns the conversation a provider response id belongs to,

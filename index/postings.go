@@ -164,6 +164,12 @@ type ownerData struct {
 	kind  []uint8
 	flags []uint8
 	sum   []uint32 // of the digest: same sum, same terms
+	// What ranking needs of each memory (see Brief): its time, mentions,
+	// importance and the turn that taught it.
+	updated []int64
+	ment    []uint16
+	imp     []uint8
+	turn    []uint32
 	// order is the live slots by id.
 	order []int32
 	live  int
@@ -218,10 +224,59 @@ func digestSum(d []byte) uint32 { return uint32(xxhash.Sum64(d)) }
 // putScratch is what Put works in: a memory's terms.
 var putScratch = sync.Pool{New: func() any { return new([2][]term) }}
 
-// Put adds memory id with its digest, kind, session and expiry, replacing
-// what it had. It reports false, adding nothing, for a digest of another
-// digester or analyzer: make it again from the text.
-func (o *Owner) Put(id uint64, digest []byte, kind, session string, expires *time.Time) bool {
+// Attrs are what the postings keep of a memory besides its terms: what
+// filters a search, what ranks its hits (Brief) and when it expires.
+type Attrs struct {
+	Kind, Session        string
+	Expires              *time.Time
+	Updated              time.Time
+	Mentions, Importance int
+	// Turn is the key of the transcript turn the memory is or was learned
+	// from ("" for none).
+	Turn string
+}
+
+// Brief is what ranking needs of a hit, from the postings: a search
+// ranks its hits without reading their records.
+type Brief struct {
+	Kind                 string
+	Updated              time.Time
+	Mentions, Importance int
+	// Turn is TurnHash of the memory's Attrs.Turn (0 for none): a search
+	// leaving a turn out checks the records whose hash is that turn's.
+	Turn uint32
+}
+
+// TurnHash stands for a turn's key in a Brief.
+func TurnHash(turn string) uint32 {
+	if turn == "" {
+		return 0
+	}
+	return sessionHash(turn)
+}
+
+// brief is slot's Brief.
+func (o *Owner) brief(slot int32) Brief {
+	b := Brief{Updated: time.Unix(0, o.updated[slot]).UTC(), Mentions: int(o.ment[slot]), Importance: int(o.imp[slot]), Turn: o.turn[slot]}
+	if k := o.kind[slot]; k != otherKind {
+		if names := o.p.kinds.Load(); names != nil && int(k) < len(*names) {
+			b.Kind = (*names)[k]
+		}
+	}
+	return b
+}
+
+// setAttrs keeps what ranks slot.
+func (o *Owner) setAttrs(slot int32, a *Attrs) {
+	o.updated[slot], o.ment[slot] = a.Updated.UnixNano(), uint16(min(a.Mentions, 1<<16-1))
+	o.imp[slot], o.turn[slot] = uint8(min(max(a.Importance, 0), 255)), TurnHash(a.Turn)
+}
+
+// Put adds memory id with its digest and attributes, replacing what it
+// had. It reports false, adding nothing, for a digest of another digester
+// or analyzer: make it again from the text.
+func (o *Owner) Put(id uint64, digest []byte, a Attrs) bool {
+	kind, session, expires := a.Kind, a.Session, a.Expires
 	p := o.p
 	if len(digest) == 0 || digest[0] != p.version {
 		return false
@@ -244,6 +299,7 @@ func (o *Owner) Put(id uint64, digest []byte, kind, session string, expires *tim
 		slot := o.order[at]
 		o.sess[slot], o.kind[slot] = sessionHash(session), p.kindOfLocked(kind)
 		o.setExpiry(slot, expires)
+		o.setAttrs(slot, &a)
 		return true
 	}
 	ok := digestTerms(digest[1:], p.terms.number, ts)
@@ -267,6 +323,8 @@ func (o *Owner) Put(id uint64, digest []byte, kind, session string, expires *tim
 	o.kind = append(o.kind, k)
 	o.flags = append(o.flags, flagLive)
 	o.sum = append(o.sum, sum)
+	o.updated, o.ment, o.imp, o.turn = append(o.updated, 0), append(o.ment, 0), append(o.imp, 0), append(o.turn, 0)
+	o.setAttrs(slot, &a)
 	o.fwdAt = append(o.fwdAt, uint32(len(o.fwd)))
 	o.fwd = appendForward(o.fwd, ts)
 	o.live++
@@ -475,6 +533,7 @@ func (o *Owner) Trim() {
 
 func (o *Owner) clip() {
 	o.ids, o.sess, o.kind, o.flags = clipped(o.ids), clipped(o.sess), clipped(o.kind), clipped(o.flags)
+	o.updated, o.ment, o.imp, o.turn = clipped(o.updated), clipped(o.ment), clipped(o.imp), clipped(o.turn)
 	o.sum, o.order, o.fwd, o.fwdAt = clipped(o.sum), clipped(o.order), clipped(o.fwd), clipped(o.fwdAt)
 }
 
@@ -518,23 +577,10 @@ func (o *Owner) compact() {
 		}
 		o.fwd, o.fwdAt = fwd, fwdAt
 	}
-	keep := func(s []uint8) []uint8 {
-		out := make([]uint8, 0, n)
-		for slot, v := range s {
-			if remap[slot] >= 0 {
-				out = append(out, v)
-			}
-		}
-		return out
-	}
-	ids, sess, sum := make([]uint64, 0, n), make([]uint32, 0, n), make([]uint32, 0, n)
-	for slot := range o.ids {
-		if remap[slot] >= 0 {
-			ids, sess, sum = append(ids, o.ids[slot]), append(sess, o.sess[slot]), append(sum, o.sum[slot])
-		}
-	}
-	o.kind, o.flags = keep(o.kind), keep(o.flags)
-	o.ids, o.sess, o.sum = ids, sess, sum
+	o.kind, o.flags, o.imp = kept(o.kind, remap, n), kept(o.flags, remap, n), kept(o.imp, remap, n)
+	o.ids, o.updated = kept(o.ids, remap, n), kept(o.updated, remap, n)
+	o.sess, o.sum, o.turn = kept(o.sess, remap, n), kept(o.sum, remap, n), kept(o.turn, remap, n)
+	o.ment = kept(o.ment, remap, n)
 	for i, slot := range o.order {
 		o.order[i] = remap[slot]
 	}
@@ -550,8 +596,20 @@ func (o *Owner) compact() {
 	o.clip()
 }
 
+// kept is s without the slots remap leaves out (-1): n remain.
+func kept[E any](s []E, remap []int32, n int32) []E {
+	out := make([]E, 0, n)
+	for slot, v := range s {
+		if remap[slot] >= 0 {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
 // bytes is about how much memory the owner takes.
 func (o *Owner) bytes() int {
 	return 256 + o.seg.bytes() + cap(o.fwd) + 4*cap(o.fwdAt) + 8*cap(o.ids) + 4*cap(o.sess) + cap(o.kind) + cap(o.flags) +
-		4*cap(o.sum) + 4*cap(o.order) + 24*len(o.expires) + 12*len(o.deadDF)
+		4*cap(o.sum) + 4*cap(o.order) + 24*len(o.expires) + 12*len(o.deadDF) +
+		8*cap(o.updated) + 2*cap(o.ment) + cap(o.imp) + 4*cap(o.turn)
 }

@@ -15,6 +15,16 @@ import (
 type postingsModel struct {
 	content, context, session, kind string
 	expires                         *time.Time
+	// What ranks a hit (Brief).
+	updated              time.Time
+	mentions, importance int
+	turn                 string
+}
+
+// attrs are the model's Attrs.
+func (m *postingsModel) attrs() Attrs {
+	return Attrs{Kind: m.kind, Session: m.session, Expires: m.expires, Updated: m.updated, Mentions: m.mentions,
+		Importance: m.importance, Turn: m.turn}
 }
 
 // postingsWords draws words the way conversation does: a few often, most
@@ -62,13 +72,15 @@ func TestPostingsRankAsRecords(t *testing.T) {
 		nextID := uint64(owner) * 100_000
 		put := func(id uint64, m postingsModel) {
 			mems[id] = m
-			if !o.Put(id, g.Digest(m.content, m.context), m.kind, m.session, m.expires) {
+			if !o.Put(id, g.Digest(m.content, m.context), m.attrs()) {
 				t.Fatal("a current digest was refused")
 			}
 		}
 		fresh := func() postingsModel {
 			m := postingsModel{content: postingsWords(rng, vocab, 4+rng.IntN(20)), context: postingsWords(rng, vocab, rng.IntN(12)),
-				session: fmt.Sprint("s", rng.IntN(3)), kind: kinds[rng.IntN(len(kinds))]}
+				session: fmt.Sprint("s", rng.IntN(3)), kind: kinds[rng.IntN(len(kinds))],
+				updated: now.Add(-time.Duration(rng.IntN(1e6)) * time.Second).Round(0), mentions: rng.IntN(5), importance: rng.IntN(11),
+				turn: fmt.Sprint("turn:c:", rng.IntN(50))}
 			switch rng.IntN(40) {
 			case 0:
 				m.expires = &future
@@ -103,7 +115,7 @@ func TestPostingsRankAsRecords(t *testing.T) {
 					}
 					want, _ := r.Top(20)
 					wantKnown := r.Known()
-					got, known := o.Search(x.NewScorer(name, terms), f, now, 20)
+					got, known, briefs := o.Search(x.NewScorer(name, terms), f, now, 20)
 					compared++
 					found += len(got)
 					if len(got) != len(want) {
@@ -112,6 +124,11 @@ func TestPostingsRankAsRecords(t *testing.T) {
 					for i := range want {
 						if got[i].ID != want[i].ID || math.Abs(got[i].Score-want[i].Score) > 1e-9*want[i].Score {
 							t.Fatalf("%s, %s: %q %+v: hit %d is %+v from the postings, %+v from the records", name, when, question, f, i, got[i], want[i])
+						}
+						m := mems[got[i].ID]
+						want := Brief{Kind: m.kind, Updated: m.updated.UTC(), Mentions: m.mentions, Importance: m.importance, Turn: TurnHash(m.turn)}
+						if briefs[i] != want {
+							t.Fatalf("%s, %s: hit %d's brief is %+v from the postings, %+v in the memory", name, when, i, briefs[i], want)
 						}
 						if known.found[got[i].ID] != wantKnown.found[got[i].ID] {
 							t.Fatalf("%s, %s: %q: hit %d holds %+v by the postings, %+v by the records", name, when, question, i, known.found[got[i].ID], wantKnown.found[got[i].ID])
@@ -153,6 +170,8 @@ func TestPostingsRankAsRecords(t *testing.T) {
 				switch {
 				case !blind && i%7 == 0:
 					m.session = "s1"
+					m.mentions++
+					m.updated = m.updated.Add(time.Hour)
 					put(id, m)
 				case !blind && i%7 == 2:
 					delete(mems, id)
@@ -212,12 +231,12 @@ func TestPostingsKeepOwnersApart(t *testing.T) {
 	p := x.NewPostings()
 	a, b := p.Hold("a"), p.Hold("b")
 	for i := range 300 {
-		a.Put(uint64(2*i+1), x.Digester().Digest(fmt.Sprintf("User keeps bees, hive %d", i), ""), "note", "", nil)
-		b.Put(uint64(2*i+2), x.Digester().Digest(fmt.Sprintf("User keeps goats, pen %d", i), ""), "note", "", nil)
+		a.Put(uint64(2*i+1), x.Digester().Digest(fmt.Sprintf("User keeps bees, hive %d", i), ""), Attrs{Kind: "note"})
+		b.Put(uint64(2*i+2), x.Digester().Digest(fmt.Sprintf("User keeps goats, pen %d", i), ""), Attrs{Kind: "note"})
 	}
 	a.Settle(time.Now())
 	for _, o := range []*Owner{a, b} {
-		hits, _ := o.Search(x.NewScorer("", x.Terms("bees goats")), Filter{}, time.Now(), 1000)
+		hits, _, _ := o.Search(x.NewScorer("", x.Terms("bees goats")), Filter{}, time.Now(), 1000)
 		if len(hits) != 300 {
 			t.Fatalf("%d hits, want the owner's 300", len(hits))
 		}

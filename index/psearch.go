@@ -47,8 +47,8 @@ var spacePool = sync.Pool{New: func() any { return new(searchSpace) }}
 // Search ranks the owner's active memories that hold the scorer's terms
 // (from NewScorer; its statistics are set here), and returns the best size
 // that f admits, best first (newer first on ties), as Records.Top does,
-// with what the floor needs to know.
-func (o *Owner) Search(s *Scorer, f Filter, now time.Time, size int) ([]Hit, *Known) {
+// with what the floor needs to know and each hit's Brief.
+func (o *Owner) Search(s *Scorer, f Filter, now time.Time, size int) ([]Hit, *Known, []Brief) {
 	o.mu.RLock()
 	defer o.mu.RUnlock()
 	nowNano := now.UnixNano()
@@ -186,11 +186,12 @@ func (o *Owner) Search(s *Scorer, f Filter, now time.Time, size int) ([]Hit, *Kn
 	// more than scoring them.
 	type ranked struct {
 		Hit
-		set termSet
+		set  termSet
+		slot int32
 	}
 	better := func(a, b Hit) bool { return a.Score > b.Score || (a.Score == b.Score && a.ID > b.ID) }
 	top := make([]ranked, 0, size)
-	offer := func(h Hit, set termSet) {
+	offer := func(h Hit, set termSet, slot int32) {
 		if size <= 0 || len(top) == size && !better(h, top[len(top)-1].Hit) {
 			return
 		}
@@ -203,19 +204,19 @@ func (o *Owner) Search(s *Scorer, f Filter, now time.Time, size int) ([]Hit, *Kn
 		if len(top) == size {
 			top = top[:size-1]
 		}
-		top = slices.Insert(top, at, ranked{h, set})
+		top = slices.Insert(top, at, ranked{h, set, slot})
 	}
 	for _, slot := range sp.touched {
 		set := sp.terms[slot]
 		if adm.admits(o, slot) {
 			matched := bits.OnesCount64(set)
 			offer(Hit{ID: o.ids[slot], Score: sp.score[slot] * float64(matched) / float64(s.clauses)},
-				termSet{uint32(set), uint32(set >> 32)})
+				termSet{uint32(set), uint32(set >> 32)}, slot)
 		}
 		sp.score[slot], sp.terms[slot] = 0, 0
 	}
 	for _, t := range sp.tail {
-		offer(Hit{ID: o.ids[t.slot], Score: s.Score(&t.m)}, termSet{t.m.Content, t.m.Context})
+		offer(Hit{ID: o.ids[t.slot], Score: s.Score(&t.m)}, termSet{t.m.Content, t.m.Context}, t.slot)
 	}
 	kn := &Known{scorer: s, found: make(map[uint64]termSet, len(top))}
 	for i := range n {
@@ -223,12 +224,12 @@ func (o *Owner) Search(s *Scorer, f Filter, now time.Time, size int) ([]Hit, *Kn
 			kn.has |= 1 << i
 		}
 	}
-	hits := make([]Hit, len(top))
+	hits, briefs := make([]Hit, len(top)), make([]Brief, len(top))
 	for i, r := range top {
-		hits[i] = r.Hit
+		hits[i], briefs[i] = r.Hit, o.brief(r.slot)
 		kn.found[r.ID] = r.set
 	}
-	return hits, kn
+	return hits, kn, briefs
 }
 
 // admitter is a Filter in the owner's terms.

@@ -92,6 +92,21 @@ func (b *Brief) FromTurn(turn string) bool {
 	return string(b.key) == turn || string(b.turn) == turn
 }
 
+// Turn is what FromTurn compares: the memory's Meta["turn"] (a fact
+// learned from a turn), else its key (a transcript's is its turn's).
+func (b *Brief) Turn() string {
+	if b.mem != nil {
+		if t := b.mem.Meta["turn"]; t != "" {
+			return t
+		}
+		return b.mem.Key
+	}
+	if len(b.turn) > 0 {
+		return string(b.turn)
+	}
+	return string(b.key)
+}
+
 // Brief reads the peeked memory's Brief.
 func (p *Peek) Brief() (Brief, error) {
 	if p.mem != nil {
