@@ -228,6 +228,7 @@ func Open(cfg Config) (*Engine, error) {
 func assemble(c *core) *Engine {
 	e := &Engine{core: c, learner: newLearner(c), embedder: &embedder{core: c}, usage: newUsage(c)}
 	e.searcher = &searcher{core: c, embedder: e.embedder, postings: newPostings(c)}
+	e.searcher.postings.warm = e.searcher.warmProfile
 	e.distiller = &distiller{core: c, searcher: e.searcher, learned: e.learner.processorDone}
 	e.indexer = newIndexer(c, e.embedder, e.distiller, e.learner.processorDone)
 	e.indexer.postings = e.searcher.postings

@@ -52,6 +52,10 @@ type postings struct {
 	// again are owners whose postings want settling though nothing
 	// changed (index.Owner.Settle). Follower only.
 	again map[string]*index.Owner
+	// warm, when set, is given each owner the build admits with more
+	// memories than it read: the searcher reads a large owner's profile
+	// while its records are at hand, not at its first request.
+	warm func(tx *store.Tx, owner string, memories int)
 }
 
 // built is one making of the postings and how far it has followed.
@@ -219,6 +223,8 @@ func (ps *postings) admit(tx *store.Tx, b *built, owner string) (int, error) {
 	o.Trim()
 	if o.Live() == 0 {
 		b.p.Drop(owner)
+	} else if ps.warm != nil {
+		ps.warm(tx, owner, n)
 	}
 	return n, nil
 }

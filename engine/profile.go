@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/caddy-memory/memory/extract"
 	"github.com/caddy-memory/memory/inject"
 	"github.com/caddy-memory/memory/internal/norm"
@@ -234,6 +236,23 @@ func (sr *searcher) profileIn(tx *store.Tx, owner string) (*profile, error) {
 	}
 	sr.profiles.put(owner, p)
 	return p, nil
+}
+
+// warmProfile reads the profile of an owner of memories memories, when
+// it is large, into the cache, as the postings are built: a large owner's
+// first profile reads every one of its records (tens of milliseconds at
+// tens of thousands), which its first request after a start would wait
+// for. A small owner's costs a fraction of a millisecond, and is read when
+// it is asked for.
+func (sr *searcher) warmProfile(tx *store.Tx, owner string, memories int) {
+	if memories <= sr.localSearchMax() || sr.profiles.get(owner) != nil {
+		return
+	}
+	if _, err := sr.profileIn(tx, owner); err != nil {
+		if c := sr.log().Check(zap.DebugLevel, "reading a profile while building the search postings failed; it is read when asked for"); c != nil {
+			c.Write(zap.Error(err))
+		}
+	}
 }
 
 // standingKey is what orders a standing fact (see order), and whether its

@@ -283,3 +283,44 @@ func TestProfileCacheKeepsWithinItsBytes(t *testing.T) {
 		t.Error("the least recently used owner is still held")
 	}
 }
+
+// A large owner's profile is read as the search postings are built after
+// a start, not by its first request; a small owner's waits to be asked.
+func TestLargeOwnersProfileIsReadAtStart(t *testing.T) {
+	dir := t.TempDir()
+	cfg := Config{Dir: dir, Shards: 1, LockTimeout: 200 * time.Millisecond, LocalSearchMax: 8}
+	e, err := openConfig(t, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	large, small := e.OwnerID("sk-large"), e.OwnerID("sk-small")
+	var puts []store.Put
+	for i := range 20 {
+		puts = append(puts, store.Put{Kind: "note", Key: fmt.Sprint("n", i), Content: fmt.Sprint("Note ", i, " about the allotment.")})
+	}
+	puts = append(puts, store.Put{Kind: "health", Key: "health:allergy", Content: "User is allergic to shellfish."})
+	remember(t, e, large, puts...)
+	remember(t, e, small, store.Put{Kind: "health", Key: "health:allergy", Content: "User is allergic to peanuts."})
+	closeEngine(t, e)
+
+	e, err = openConfig(t, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeEngine(t, e)
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	if err := e.searcher.postings.wait(ctx, e.store.LastSeq(), true); err != nil {
+		t.Fatal(err)
+	}
+	p := e.searcher.profiles.get(large)
+	if p == nil || len(p.facts) != 1 || !strings.Contains(p.facts[0].content(), "shellfish") {
+		t.Fatalf("the large owner's profile after the start: %+v", p)
+	}
+	if e.searcher.profiles.get(small) != nil {
+		t.Error("a small owner's profile was read before it was asked for")
+	}
+	if rec := recallFor(t, e, large, "Suggest a dinner", 0); !strings.Contains(rec.Block, "shellfish") {
+		t.Errorf("the block after the start:\n%s", rec.Block)
+	}
+}
