@@ -136,9 +136,26 @@ func StandingFits(standing []Standing, profileTokens, maxTokens int) []int {
 }
 
 // itemText is an item's text as the block shows it: one line, truncated.
+// A long text (a transcript turn holds up to 8,000 bytes) is made one line
+// only as far as the block shows it: a prefix whose one line already holds
+// more than MaxItemTokens truncates the same as the whole text's does,
+// since the one line of a prefix is a prefix of the whole's.
 func itemText(it Item) string {
+	if n := itemPrefix; len(it.Text) > n {
+		for n > 0 && !utf8.RuneStart(it.Text[n]) {
+			n--
+		}
+		if line := oneLine(it.Text[:n]); EstimateTokens(line) > MaxItemTokens {
+			return Truncate(line, MaxItemTokens)
+		}
+	}
 	return Truncate(oneLine(it.Text), MaxItemTokens)
 }
+
+// itemPrefix is how much of a long text itemText reads first: half as
+// much again as MaxItemTokens of ASCII take (a text whose white space
+// shrinks it more is made one line whole).
+const itemPrefix = 6 * MaxItemTokens
 
 // renderLine is item it's line in the block, given its itemText.
 func renderLine(it Item, text string) string {
