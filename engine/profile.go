@@ -100,8 +100,10 @@ type profile struct {
 	// ride, one of each text.
 	facts []fact
 	// changed are the facts whose value changed, with what they said
-	// before (see contradicted).
+	// before (see contradicted), and gone the words each said before and
+	// no longer says.
 	changed []*store.Memory
+	gone    [][]string
 	size    int // bytes, about
 }
 
@@ -224,6 +226,10 @@ func (sr *searcher) profileIn(tx *store.Tx, owner string) (*profile, error) {
 		return nil, err
 	}
 	p.rev = rev
+	p.gone = make([][]string, len(p.changed))
+	for i, m := range p.changed {
+		p.gone[i] = goneWords(m)
+	}
 	p.size = 256 + 64*len(p.keys)
 	for i := range p.facts {
 		p.size += p.facts[i].bytes()
@@ -233,6 +239,9 @@ func (sr *searcher) profileIn(tx *store.Tx, owner string) (*profile, error) {
 		for _, v := range m.History {
 			p.size += 64 + len(v.Content)
 		}
+	}
+	for _, g := range p.gone {
+		p.size += 24 * len(g)
 	}
 	sr.profiles.put(owner, p)
 	return p, nil
@@ -458,9 +467,16 @@ func (p *profile) contradicted(m *store.Memory) bool {
 		return false
 	}
 	var facts []extract.Fact
+	var have map[string]bool // the words the user said, read once
 	read := false
-	for _, f := range p.changed {
-		if !m.UpdatedAt.Before(since(f)) || !mentionsEarlier(user, f) {
+	for i, f := range p.changed {
+		if !m.UpdatedAt.Before(since(f)) {
+			continue
+		}
+		if have == nil {
+			have = wordSet(user)
+		}
+		if !sharesAny(have, p.gone[i]) {
 			continue
 		}
 		if !read {
@@ -475,16 +491,27 @@ func (p *profile) contradicted(m *store.Memory) bool {
 	return false
 }
 
-// mentionsEarlier is a cheap first look: does text share a word with what
-// fact f said before it changed that it no longer says?
-func mentionsEarlier(text string, f *store.Memory) bool {
+// goneWords are the words fact f said before it changed that it no longer
+// says: a turn sharing none of them cannot say what it said before (a
+// cheap first look, made once a profile).
+func goneWords(f *store.Memory) []string {
 	now := wordSet(f.Content)
-	have := wordSet(text)
+	var out []string
 	for _, v := range f.History {
 		for w := range wordSet(v.Content) {
-			if !now[w] && have[w] {
-				return true
+			if !now[w] && !slices.Contains(out, w) {
+				out = append(out, w)
 			}
+		}
+	}
+	return out
+}
+
+// sharesAny reports whether have holds one of words.
+func sharesAny(have map[string]bool, words []string) bool {
+	for _, w := range words {
+		if have[w] {
+			return true
 		}
 	}
 	return false
