@@ -34,6 +34,9 @@ type core struct {
 	// write, so they are current at once (see postings.go).
 	wakePostings chan struct{}
 
+	// uses are the uses of memories counted and not yet written (usage.go).
+	uses useBuffer
+
 	drain chan struct{} // closed by Close: finish what is pending, then stop
 	abort chan struct{} // closed when Close's deadline passes: stop now
 

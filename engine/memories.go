@@ -74,16 +74,23 @@ func (mg *manager) get(owner string, id uint64) (*store.Memory, error) {
 	err := mg.store.View(func(tx *store.Tx) error {
 		var err error
 		if m, err = tx.Get(owner, id); err == nil {
-			withUsage(tx, m)
+			mg.withUsage(tx, m)
 		}
 		return err
 	})
 	return m, err
 }
 
-// withUsage fills in how m has been used and how much it still matters.
-func withUsage(tx *store.Tx, m *store.Memory) {
+// withUsage fills in how m has been used, counting the uses not yet
+// written, and how much it still matters.
+func (c *core) withUsage(tx *store.Tx, m *store.Memory) {
 	u := tx.Usage(m.Owner, m.ID)
+	if n, last := c.uses.pending(m.Owner, m.ID); n > 0 {
+		u.Uses += n
+		if last.After(u.LastUsed) {
+			u.LastUsed = last
+		}
+	}
 	m.Uses = u.Uses
 	if !u.LastUsed.IsZero() {
 		last := u.LastUsed
@@ -186,7 +193,7 @@ func (mg *manager) list(q ListQuery) (page []*store.Memory, more bool, err error
 	err = mg.store.View(func(tx *store.Tx) error {
 		visit := func(owner string, after uint64) (bool, error) {
 			err := tx.Scan(owner, after, func(m *store.Memory) (bool, error) {
-				withUsage(tx, m)
+				mg.withUsage(tx, m)
 				if q.Keep == nil || q.Keep(m, tx.Now()) {
 					page = append(page, m)
 				}
@@ -272,7 +279,7 @@ func (mg *manager) export(owner string, fn func(*store.Memory) error) error {
 			size := 0
 			err := mg.store.View(func(tx *store.Tx) error {
 				return tx.Scan(o, after, func(m *store.Memory) (bool, error) {
-					withUsage(tx, m)
+					mg.withUsage(tx, m)
 					page = append(page, m)
 					size += memorySize(m)
 					return len(page) < exportPage && size < exportPageBytes, nil

@@ -22,11 +22,10 @@ const (
 	maxPendingUses = 100_000
 )
 
-// usage counts the uses of memories (they make a memory salient, see
-// package consolidate).
+// usage writes the uses of memories counted in the core's buffer (they
+// make a memory salient, see package consolidate).
 type usage struct {
 	*core
-	buf  useBuffer
 	done chan struct{}
 	// full asks run for a write before useFlushEvery has passed.
 	full chan struct{}
@@ -38,11 +37,34 @@ func newUsage(c *core) *usage {
 	return &usage{core: c, done: make(chan struct{}), full: make(chan struct{}, 1), limit: maxPendingUses}
 }
 
-// useBuffer holds the uses not yet written: owner → memory id → times.
+// useBuffer holds the uses not yet written: owner → memory id → times,
+// and when each owner's last was. Reads of a memory add them (pending), so
+// a use shows at once though it is written later.
 type useBuffer struct {
 	mu   sync.Mutex
-	uses map[string]map[uint64]int
+	uses map[string]*ownerUses
 	n    int
+	// writing are the uses being written: still pending until committed.
+	writing map[string]*ownerUses
+}
+
+type ownerUses struct {
+	ids  map[uint64]int
+	last time.Time
+}
+
+// pending is how often memory id of owner was used since the last write,
+// and when the owner's last use was.
+func (b *useBuffer) pending(owner string, id uint64) (n int, last time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, m := range [2]map[string]*ownerUses{b.writing, b.uses} {
+		if o := m[owner]; o != nil && o.ids[id] > 0 {
+			n += o.ids[id]
+			last = o.last
+		}
+	}
+	return n, last
 }
 
 // Used records that memories of owner were used: injected into a request,
@@ -50,21 +72,24 @@ type useBuffer struct {
 func (e *Engine) Used(owner string, ids ...uint64) { e.usage.used(owner, ids...) }
 
 func (u *usage) used(owner string, ids ...uint64) {
-	b := &u.buf
+	now := u.now()
+	b := &u.uses
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.uses == nil {
-		b.uses = map[string]map[uint64]int{}
+		b.uses = map[string]*ownerUses{}
 	}
 	for _, id := range ids {
 		if b.n >= 2*u.limit {
 			return
 		}
-		m := b.uses[owner]
-		if m == nil {
-			m = map[uint64]int{}
-			b.uses[owner] = m
+		o := b.uses[owner]
+		if o == nil {
+			o = &ownerUses{ids: map[uint64]int{}}
+			b.uses[owner] = o
 		}
+		o.last = now
+		m := o.ids
 		if m[id] == 0 {
 			b.n++
 			if b.n == u.limit {
@@ -97,18 +122,22 @@ func (u *usage) run() {
 	}
 }
 func (u *usage) flush() {
-	b := &u.buf
+	b := &u.uses
 	b.mu.Lock()
 	pending := b.uses
-	b.uses, b.n = nil, 0
+	b.uses, b.n, b.writing = nil, 0, pending
 	b.mu.Unlock()
+	defer func() {
+		b.mu.Lock()
+		b.writing = nil
+		b.mu.Unlock()
+	}()
 	if len(pending) == 0 {
 		return
 	}
-	at := u.now()
 	err := u.store.Update(func(tx *store.Tx) error {
-		for owner, uses := range pending {
-			if err := tx.Used(owner, uses, at); err != nil {
+		for owner, o := range pending {
+			if err := tx.Used(owner, o.ids, o.last); err != nil {
 				return err
 			}
 		}

@@ -48,7 +48,29 @@ func TestUsesPastTheBufferAreCounted(t *testing.T) {
 
 // pendingUses is how many memories wait to have their uses written.
 func pendingUses(e *Engine) int {
-	e.usage.buf.mu.Lock()
-	defer e.usage.buf.mu.Unlock()
-	return e.usage.buf.n
+	e.uses.mu.Lock()
+	defer e.uses.mu.Unlock()
+	return e.uses.n
+}
+
+// A use shows at once in what the engine answers of a memory, though it is
+// written later.
+func TestAUseShowsBeforeItIsWritten(t *testing.T) {
+	e := open(t, t.TempDir(), 1)
+	defer closeEngine(t, e)
+	owner := e.OwnerID("sk-shown")
+	ms := remember(t, e, owner, store.Put{Kind: "note", Key: "n", Content: "The garden gate sticks in the rain."})
+	e.Used(owner, ms[0].ID)
+	e.Used(owner, ms[0].ID)
+	got, err := e.Get(owner, ms[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Uses != 2 || got.LastUsed == nil {
+		t.Errorf("after two uses, not yet written: %d uses, last %v", got.Uses, got.LastUsed)
+	}
+	e.usage.flush()
+	if got, _ := e.Get(owner, ms[0].ID); got.Uses != 2 {
+		t.Errorf("once written: %d uses, want 2 (counted once)", got.Uses)
+	}
 }
