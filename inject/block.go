@@ -174,6 +174,17 @@ func oneLine(s string) string {
 	if isOneLine(s) {
 		return s
 	}
+	if lone := loneBreaks(s); lone >= 0 {
+		// The commonest other shape, a transcript turn ("User: ...\nAssistant:
+		// ..."): single white space characters between words, made spaces.
+		b := []byte(s)
+		for i := lone; i < len(b); i++ {
+			if b[i] < utf8.RuneSelf && asciiSpace[b[i]] {
+				b[i] = ' '
+			}
+		}
+		return string(b)
+	}
 	out := make([]byte, 0, len(s))
 	space := false // white space since the last word byte written
 	for i := 0; i < len(s); {
@@ -206,6 +217,41 @@ func oneLine(s string) string {
 		return s // unchanged: keep s and let out go
 	}
 	return string(out)
+}
+
+// loneBreaks is where the first white space other than a space is in s,
+// when every white space character of s is ASCII, stands alone between
+// words and none starts or ends s (so oneLine only makes each a space);
+// else -1.
+func loneBreaks(s string) int {
+	if s == "" || s[0] < utf8.RuneSelf && asciiSpace[s[0]] {
+		return -1
+	}
+	if c := s[len(s)-1]; c < utf8.RuneSelf && asciiSpace[c] {
+		return -1
+	}
+	first := -1
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if unicode.IsSpace(r) {
+				return -1
+			}
+			i += size - 1
+			continue
+		}
+		if !asciiSpace[c] {
+			continue
+		}
+		if n := s[i+1]; n < utf8.RuneSelf && asciiSpace[n] {
+			return -1
+		}
+		if c != ' ' && first < 0 {
+			first = i
+		}
+	}
+	return first
 }
 
 // isOneLine reports whether oneLine would leave s as it is: single ASCII

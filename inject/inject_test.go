@@ -1006,6 +1006,7 @@ func TestOneLineIsFieldsJoined(t *testing.T) {
 		"", " ", "word", "two words", " lead", "trail ", "a  b", "a\nb", "User: hi\nAssistant:  hello\t there\r\n",
 		"no\u00a0break\u2003em space", "\u3000ideographic\u3000space\u3000", "caf\u00e9 na\u00efve \u65e5\u672c\u8a9e",
 		"bad \xff\xfe bytes\x80", "\x85next line\u0085", "\u200bzero width is not a space", "tab\tand\vvertical\ffeed",
+		"User: hi\nAssistant: hello", "a\tb\nc d", "\u65e5\u672c\n\u8a9e", "a\n\u00a0b", "x\n\xff", "\xff\ny", "a\nb\n", "\na\nb",
 	} {
 		if got, want := oneLine(s), strings.Join(strings.Fields(s), " "); got != want {
 			t.Errorf("oneLine(%q) = %q, want %q", s, got, want)

@@ -43,3 +43,18 @@ func BenchmarkRenderLongTurns(b *testing.B) {
 		Render(items, 800, 10)
 	}
 }
+
+// BenchmarkRenderTurns renders ten transcript turns of a few hundred
+// bytes, single-spaced as most are: only the line break between the
+// user's words and the answer is not a space.
+func BenchmarkRenderTurns(b *testing.B) {
+	items := make([]Item, 10)
+	for i := range items {
+		items[i] = Item{Text: "User: " + strings.Repeat("what was the name of the trail we hiked ", 3) +
+			"near the river\nAssistant: " + strings.Repeat("It was the Ridge Loop, a six mile trail with views over the valley. ", 4) + "Enjoy"}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		Render(items, 800, 10)
+	}
+}
