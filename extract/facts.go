@@ -38,28 +38,38 @@ var (
 )
 
 // Facts extracts facts about the user from what they said in one turn.
-// Questions, hypotheticals, quoted or fenced text and injected memory blocks
-// are not statements about the user and yield nothing.
-func Facts(userText string) []Fact {
-	text := fenced.ReplaceAllString(inject.Strip(userText), "\n")
-	text = strings.NewReplacer("’", "'", "‘", "'").Replace(text)
+// Questions, hypotheticals, someone else's words (see othersWords), fiction,
+// fenced text and injected memory blocks are not statements about the user
+// and yield nothing.
+func Facts(userText string) []Fact { return FactsAfter("", userText) }
+
+// FactsAfter is Facts for a message that follows earlier, the user's
+// previous message in the conversation: a correction ("Sorry, I meant
+// Munich.") restates the statement it corrects, there or in this message.
+func FactsAfter(earlier, userText string) []Fact {
+	prev := "" // the statement a correction corrects
 	var out []Fact
 	seen := map[string]int{}
-	for _, s := range sentences.Split(text, -1) {
-		s = strings.TrimSpace(s)
-		if strings.HasSuffix(s, "?") {
-			// The statement before the question, if it starts the sentence.
-			loc := askedAfter.FindStringIndex(s)
-			if loc == nil {
+	for _, s := range statements(userText) {
+		var said map[string]bool // what the corrected statement taught as it was
+		if m := correction.FindStringSubmatch(s); m != nil {
+			if prev == "" {
+				prev = lastStatement(earlier) // read only for a correction
+			}
+			if s = corrected(prev, m[1]); s == "" {
 				continue
 			}
-			s = strings.TrimSpace(s[:loc[0]])
+			said = map[string]bool{}
+			for _, f := range sentenceFacts(prev) {
+				said[f.Content] = true
+			}
 		}
-		if len(s) < 6 || len(s) > maxSentence || strings.HasPrefix(s, ">") || notStatement.MatchString(s) {
-			continue
+		fs := sentenceFacts(s)
+		if len(fs) > 0 {
+			prev = s
 		}
-		for _, f := range sentenceFacts(s) {
-			if namesNothing(f.Content) {
+		for _, f := range fs {
+			if namesNothing(f.Content) || said[f.Content] {
 				continue
 			}
 			if at, dup := seen[f.Key]; dup {
@@ -74,6 +84,42 @@ func Facts(userText string) []Fact {
 			seen[f.Key] = len(out)
 			out = append(out, f)
 		}
+	}
+	return out
+}
+
+// lastStatement is the last sentence of a message that states something
+// about the user, "" for none.
+func lastStatement(text string) string {
+	ss := statements(text)
+	for i := len(ss) - 1; i >= 0; i-- {
+		if len(sentenceFacts(ss[i])) > 0 {
+			return ss[i]
+		}
+	}
+	return ""
+}
+
+// statements are the sentences of a user's message that may state
+// something about them, in the order said.
+func statements(userText string) []string {
+	text := fenced.ReplaceAllString(inject.Strip(userText), "\n")
+	text = othersWords(strings.NewReplacer("’", "'", "‘", "'").Replace(text))
+	var out []string
+	for _, s := range sentences.Split(text, -1) {
+		s = strings.TrimSpace(s)
+		if strings.HasSuffix(s, "?") {
+			// The statement before the question, if it starts the sentence.
+			loc := askedAfter.FindStringIndex(s)
+			if loc == nil {
+				continue
+			}
+			s = strings.TrimSpace(s[:loc[0]])
+		}
+		if len(s) < 6 || len(s) > maxSentence || strings.HasPrefix(s, ">") || notStatement.MatchString(s) || fictional(s) {
+			continue
+		}
+		out = append(out, s)
 	}
 	return out
 }
@@ -134,8 +180,8 @@ func sentenceFacts(s string) []Fact {
 	first := statementStart(s, ms[0].start)
 	change := changeCue.MatchString(s[first:])
 	var out []Fact
-	keys := map[string]bool{}
-	within := -1 // the end of the clause the last statement was kept as
+	keys := map[string]int{} // the facts kept, by key
+	within := -1             // the end of the clause the last statement was kept as
 	for k, m := range ms {
 		r := &rules[m.rule]
 		if !change && m.start < within {
@@ -160,10 +206,18 @@ func sentenceFacts(s string) []Fact {
 			end := clauseEnd(s, ms, k)
 			content, within = clauseFact(someoneWho(s[from:end])), end
 		}
-		if content == "" || !clean(content) || keys[m.key] {
+		if content == "" || !clean(content) {
 			continue
 		}
-		keys[m.key] = true
+		if at, dup := keys[m.key]; dup {
+			// "I don't live in London, I live in Leeds": what the user
+			// is says more than what they are not.
+			if negative.MatchString(out[at].Content) && !negative.MatchString(content) {
+				out[at] = Fact{Kind: r.kind, Key: m.key, Content: content}
+			}
+			continue
+		}
+		keys[m.key] = len(out)
 		out = append(out, Fact{Kind: r.kind, Key: m.key, Content: content})
 	}
 	return out

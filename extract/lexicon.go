@@ -93,3 +93,7 @@ var coordinatedVerbs = map[string]bool{
 	"steer": true, "lean": true, "gravitate": true, "insist": true, "ride": true, "drive": true, "walk": true, "cycle": true,
 	"stream": true, "learn": true, "study": true, "exercise": true, "train": true, "run": true, "swim": true, "hike": true,
 }
+
+// foodWord names what a diet keeps or leaves out: "I no longer eat meat"
+// changes the user's diet, "I no longer eat out" does not.
+var foodWord = regexp.MustCompile(`(?i)\b(?:meat|fish|seafood|dairy|eggs|pork|beef|chicken|animal products|gluten|sugar|carbs)\b`)
