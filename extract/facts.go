@@ -144,8 +144,17 @@ func sentenceFacts(s string) []Fact {
 		}
 	}
 	var ms []match
+	lower := "" // s in lower case, for rules' needs
 	for i := 1; i < len(rules); i++ {
 		r := &rules[i]
+		if r.needs != nil {
+			if lower == "" {
+				lower = strings.ToLower(s)
+			}
+			if !hasAny(lower, r.needs) {
+				continue
+			}
+		}
 		for _, loc := range r.re.FindAllStringSubmatchIndex(s, 3) {
 			if hedged(s[:loc[0]]) || !r.free && !subjectAt(s, loc[0]) {
 				continue
