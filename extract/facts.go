@@ -47,26 +47,29 @@ func Facts(userText string) []Fact { return FactsAfter("", userText) }
 // previous message in the conversation: a correction ("Sorry, I meant
 // Munich.") restates the statement it corrects, there or in this message.
 func FactsAfter(earlier, userText string) []Fact {
-	prev := "" // the statement a correction corrects
+	prev, prevFacts := "", []Fact(nil) // the statement a correction corrects, and what it taught
+	readEarlier := false
 	var out []Fact
 	seen := map[string]int{}
 	for _, s := range statements(userText) {
 		var said map[string]bool // what the corrected statement taught as it was
 		if m := correction.FindStringSubmatch(s); m != nil {
-			if prev == "" {
-				prev = lastStatement(earlier) // read only for a correction
+			if prev == "" && !readEarlier {
+				// Read only for a correction, and once.
+				prev, prevFacts = lastStatement(earlier)
+				readEarlier = true
 			}
 			if s = corrected(prev, m[1]); s == "" {
 				continue
 			}
 			said = map[string]bool{}
-			for _, f := range sentenceFacts(prev) {
+			for _, f := range prevFacts {
 				said[f.Content] = true
 			}
 		}
 		fs := sentenceFacts(s)
 		if len(fs) > 0 {
-			prev = s
+			prev, prevFacts = s, fs
 		}
 		for _, f := range fs {
 			if namesNothing(f.Content) || said[f.Content] {
@@ -89,15 +92,15 @@ func FactsAfter(earlier, userText string) []Fact {
 }
 
 // lastStatement is the last sentence of a message that states something
-// about the user, "" for none.
-func lastStatement(text string) string {
+// about the user and what it states, "" for none.
+func lastStatement(text string) (string, []Fact) {
 	ss := statements(text)
 	for i := len(ss) - 1; i >= 0; i-- {
-		if len(sentenceFacts(ss[i])) > 0 {
-			return ss[i]
+		if fs := sentenceFacts(ss[i]); len(fs) > 0 {
+			return ss[i], fs
 		}
 	}
-	return ""
+	return "", nil
 }
 
 // statements are the sentences of a user's message that may state
