@@ -30,6 +30,24 @@ func TestSomeoneElsesWordsAreNotTheUsers(t *testing.T) {
 	}
 }
 
+// A preference sent in quote marks, with no one else named as its
+// speaker, is the user's; one a speaker is named for is still not.
+func TestAQuotedPreferenceIsTheUsers(t *testing.T) {
+	p := newProfileRig(t, "")
+	const key = "sk-quoted"
+	sayEach(t, p, key,
+		"\"I do not enjoy casinos.\"",
+		"My boss said \"I love sushi\"",
+	)
+	block := p.ask(t, key, "Any ideas for a weekend in Macau?")
+	if !strings.Contains(block, "User does not enjoy casinos.") {
+		t.Errorf("the user's quoted preference is missing:\n%s", block)
+	}
+	if strings.Contains(block, "User loves sushi") {
+		t.Errorf("the boss's words reached the model as the user's:\n%s", block)
+	}
+}
+
 // A retraction replaces what it retracts: once the user says they are no
 // longer a nurse, not allergic after all, or no longer work somewhere, the
 // old value stops riding as current.
