@@ -147,16 +147,11 @@ func sentenceFacts(s string) []Fact {
 		}
 	}
 	var ms []match
-	lower := "" // s in lower case, for rules' needs
+	folded := fold(s) // for the words rules need (prefilter.go)
 	for i := 1; i < len(rules); i++ {
 		r := &rules[i]
-		if r.needs != nil {
-			if lower == "" {
-				lower = strings.ToLower(s)
-			}
-			if !hasAny(lower, r.needs) {
-				continue
-			}
+		if !r.holds.heldBy(folded) {
+			continue
 		}
 		for _, loc := range r.re.FindAllStringSubmatchIndex(s, 3) {
 			if hedged(s[:loc[0]]) || !r.free && !subjectAt(s, loc[0]) {

@@ -25,9 +25,26 @@ type rule struct {
 	// ("Loud bars make me anxious").
 	whole bool
 	// needs, when set, are words one of which a sentence must hold, in
-	// lower case, for the rule to match: a test far cheaper than the
-	// pattern, for rules that few sentences can match.
+	// lower case, for the rule to state anything, where the pattern alone
+	// does not require them.
 	needs []string
+	// holds are the strings a sentence must hold for the rule to state
+	// anything: read from the pattern, with needs (see prefilter.go).
+	holds literals
+}
+
+func init() {
+	for i := range rules {
+		r := &rules[i]
+		r.holds = mustHold(r.re.String())
+		if r.needs != nil {
+			var g []string
+			for _, w := range r.needs {
+				g = append(g, fold(w))
+			}
+			r.holds = append(r.holds, g)
+		}
+	}
 }
 
 // re compiles a rule's pattern.
