@@ -121,6 +121,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		NewTurn:         req.NewTurn(),
 		Turn:            req.UserTurns(),
 		Before:          req.Before(2),
+		Earlier:         req.EarlierUser(maxEarlier),
 		Response:        t.buf.Bytes(),
 		ContentType:     t.ctype,
 		ContentEncoding: t.encoding,
@@ -132,6 +133,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	h.learner.Enqueue(job)
 	return nil
 }
+
+// maxEarlier is how much of the user's previous message a turn carries: a
+// correction ("Sorry, I meant Munich") corrects what it said last.
+const maxEarlier = 600
 
 // What a client asks of memory for one request, in the X-Memory header.
 const (

@@ -63,9 +63,17 @@ var standingKinds = map[string]bool{"health": true, "identity": true, "family": 
 func standing(kind, key, content string) (int, bool) {
 	switch kind {
 	case "health":
+		// What the user no longer has is no constraint: it only
+		// replaces one.
+		if extract.Retracts(content) {
+			return prioPreference, true
+		}
 		return prioConstraint, true
 	case "identity":
 		if key == "identity:diet" {
+			if extract.Retracts(content) {
+				return prioPreference, true
+			}
 			return prioConstraint, true
 		}
 		return prioIdentity, true

@@ -120,6 +120,21 @@ func TestProfileBudgetKeepsConstraints(t *testing.T) {
 	}
 }
 
+// What the user no longer has or is ("not allergic to nuts", "not vegan
+// anymore") replaces a constraint but is none: it never takes a
+// constraint's room.
+func TestProfileRetractionIsNoConstraint(t *testing.T) {
+	e := open(t, t.TempDir(), 1)
+	defer closeEngine(t, e)
+	owner := e.OwnerID("ana")
+	say(t, e, owner, "I follow a strict gluten-free diet.")
+	say(t, e, owner, "I'm not allergic to nuts.")
+	rec := recallFor(t, e, owner, "Any ideas for the weekend?", 12)
+	if !strings.Contains(rec.Block, "gluten-free") || strings.Contains(rec.Block, "not allergic") {
+		t.Errorf("a retraction took the room of the diet:\n%s", rec.Block)
+	}
+}
+
 // The profile is read again only when one of the owner's facts changes.
 func TestProfileIsCachedUntilAFactChanges(t *testing.T) {
 	e := open(t, t.TempDir(), 1)

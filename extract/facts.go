@@ -38,28 +38,41 @@ var (
 )
 
 // Facts extracts facts about the user from what they said in one turn.
-// Questions, hypotheticals, quoted or fenced text and injected memory blocks
-// are not statements about the user and yield nothing.
-func Facts(userText string) []Fact {
-	text := fenced.ReplaceAllString(inject.Strip(userText), "\n")
-	text = strings.NewReplacer("’", "'", "‘", "'").Replace(text)
+// Questions, hypotheticals, someone else's words (see othersWords), fiction,
+// fenced text and injected memory blocks are not statements about the user
+// and yield nothing.
+func Facts(userText string) []Fact { return FactsAfter("", userText) }
+
+// FactsAfter is Facts for a message that follows earlier, the user's
+// previous message in the conversation: a correction ("Sorry, I meant
+// Munich.") restates the statement it corrects, there or in this message.
+func FactsAfter(earlier, userText string) []Fact {
+	prev, prevFacts := "", []Fact(nil) // the statement a correction corrects, and what it taught
+	readEarlier := false
 	var out []Fact
 	seen := map[string]int{}
-	for _, s := range sentences.Split(text, -1) {
-		s = strings.TrimSpace(s)
-		if strings.HasSuffix(s, "?") {
-			// The statement before the question, if it starts the sentence.
-			loc := askedAfter.FindStringIndex(s)
-			if loc == nil {
+	for _, s := range statements(userText) {
+		var said map[string]bool // what the corrected statement taught as it was
+		if m := correction.FindStringSubmatch(s); m != nil {
+			if prev == "" && !readEarlier {
+				// Read only for a correction, and once.
+				prev, prevFacts = lastStatement(earlier)
+				readEarlier = true
+			}
+			if s = corrected(prev, m[1]); s == "" {
 				continue
 			}
-			s = strings.TrimSpace(s[:loc[0]])
+			said = map[string]bool{}
+			for _, f := range prevFacts {
+				said[f.Content] = true
+			}
 		}
-		if len(s) < 6 || len(s) > maxSentence || strings.HasPrefix(s, ">") || notStatement.MatchString(s) {
-			continue
+		fs := sentenceFacts(s)
+		if len(fs) > 0 {
+			prev, prevFacts = s, fs
 		}
-		for _, f := range sentenceFacts(s) {
-			if namesNothing(f.Content) {
+		for _, f := range fs {
+			if namesNothing(f.Content) || said[f.Content] {
 				continue
 			}
 			if at, dup := seen[f.Key]; dup {
@@ -74,6 +87,42 @@ func Facts(userText string) []Fact {
 			seen[f.Key] = len(out)
 			out = append(out, f)
 		}
+	}
+	return out
+}
+
+// lastStatement is the last sentence of a message that states something
+// about the user and what it states, "" for none.
+func lastStatement(text string) (string, []Fact) {
+	ss := statements(text)
+	for i := len(ss) - 1; i >= 0; i-- {
+		if fs := sentenceFacts(ss[i]); len(fs) > 0 {
+			return ss[i], fs
+		}
+	}
+	return "", nil
+}
+
+// statements are the sentences of a user's message that may state
+// something about them, in the order said.
+func statements(userText string) []string {
+	text := fenced.ReplaceAllString(inject.Strip(userText), "\n")
+	text = othersWords(strings.NewReplacer("’", "'", "‘", "'").Replace(text))
+	var out []string
+	for _, s := range sentences.Split(text, -1) {
+		s = strings.TrimSpace(s)
+		if strings.HasSuffix(s, "?") {
+			// The statement before the question, if it starts the sentence.
+			loc := askedAfter.FindStringIndex(s)
+			if loc == nil {
+				continue
+			}
+			s = strings.TrimSpace(s[:loc[0]])
+		}
+		if len(s) < 6 || len(s) > maxSentence || strings.HasPrefix(s, ">") || notStatement.MatchString(s) || fictional(s) {
+			continue
+		}
+		out = append(out, s)
 	}
 	return out
 }
@@ -98,8 +147,12 @@ func sentenceFacts(s string) []Fact {
 		}
 	}
 	var ms []match
+	folded := fold(s) // for the words rules need (prefilter.go)
 	for i := 1; i < len(rules); i++ {
 		r := &rules[i]
+		if !r.holds.heldBy(folded) {
+			continue
+		}
 		for _, loc := range r.re.FindAllStringSubmatchIndex(s, 3) {
 			if hedged(s[:loc[0]]) || !r.free && !subjectAt(s, loc[0]) {
 				continue
@@ -134,8 +187,8 @@ func sentenceFacts(s string) []Fact {
 	first := statementStart(s, ms[0].start)
 	change := changeCue.MatchString(s[first:])
 	var out []Fact
-	keys := map[string]bool{}
-	within := -1 // the end of the clause the last statement was kept as
+	keys := map[string]int{} // the facts kept, by key
+	within := -1             // the end of the clause the last statement was kept as
 	for k, m := range ms {
 		r := &rules[m.rule]
 		if !change && m.start < within {
@@ -160,10 +213,18 @@ func sentenceFacts(s string) []Fact {
 			end := clauseEnd(s, ms, k)
 			content, within = clauseFact(someoneWho(s[from:end])), end
 		}
-		if content == "" || !clean(content) || keys[m.key] {
+		if content == "" || !clean(content) {
 			continue
 		}
-		keys[m.key] = true
+		if at, dup := keys[m.key]; dup {
+			// "I don't live in London, I live in Leeds": what the user
+			// is says more than what they are not.
+			if negative.MatchString(out[at].Content) && !negative.MatchString(content) {
+				out[at] = Fact{Kind: r.kind, Key: m.key, Content: content}
+			}
+			continue
+		}
+		keys[m.key] = len(out)
 		out = append(out, Fact{Kind: r.kind, Key: m.key, Content: content})
 	}
 	return out

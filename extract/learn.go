@@ -23,6 +23,9 @@ type Turn struct {
 	User    string `json:"user"`
 	NewTurn bool   `json:"new_turn"`
 	Turn    int    `json:"turn"`
+	// Earlier is the user's message before this one, read only for what a
+	// correction in this one corrects.
+	Earlier string `json:"earlier,omitempty"`
 	// Before are the messages before the user's, kept as the turn's
 	// context (see Memory.Context).
 	Before []string `json:"before,omitempty"`
@@ -110,7 +113,7 @@ func Learn(t *Turn) (mems []Memory, responseID string, err error) {
 		})
 	}
 	if t.NewTurn {
-		for _, f := range Facts(user) {
+		for _, f := range FactsAfter(stripQuoted(t.Earlier, needles), user) {
 			mems = append(mems, Memory{
 				Session: t.Session, Kind: f.Kind, Key: f.Key, Content: f.Content,
 				Ref: ref, Time: t.Time, Meta: map[string]string{"turn": turnKey},

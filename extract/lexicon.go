@@ -93,3 +93,14 @@ var coordinatedVerbs = map[string]bool{
 	"steer": true, "lean": true, "gravitate": true, "insist": true, "ride": true, "drive": true, "walk": true, "cycle": true,
 	"stream": true, "learn": true, "study": true, "exercise": true, "train": true, "run": true, "swim": true, "hike": true,
 }
+
+// foodWords name what a diet keeps or leaves out: "I no longer eat meat"
+// changes the user's diet, "I no longer eat out" does not.
+var (
+	foodWords = []string{"meat", "fish", "seafood", "dairy", "eggs", "pork", "beef", "chicken", "animal products", "gluten", "sugar", "carbs"}
+	foodWord  = regexp.MustCompile(`(?i)\b(?:` + strings.Join(foodWords, "|") + `)\b`)
+)
+
+// noLonger is what a retraction of a job or an employer says: "I'm not a
+// nurse anymore", "I no longer work at Acme".
+var noLonger = []string{"no longer", "anymore", "any more"}

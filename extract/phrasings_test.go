@@ -48,7 +48,7 @@ func TestFactsEverydayStatements(t *testing.T) {
 		// changes: what changed and what it is now
 		{"I broke up with Miguel, I'm dating Sara now.", []fact{{"family:partner", "User broke up with Miguel, the user is dating Sara now."}}},
 		{"I switched to an iPhone 15.", []fact{{"possession:phone", "User switched to an iPhone 15."}}},
-		{"I'm not vegan anymore, I eat meat again.", []fact{{"identity:diet", "User is not vegan anymore, the user eats meat again."}, {"preference:meat", "User is not vegan anymore, the user eats meat again."}}},
+		{"I'm not vegan anymore, I eat meat again.", []fact{{"identity:diet", "User is not vegan anymore, the user eats meat again."}}},
 		{"I went fully vegan in January.", []fact{{"identity:diet", "User went fully vegan in January."}}},
 		{"I changed my degree to medicine.", []fact{{"identity:study", "User changed the user's degree to medicine."}}},
 		{"I don't live in Berlin anymore.", []fact{{"identity:location", "User doesn't live in Berlin anymore."}}},
@@ -83,6 +83,14 @@ func TestFactsChangesSupersede(t *testing.T) {
 		{"I use Vim for all my coding.", "I switched from Vim to VS Code."},
 		{"My name is Alexandra.", "Please call me Alex from now on."},
 		{"I drink three cups of coffee every morning.", "I don't drink coffee anymore."},
+		{"I'm a nurse.", "I'm not a nurse anymore."},
+		{"I work as a nurse.", "I no longer work as a nurse."},
+		{"I work at Google.", "I no longer work at Google."},
+		{"I'm allergic to nuts.", "I'm not allergic to nuts, my husband is."},
+		{"I have a severe nut allergy.", "I don't have a nut allergy anymore."},
+		{"I'm vegetarian.", "I eat meat again."},
+		{"I'm pescatarian.", "I no longer eat fish."},
+		{"I live in London.", "Actually I don't live in London, I live in Leeds."},
 	}
 	for _, p := range pairs {
 		a, b := Facts(p.older), Facts(p.newer)

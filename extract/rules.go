@@ -24,6 +24,27 @@ type rule struct {
 	// whole: the statement is its whole sentence, its subject not the user
 	// ("Loud bars make me anxious").
 	whole bool
+	// needs, when set, are words one of which a sentence must hold, in
+	// lower case, for the rule to state anything, where the pattern alone
+	// does not require them.
+	needs []string
+	// holds are the strings a sentence must hold for the rule to state
+	// anything: read from the pattern, with needs (see prefilter.go).
+	holds literals
+}
+
+func init() {
+	for i := range rules {
+		r := &rules[i]
+		r.holds = mustHold(r.re.String())
+		if r.needs != nil {
+			var g []string
+			for _, w := range r.needs {
+				g = append(g, fold(w))
+			}
+			r.holds = append(r.holds, g)
+		}
+	}
 }
 
 // re compiles a rule's pattern.
@@ -114,6 +135,24 @@ var rules = []rule{
 		build: func(m []string, _ string) (string, string, bool) { return "condition:" + head(m[1]), "", true }},
 	{kind: "health", clause: true, re: re(`(?i)\bi\s+(?:can(?:'t|not| not)|must not|mustn't|shouldn't|am not allowed to|'m not allowed to|(?:have|need) to avoid|must avoid)\s+(?:eat|drink|consume|digest|tolerate)\s+`),
 		build: byHead("avoid:")},
+	// Retractions: what the user no longer is or has takes the key of what
+	// said it, so the old value stops riding as current.
+	{kind: "health", clause: true, re: re(`(?i)\bi(?:'m| am)\s+(?:not|no longer)\s+(?:(?:actually|really|even|at all)\s+)?(?:allergic|intolerant)\s+to\s+`),
+		build: byHead("allergy:"), needs: []string{"allergic", "intolerant"}},
+	{kind: "health", clause: true, re: re(`(?i)\bi\s+(?:don't|do not|no longer)\s+have\s+(?:a\s+|an\s+|any\s+)?((?:[\p{L}-]+\s+){1,2}?)(?:allerg(?:y|ies)|intolerance)\b`),
+		build: func(m []string, _ string) (string, string, bool) {
+			return "allergy:" + head(m[1]), "", head(m[1]) != ""
+		}, needs: []string{"allerg", "intolerance"}},
+	{kind: "identity", clause: true, re: re(`(?i)\bi\s+(?:(?:no longer|have stopped|'ve stopped|stopped|quit|gave up|have given up|'ve given up)\s+(?:eat(?:ing)?\s+)?|(?:don't|do not)\s+eat\s+(?:[\p{L}-]+\s+){1,2}?(?:anymore|any more)\b|(?:now\s+)?(?:eat|started eating|have started eating|'ve started eating)\s+(?:[\p{L}-]+\s+){1,2}?(?:again|now)\b)(?:red\s+)?(?:meat|fish|seafood|dairy|eggs|pork|beef|chicken|animal products|gluten|sugar|carbs)?`),
+		build: func(m []string, _ string) (string, string, bool) {
+			return "diet", "", foodWord.MatchString(m[0])
+		}, needs: foodWords},
+	{kind: "identity", clause: true, re: re(`(?i)\bi(?:'m| am)\s+(?:not\s+(?:a|an)\s+(?:[\p{L}-]+\s+){0,2}?(?:` + professions + `)\s+(?:anymore|any more)|no longer\s+(?:a|an)\s+(?:[\p{L}-]+\s+){0,2}?(?:` + professions + `))\b`),
+		build: fixedKey("job"), needs: noLonger},
+	{kind: "identity", clause: true, re: re(`(?i)\bi\s+(?:no longer\s+work\s+as\s+|(?:don't|do not)\s+work\s+as\s+.{1,40}?\s+(?:anymore|any more)\b)`),
+		build: fixedKey("job"), needs: noLonger},
+	{kind: "identity", clause: true, re: re(`(?i)\bi\s+(?:no longer\s+work\s+(?:at|for)\s+|(?:don't|do not)\s+work\s+(?:at|for)\s+.{1,40}?\s+(?:anymore|any more)\b)`),
+		build: fixedKey("employer"), needs: noLonger},
 	{kind: "health", re: re(`(?i)\bi\s+(?:don't|do not|never)\s+drink(?:\s+alcohol)?\s*[.!]*$`),
 		build: func([]string, string) (string, string, bool) { return "alcohol", "User does not drink alcohol.", true }},
 

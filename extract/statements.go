@@ -152,6 +152,13 @@ func Against(fact string) bool { return hasAny(strings.ToLower(fact), against) }
 var against = []string{"n't", " not ", " never ", "dislike", "hate", "detest", "despise", "loathe", "avoid",
 	"refuse", "reject", "fear", "stay away", "steer clear", "no longer", "allerg", "phobia", "aversion", "can't stand"}
 
+// Retracts reports whether a health or diet fact says what the user no
+// longer has or is not ("User is not allergic to nuts."): it replaces the
+// constraint it retracts, and is not one itself.
+func Retracts(fact string) bool { return retraction.MatchString(fact) }
+
+var retraction = regexp.MustCompile(`(?i)\b(?:not|no longer|isn't|doesn't have|does not have)\s+(?:(?:actually|really|even|a|an|any)\s+)*(?:allergic|intolerant|allerg|[\p{L}-]+\s+allerg|` + diets + `)`)
+
 // Liking reports whether a fact only says what the user likes or is
 // interested in, which says less about what would help them than a stated
 // preference does.

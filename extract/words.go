@@ -134,6 +134,9 @@ func thirdPerson(s string) string {
 			for j < len(words)-1 && adverbWord(words[j]) {
 				j++
 			}
+			if j+2 < len(words) && strings.EqualFold(words[j], "no") && strings.EqualFold(words[j+1], "longer") {
+				j += 2 // "I no longer eat meat": the verb is "eat"
+			}
 			if j < len(words) {
 				words[j] = conjugate(words[j])
 			}

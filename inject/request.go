@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 
@@ -120,6 +121,26 @@ func (r *Request) Before(n int) []string {
 		}
 	}
 	return out
+}
+
+// EarlierUser is the end (up to n bytes) of the user message before the
+// latest one, "" for none: what a correction in the latest ("Sorry, I
+// meant Munich") corrects is what that message said last.
+func (r *Request) EarlierUser(n int) string {
+	for j := r.LatestUser() - 1; j >= 0; j-- {
+		if r.Messages[j].Role != "user" {
+			continue
+		}
+		t := Strip(r.Messages[j].Text)
+		if len(t) > n {
+			t = t[len(t)-n:]
+			for t != "" && !utf8.RuneStart(t[0]) {
+				t = t[1:]
+			}
+		}
+		return t
+	}
+	return ""
 }
 
 // UserTurns counts the user messages: the position of the latest turn in the

@@ -1,0 +1,49 @@
+package extract
+
+import (
+	"regexp"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// A correction names the value a statement just made should have had:
+// "I live in Berlin. Sorry, I meant Munich." Read alone it says nothing;
+// read with the statement it corrects, it is that statement with the value
+// replaced, so it supersedes what was learned from it. Only names and
+// numbers are corrected this way: they are what a slip gets wrong, and the
+// word they replace can be found.
+
+var (
+	correction = regexp.MustCompile(`(?i)^(?:(?:sorry|oops|whoops|correction|actually|wait|no|nope|my bad|typo|err|um)\b[\s,:!.-]*)*i\s+(?:meant|mean)\s+(?:to say\s+)?(.{1,40}?)[\s.!]*$`)
+	// value is what a correction can replace: a run of capitalised words
+	// (a place, a company, a person, a model), or a number.
+	// (Two letters at least, the second no apostrophe: "I" and "I'm" are
+	// the user.)
+	value = regexp.MustCompile(`\p{Lu}[\p{L}\d-][\p{L}\d'-]*(?:\s+\p{Lu}[\p{L}\d'-]*|\s+\d+)*|\d[\d ().+-]*\d|\d`)
+	// articles lead a corrected value the statement already has.
+	leadArticle = regexp.MustCompile(`(?i)^(?:a|an|the)\s+`)
+)
+
+// corrected is statement prev with its last value of the kind of v
+// replaced by v, or "" when there is none to replace.
+func corrected(prev, v string) string {
+	v = leadArticle.ReplaceAllString(strings.TrimSpace(v), "")
+	if prev == "" || v == "" || len(strings.Fields(v)) > 4 {
+		return ""
+	}
+	first, _ := utf8.DecodeRuneInString(v)
+	digits := unicode.IsDigit(first)
+	if !digits && !unicode.IsUpper(first) {
+		return "" // "I meant a doctor": no name to find in what was said
+	}
+	locs := value.FindAllStringIndex(prev, -1)
+	for i := len(locs) - 1; i >= 0; i-- {
+		old := prev[locs[i][0]:locs[i][1]]
+		if locs[i][0] == 0 || unicode.IsDigit(rune(old[0])) != digits {
+			continue // the sentence's first word is no value
+		}
+		return prev[:locs[i][0]] + v + prev[locs[i][1]:]
+	}
+	return ""
+}

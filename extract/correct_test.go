@@ -1,0 +1,31 @@
+package extract
+
+import "testing"
+
+// A correction restates the statement it corrects with the name or number
+// replaced; one with nothing of its kind to replace teaches nothing.
+func TestFactsAfterACorrection(t *testing.T) {
+	tests := []struct {
+		earlier, in string
+		want        []fact
+	}{
+		{"", "I live in Berlin. Sorry, I meant Munich.", []fact{{"identity:location", "User lives in Munich."}}},
+		{"I live in New York.", "Sorry, I meant New Jersey.", []fact{{"identity:location", "User lives in New Jersey."}}},
+		{"Hi, I'm Ana and I work at Siemens.", "oops i meant Bosch", []fact{{"identity:employer", "User works at Bosch."}}},
+		{"I'm 34 years old.", "Typo, I meant 43.", []fact{{"identity:age", "User is 43 years old."}}},
+		{"I have a Pixel 7.", "I meant a Pixel 8.", []fact{{"possession:phone", "User has a Pixel 8."}}},
+		{"I'm a nurse.", "Sorry, I meant a doctor.", nil},
+		{"What's the weather in Rome?", "Sorry, I meant Milan.", nil},
+		{"", "Sorry, I meant Munich.", nil},
+	}
+	for _, tt := range tests {
+		got := FactsAfter(tt.earlier, tt.in)
+		var g []fact
+		for _, f := range got {
+			g = append(g, fact{f.Key, f.Content})
+		}
+		if len(g) != len(tt.want) || len(g) > 0 && g[0] != tt.want[0] {
+			t.Errorf("FactsAfter(%q, %q) = %q, want %q", tt.earlier, tt.in, g, tt.want)
+		}
+	}
+}
