@@ -23,6 +23,7 @@ import (
 func (lr *learner) writer() {
 	defer close(lr.writerDone)
 	var last time.Time
+	full := false // the last group was as large as a group gets
 	for {
 		var first *Job
 		select {
@@ -35,10 +36,18 @@ func (lr *learner) writer() {
 			return
 		}
 		arrived := time.Now()
-		lr.pace(last, learnEvery)
+		if !full && len(lr.queue)+1 < writeBatch {
+			// Not a backlog: a full group waiting (or one just learned)
+			// is not spaced out, else the turns learned a second would be
+			// capped at writeBatch per learnEvery, and past that the queue
+			// fills and drops turns.
+			lr.pace(last, time.Duration(lr.every.Load()))
+		}
 		lr.pace(arrived, learnAfter)
 		last = time.Now()
-		lr.learn(lr.gather(first))
+		batch := lr.gather(first)
+		full = len(batch) == writeBatch
+		lr.learn(batch)
 	}
 }
 

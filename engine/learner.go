@@ -31,15 +31,19 @@ type learner struct {
 	held    heldTurns    // turns the shared database did not take (held.go)
 
 	writerDone, processorDone chan struct{}
+	// every is learnEvery in nanoseconds (a test's may differ).
+	every atomic.Int64
 }
 
 func newLearner(c *core) *learner {
-	return &learner{
+	lr := &learner{
 		core:          c,
 		queue:         make(chan *Job, c.cfg.QueueSize),
 		writerDone:    make(chan struct{}),
 		processorDone: make(chan struct{}),
 	}
+	lr.every.Store(int64(learnEvery))
+	return lr
 }
 
 // Group sizes: turns learned in one commit, and read back from the durable
