@@ -226,18 +226,10 @@ func (sr *searcher) searchIn(ctx context.Context, tx *store.Tx, r SearchRequest,
 			// Found in the postings: its record is read now, and checked
 			// (the postings may be newer than this snapshot, and a session
 			// or a kind past the numbered ones is only admitted there).
-			if p, err = part.Peek(h.ID); errors.Is(err, store.ErrNotFound) {
-				continue
-			} else if err != nil {
+			var ok bool
+			if p, b, ok, err = readHit(part, h.ID, &r, now); err != nil {
 				return nil, err
-			}
-			if !p.Active(now) || (r.OnlySession && !p.InSession(r.Session)) {
-				continue
-			}
-			if b, err = p.Brief(); err != nil {
-				return nil, err
-			}
-			if !r.wantsKind(b.Kind) {
+			} else if !ok {
 				continue
 			}
 			local.peeks[h.ID] = p
@@ -318,7 +310,7 @@ func (sr *searcher) searchIn(ctx context.Context, tx *store.Tx, r SearchRequest,
 				// newer than this snapshot, and only the records say a
 				// session for sure).
 				var ok bool
-				if p, ok, err = readHit(part, c.ID, &r, now); err != nil {
+				if p, _, ok, err = readHit(part, c.ID, &r, now); err != nil {
 					return nil, err
 				} else if !ok {
 					continue
@@ -347,23 +339,24 @@ func (sr *searcher) searchIn(ctx context.Context, tx *store.Tx, r SearchRequest,
 	return out, nil
 }
 
-// readHit reads and checks a hit the postings ranked: whether its record
-// is in the snapshot, active, and one the search asks for.
-func readHit(part *store.Partition, id uint64, r *SearchRequest, now time.Time) (*store.Peek, bool, error) {
+// readHit reads and checks a hit the postings found: whether its record
+// is in the snapshot, active, and one the search asks for (its session,
+// kind, and not of the turn left out); with its Brief.
+func readHit(part *store.Partition, id uint64, r *SearchRequest, now time.Time) (*store.Peek, store.Brief, bool, error) {
 	p, err := part.Peek(id)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, false, nil
+		return nil, store.Brief{}, false, nil
 	} else if err != nil {
-		return nil, false, err
+		return nil, store.Brief{}, false, err
 	}
 	if !p.Active(now) || (r.OnlySession && !p.InSession(r.Session)) {
-		return nil, false, nil
+		return nil, store.Brief{}, false, nil
 	}
 	b, err := p.Brief()
 	if err != nil {
-		return nil, false, err
+		return nil, store.Brief{}, false, err
 	}
-	return p, r.wantsKind(b.Kind) && (r.ExcludeTurn == "" || !b.FromTurn(r.ExcludeTurn)), nil
+	return p, b, r.wantsKind(b.Kind) && (r.ExcludeTurn == "" || !b.FromTurn(r.ExcludeTurn)), nil
 }
 
 // ConversationOf returns the conversation a provider response id belongs to,
