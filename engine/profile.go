@@ -2,18 +2,13 @@ package engine
 
 import (
 	"cmp"
-	"container/list"
 	"maps"
 	"math/bits"
 	"slices"
-	"strings"
-	"sync"
-	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/caddy-memory/memory/extract"
-	"github.com/caddy-memory/memory/inject"
 	"github.com/caddy-memory/memory/internal/norm"
 	"github.com/caddy-memory/memory/store"
 )
@@ -113,112 +108,6 @@ type profile struct {
 	changed []*store.Memory
 	gone    [][]string
 	size    int // bytes, about
-}
-
-// fact is a standing fact as a cached profile keeps it: what the block,
-// the bridge and leaving out the turn being answered need of its memory.
-// A whole record (its context, history and metadata) would take several
-// times the room, and the cache is meant to hold every active owner.
-type fact struct {
-	id         uint64
-	kind, key  string
-	turn       string // Meta["turn"]: the turn that taught it
-	expires    int64  // Unix nanoseconds; 0: never
-	updated    time.Time
-	importance int
-	// shown is the fact as the block measures it (Text is its content),
-	// hash its normal form's hash, dom the domains of everyday life it
-	// falls in (see index.Domains): a fact the budget left out still
-	// reaches a question of its domain.
-	shown inject.Standing
-	hash  uint64
-	dom   uint32
-}
-
-// content is what the fact says.
-func (f *fact) content() string { return f.shown.Text }
-
-// active reports whether the fact has not expired by now: expiry is not a
-// write, and a cached profile may hold a fact that expired since.
-func (f *fact) active(now time.Time) bool { return f.expires == 0 || now.UnixNano() < f.expires }
-
-// memory is the fact as a recall returns it.
-func (f *fact) memory() *store.Memory {
-	m := &store.Memory{ID: f.id, Kind: f.kind, Key: f.key, Content: f.content(), UpdatedAt: f.updated, Importance: f.importance}
-	if f.turn != "" {
-		m.Meta = map[string]string{"turn": f.turn}
-	}
-	if f.expires != 0 {
-		t := time.Unix(0, f.expires).UTC()
-		m.ExpiresAt = &t
-	}
-	return m
-}
-
-// factOf keeps what a profile needs of m, in strings of its own (m's may
-// share the memory of a whole decoded record).
-// k is its standingKey.
-func (sr *searcher) factOf(m *store.Memory, k standingKey) fact {
-	f := fact{id: m.ID, kind: strings.Clone(m.Kind), key: strings.Clone(m.Key), turn: strings.Clone(m.Meta["turn"]),
-		updated: m.UpdatedAt, importance: m.Importance, hash: k.hash, dom: sr.index.Domains(m.Content)}
-	if m.ExpiresAt != nil {
-		f.expires = m.ExpiresAt.UnixNano()
-	}
-	f.shown = inject.StandingOf(strings.Clone(m.Content), k.prio)
-	return f
-}
-
-// bytes is about how much memory the fact takes.
-func (f *fact) bytes() int {
-	return 160 + len(f.kind) + len(f.key) + len(f.turn) + 2*len(f.shown.Text)
-}
-
-// profileCache holds the profiles of recently seen owners, within
-// profileCacheBytes.
-type profileCache struct {
-	mu     sync.Mutex
-	owners map[string]*list.Element // of *cachedProfile
-	lru    list.List
-	bytes  int
-}
-
-type cachedProfile struct {
-	owner string
-	p     *profile
-}
-
-func (c *profileCache) get(owner string) *profile {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if el, ok := c.owners[owner]; ok {
-		c.lru.MoveToBack(el)
-		return el.Value.(*cachedProfile).p
-	}
-	return nil
-}
-
-func (c *profileCache) put(owner string, p *profile) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.owners == nil {
-		c.owners = map[string]*list.Element{}
-	}
-	if el, ok := c.owners[owner]; ok {
-		cp := el.Value.(*cachedProfile)
-		c.bytes += p.size - cp.p.size
-		cp.p = p
-		c.lru.MoveToBack(el)
-	} else {
-		c.owners[owner] = c.lru.PushBack(&cachedProfile{owner, p})
-		c.bytes += p.size + len(owner) + 128
-	}
-	for c.bytes > profileCacheBytes && c.lru.Len() > 1 {
-		el := c.lru.Front()
-		cp := el.Value.(*cachedProfile)
-		c.lru.Remove(el)
-		delete(c.owners, cp.owner)
-		c.bytes -= cp.p.size + len(cp.owner) + 128
-	}
 }
 
 // profileIn returns owner's profile as of tx, from the cache when none of
@@ -461,105 +350,4 @@ func (p *profile) bridged(qdom uint32, shown map[uint64]bool, skip func(*fact) b
 		}
 	}
 	return out
-}
-
-// contradicted reports whether a transcript turn says what a fact of the
-// profile said before it changed ("User: I live in Lisbon" once the user
-// moved to Porto): it is not injected as current.
-func (p *profile) contradicted(m *store.Memory) bool {
-	if p == nil || m.Kind != "turn" || len(p.changed) == 0 {
-		return false
-	}
-	user := userSaid(m.Content)
-	if user == "" {
-		return false
-	}
-	var facts []extract.Fact
-	var have map[string]bool // the words the user said, read once
-	read := false
-	for i, f := range p.changed {
-		if !m.UpdatedAt.Before(since(f)) {
-			continue
-		}
-		if have == nil {
-			have = wordSet(user)
-		}
-		if !sharesAny(have, p.gone[i]) {
-			continue
-		}
-		if !read {
-			facts, read = extract.Facts(user), true
-		}
-		for _, said := range facts {
-			if said.Key == f.Key && !norm.Same(said.Content, f.Content) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// goneWords are the words fact f said before it changed that it no longer
-// says: a turn sharing none of them cannot say what it said before (a
-// cheap first look, made once a profile).
-func goneWords(f *store.Memory) []string {
-	now := wordSet(f.Content)
-	var out []string
-	for _, v := range f.History {
-		for w := range wordSet(v.Content) {
-			if !now[w] && !slices.Contains(out, w) {
-				out = append(out, w)
-			}
-		}
-	}
-	return out
-}
-
-// sharesAny reports whether have holds one of words.
-func sharesAny(have map[string]bool, words []string) bool {
-	for _, w := range words {
-		if have[w] {
-			return true
-		}
-	}
-	return false
-}
-
-func wordSet(s string) map[string]bool {
-	out := map[string]bool{}
-	for _, w := range strings.Fields(norm.Normalize(s)) {
-		if len(w) > 2 && w != "user" && w != "the" {
-			out[w] = true
-		}
-	}
-	return out
-}
-
-// saysAll reports whether facts, learned from transcript turn m, hold
-// nearly every word the user said in it: the turn adds nothing to them.
-func saysAll(facts []string, m *store.Memory) bool {
-	if len(facts) == 0 || m.Kind != "turn" {
-		return false
-	}
-	said := wordSet(userSaid(m.Content))
-	if len(said) == 0 {
-		return false
-	}
-	known := wordSet(strings.Join(facts, " "))
-	missing := 0
-	for w := range said {
-		if !known[w] && !known[strings.TrimSuffix(w, "s")] && !known[w+"s"] {
-			missing++
-		}
-	}
-	return missing*5 <= len(said) // at most a fifth of its words
-}
-
-// since is when a profile fact took its current value (zero if it never
-// changed).
-func since(m *store.Memory) time.Time {
-	if n := len(m.History); n > 0 {
-		return m.History[n-1].Until
-	}
-	return time.Time{}
 }

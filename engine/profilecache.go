@@ -1,0 +1,119 @@
+package engine
+
+import (
+	"container/list"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/caddy-memory/memory/inject"
+	"github.com/caddy-memory/memory/store"
+)
+
+// What a cached profile keeps of each standing fact, and the cache of
+// owners' profiles (profile.go reads them).
+
+// fact is a standing fact as a cached profile keeps it: what the block,
+// the bridge and leaving out the turn being answered need of its memory.
+// A whole record (its context, history and metadata) would take several
+// times the room, and the cache is meant to hold every active owner.
+type fact struct {
+	id         uint64
+	kind, key  string
+	turn       string // Meta["turn"]: the turn that taught it
+	expires    int64  // Unix nanoseconds; 0: never
+	updated    time.Time
+	importance int
+	// shown is the fact as the block measures it (Text is its content),
+	// hash its normal form's hash, dom the domains of everyday life it
+	// falls in (see index.Domains): a fact the budget left out still
+	// reaches a question of its domain.
+	shown inject.Standing
+	hash  uint64
+	dom   uint32
+}
+
+// content is what the fact says.
+func (f *fact) content() string { return f.shown.Text }
+
+// active reports whether the fact has not expired by now: expiry is not a
+// write, and a cached profile may hold a fact that expired since.
+func (f *fact) active(now time.Time) bool { return f.expires == 0 || now.UnixNano() < f.expires }
+
+// memory is the fact as a recall returns it.
+func (f *fact) memory() *store.Memory {
+	m := &store.Memory{ID: f.id, Kind: f.kind, Key: f.key, Content: f.content(), UpdatedAt: f.updated, Importance: f.importance}
+	if f.turn != "" {
+		m.Meta = map[string]string{"turn": f.turn}
+	}
+	if f.expires != 0 {
+		t := time.Unix(0, f.expires).UTC()
+		m.ExpiresAt = &t
+	}
+	return m
+}
+
+// factOf keeps what a profile needs of m, whose standingKey is k, in
+// strings of its own (m's may share the memory of a whole decoded record).
+func (sr *searcher) factOf(m *store.Memory, k standingKey) fact {
+	f := fact{id: m.ID, kind: strings.Clone(m.Kind), key: strings.Clone(m.Key), turn: strings.Clone(m.Meta["turn"]),
+		updated: m.UpdatedAt, importance: m.Importance, hash: k.hash, dom: sr.index.Domains(m.Content)}
+	if m.ExpiresAt != nil {
+		f.expires = m.ExpiresAt.UnixNano()
+	}
+	f.shown = inject.StandingOf(strings.Clone(m.Content), k.prio)
+	return f
+}
+
+// bytes is about how much memory the fact takes.
+func (f *fact) bytes() int {
+	return 160 + len(f.kind) + len(f.key) + len(f.turn) + 2*len(f.shown.Text)
+}
+
+// profileCache holds the profiles of recently seen owners, within
+// profileCacheBytes.
+type profileCache struct {
+	mu     sync.Mutex
+	owners map[string]*list.Element // of *cachedProfile
+	lru    list.List
+	bytes  int
+}
+
+type cachedProfile struct {
+	owner string
+	p     *profile
+}
+
+func (c *profileCache) get(owner string) *profile {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.owners[owner]; ok {
+		c.lru.MoveToBack(el)
+		return el.Value.(*cachedProfile).p
+	}
+	return nil
+}
+
+func (c *profileCache) put(owner string, p *profile) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.owners == nil {
+		c.owners = map[string]*list.Element{}
+	}
+	if el, ok := c.owners[owner]; ok {
+		cp := el.Value.(*cachedProfile)
+		c.bytes += p.size - cp.p.size
+		cp.p = p
+		c.lru.MoveToBack(el)
+	} else {
+		c.owners[owner] = c.lru.PushBack(&cachedProfile{owner, p})
+		c.bytes += p.size + len(owner) + 128
+	}
+	for c.bytes > profileCacheBytes && c.lru.Len() > 1 {
+		el := c.lru.Front()
+		cp := el.Value.(*cachedProfile)
+		c.lru.Remove(el)
+		delete(c.owners, cp.owner)
+		c.bytes -= cp.p.size + len(cp.owner) + 128
+	}
+}
