@@ -63,7 +63,7 @@ func (sr *searcher) recall(ctx context.Context, r RecallRequest) (Recalled, erro
 	case focus == index.FocusNone:
 		return Recalled{Nothing: NothingSmallTalk}, nil
 	}
-	res, err := sr.search(ctx, r.SearchRequest)
+	res, err := sr.searchFocused(ctx, r.SearchRequest, focus)
 	if err != nil {
 		return Recalled{Nothing: NothingRelevant}, err
 	}

@@ -102,8 +102,18 @@ func (e *Engine) Search(ctx context.Context, r SearchRequest) ([]Result, error) 
 }
 
 func (sr *searcher) search(ctx context.Context, r SearchRequest) ([]Result, error) {
+	focus := index.FocusAll
 	if r.Gate {
-		focus := index.Gate(r.Query)
+		focus = index.Gate(r.Query)
+	}
+	return sr.searchFocused(ctx, r, focus)
+}
+
+// searchFocused is search with the gate's judgement of the question
+// already made (focus; index.FocusAll when the gate is off): a recall
+// judges it once for both.
+func (sr *searcher) searchFocused(ctx context.Context, r SearchRequest, focus index.Focus) ([]Result, error) {
+	if r.Gate {
 		if focus == index.FocusNone {
 			return nil, nil
 		}
