@@ -144,8 +144,8 @@ type Handler struct {
 
 	// Diagnostics adds response headers saying what memory did:
 	// X-Memory-Status (the outcome), X-Memory-Injected (how many memories),
-	// X-Memory-Ids (their ids, in block order) and X-Memory-Time (time
-	// spent searching). For debugging a deployment.
+	// X-Memory-Ids (their ids, in block order, the first 64) and
+	// X-Memory-Time (time spent searching). For debugging a deployment.
 	Diagnostics bool `json:"diagnostics,omitempty"`
 
 	logger    *zap.Logger

@@ -217,3 +217,43 @@ func sendListed(t *testing.T, client *http.Client, up *fakeLLM) []string {
 	}
 	return secrets
 }
+
+// TestManyInjectedIdsFitInAHeader: with a max_items in the hundreds, the
+// X-Memory-Ids header lists the first 64 ids (a front proxy refuses an
+// answer whose headers pass a few KiB), X-Memory-Injected counts them all,
+// and GET /injections has the whole list.
+func TestManyInjectedIdsFitInAHeader(t *testing.T) {
+	storage := t.TempDir()
+	up := newFakeLLM(t)
+	tester := startCaddy(t, apiConfigWith(t, storage, "", up.addr(), "diagnostics\n\t\tmax_items 300\n\t\tmax_tokens 60000", ""))
+	a := apiCall{t, tester.Client}
+	const n = 150
+	for i := range n {
+		if status, out := a.do("POST", "/memory/memories", "sk-many", map[string]any{
+			"content": fmt.Sprintf("The zqgarden bed number %d grows zqherb%d.", i, i)}); status != http.StatusCreated {
+			t.Fatalf("adding memory %d: %d %v", i, status, out)
+		}
+	}
+	resp, _ := post(t, tester, "/v1/chat/completions", "sk-many", chatBody(false, msg("user", "What grows in my zqgarden beds?")))
+	injected, _ := strconv.Atoi(resp.Header.Get("X-Memory-Injected"))
+	idsHeader := resp.Header.Get("X-Memory-Ids")
+	listed := strings.Split(idsHeader, ",")
+	if injected <= maxHeaderIds || len(listed) != maxHeaderIds || len(idsHeader) > 2048 {
+		t.Fatalf("%d injected; X-Memory-Ids lists %d ids in %d bytes", injected, len(listed), len(idsHeader))
+	}
+	status, out := a.do("GET", "/memory/injections", "sk-many", nil)
+	recs, _ := out["injections"].([]any)
+	if status != http.StatusOK || len(recs) == 0 {
+		t.Fatalf("injections: %d %v", status, out)
+	}
+	all, _ := recs[0].(map[string]any)["memory_ids"].([]any)
+	if len(all) != injected {
+		t.Errorf("GET /injections lists %d ids, %d were injected", len(all), injected)
+	}
+	for i, id := range listed {
+		if fmt.Sprint(all[i]) != id {
+			t.Errorf("id %d: %s in the header, %v in /injections", i, id, all[i])
+			break
+		}
+	}
+}

@@ -208,14 +208,20 @@ func (h *Handler) report(w http.ResponseWriter, result string, ids []uint64, too
 	hd.Set("X-Memory-Status", result)
 	hd.Set("X-Memory-Injected", strconv.Itoa(len(ids)))
 	if len(ids) > 0 {
-		list := make([]string, len(ids))
-		for i, id := range ids {
-			list[i] = strconv.FormatUint(id, 10)
+		list := make([]string, min(len(ids), maxHeaderIds))
+		for i := range list {
+			list[i] = strconv.FormatUint(ids[i], 10)
 		}
 		hd.Set("X-Memory-Ids", strings.Join(list, ","))
 	}
 	hd.Set("X-Memory-Time", strconv.FormatFloat(float64(took.Microseconds())/1000, 'f', 2, 64)+"ms")
 }
+
+// maxHeaderIds is the most ids X-Memory-Ids lists (the first, in block
+// order): with a max_items in the hundreds the list would pass the 4 to 8
+// KiB a front proxy allows a response's headers, and its answer would
+// fail. X-Memory-Injected counts them all, and GET /injections lists them.
+const maxHeaderIds = 64
 
 // conversation names the conversation a request belongs to: the id the
 // request gives (the responses API's conversation), the conversation of the
