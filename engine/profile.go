@@ -127,19 +127,7 @@ func (sr *searcher) profileIn(tx *store.Tx, owner string) (*profile, error) {
 	for i, m := range p.changed {
 		p.gone[i] = goneWords(m)
 	}
-	p.size = 256 + 64*len(p.keys)
-	for i := range p.facts {
-		p.size += p.facts[i].bytes()
-	}
-	for _, m := range p.changed {
-		p.size += 512 + len(m.Content) + len(m.Context)
-		for _, v := range m.History {
-			p.size += 64 + len(v.Content)
-		}
-	}
-	for _, g := range p.gone {
-		p.size += 24 * len(g)
-	}
+	p.size = p.bytes()
 	sr.profiles.put(owner, p)
 	return p, nil
 }
@@ -181,12 +169,11 @@ func keyOf(m *store.Memory) standingKey {
 func (sr *searcher) readProfile(tx *store.Tx, owner string, old *profile) (*profile, error) {
 	now := tx.Now()
 	p := &profile{seq: tx.LastSeq(), keys: map[uint64]standingKey{}}
-	// What this read already has: memories decoded now, facts kept from
-	// old, unchanged; the others are read as needed.
-	var r profileRead
-	r.decoded, r.kept, r.changed = map[uint64]*store.Memory{}, map[uint64]fact{}, map[uint64]*store.Memory{}
+	// What this read already has: memories decoded now or kept whole by
+	// old, facts kept from old, unchanged; the others are read as needed.
+	r := profileRead{whole: map[uint64]*store.Memory{}, kept: map[uint64]fact{}}
 	keep := func(m *store.Memory) {
-		p.keys[m.ID], r.decoded[m.ID] = keyOf(m), m
+		p.keys[m.ID], r.whole[m.ID] = keyOf(m), m
 	}
 	big, err := sr.outgrown(tx, owner)
 	if err != nil {
@@ -214,7 +201,7 @@ func (sr *searcher) readProfile(tx *store.Tx, owner string, old *profile) (*prof
 			}
 			for _, m := range old.changed {
 				if !touched[m.ID] {
-					r.changed[m.ID] = m
+					r.whole[m.ID] = m
 				}
 			}
 			return p, sr.order(p, tx, owner, &r, big)
@@ -240,16 +227,17 @@ func (sr *searcher) readProfile(tx *store.Tx, owner string, old *profile) (*prof
 	return p, sr.order(p, tx, owner, &r, big)
 }
 
-// profileRead is what a profile's read already has: the memories it
-// decoded, the facts and changed facts it kept from the profile before.
+// profileRead is what a profile's read already has: whole memories (those
+// it decoded, and the changed facts the profile before kept), and the
+// facts the profile before kept.
 type profileRead struct {
-	decoded, changed map[uint64]*store.Memory
-	kept             map[uint64]fact
+	whole map[uint64]*store.Memory
+	kept  map[uint64]fact
 }
 
-// memory is memory id of owner: decoded already, or read from tx.
+// memory is memory id of owner: at hand already, or read from tx.
 func (r *profileRead) memory(tx *store.Tx, owner string, id uint64) (*store.Memory, error) {
-	if m := r.decoded[id]; m != nil {
+	if m := r.whole[id]; m != nil {
 		return m, nil
 	}
 	return tx.Get(owner, id)
@@ -276,12 +264,9 @@ func (sr *searcher) order(p *profile, tx *store.Tx, owner string, r *profileRead
 	seen := map[uint64]bool{}
 	for _, a := range all {
 		if a.k.changed {
-			m := r.changed[a.id]
-			if m == nil {
-				var err error
-				if m, err = r.memory(tx, owner, a.id); err != nil {
-					return err
-				}
+			m, err := r.memory(tx, owner, a.id)
+			if err != nil {
+				return err
 			}
 			p.changed = append(p.changed, m)
 		}

@@ -70,6 +70,24 @@ func (f *fact) bytes() int {
 	return 160 + len(f.kind) + len(f.key) + len(f.turn) + 2*len(f.shown.Text)
 }
 
+// bytes is about how much memory the profile takes.
+func (p *profile) bytes() int {
+	n := 256 + 64*len(p.keys)
+	for i := range p.facts {
+		n += p.facts[i].bytes()
+	}
+	for _, m := range p.changed {
+		n += 512 + len(m.Content) + len(m.Context)
+		for _, v := range m.History {
+			n += 64 + len(v.Content)
+		}
+	}
+	for _, g := range p.gone {
+		n += 24 * len(g)
+	}
+	return n
+}
+
 // profileCache holds the profiles of recently seen owners, within
 // profileCacheBytes.
 type profileCache struct {
@@ -83,6 +101,9 @@ type cachedProfile struct {
 	owner string
 	p     *profile
 }
+
+// bytes is about how much memory the cache's entry takes.
+func (cp *cachedProfile) bytes() int { return cp.p.size + len(cp.owner) + 128 }
 
 func (c *profileCache) get(owner string) *profile {
 	c.mu.Lock()
@@ -102,18 +123,20 @@ func (c *profileCache) put(owner string, p *profile) {
 	}
 	if el, ok := c.owners[owner]; ok {
 		cp := el.Value.(*cachedProfile)
-		c.bytes += p.size - cp.p.size
+		c.bytes -= cp.bytes()
 		cp.p = p
+		c.bytes += cp.bytes()
 		c.lru.MoveToBack(el)
 	} else {
-		c.owners[owner] = c.lru.PushBack(&cachedProfile{owner, p})
-		c.bytes += p.size + len(owner) + 128
+		cp := &cachedProfile{owner, p}
+		c.owners[owner] = c.lru.PushBack(cp)
+		c.bytes += cp.bytes()
 	}
 	for c.bytes > profileCacheBytes && c.lru.Len() > 1 {
 		el := c.lru.Front()
 		cp := el.Value.(*cachedProfile)
 		c.lru.Remove(el)
 		delete(c.owners, cp.owner)
-		c.bytes -= cp.p.size + len(cp.owner) + 128
+		c.bytes -= cp.bytes()
 	}
 }
