@@ -263,7 +263,7 @@ func (sr *searcher) searchIn(ctx context.Context, tx *store.Tx, r SearchRequest,
 			}
 			b = store.BriefOf(m)
 		}
-		if r.ExcludeTurn != "" && (p != nil || m != nil) && b.FromTurn(r.ExcludeTurn) {
+		if r.ExcludeTurn != "" && b.FromTurn(r.ExcludeTurn) {
 			continue
 		}
 		if bySense {
