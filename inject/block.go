@@ -171,10 +171,10 @@ func renderLine(it Item, text string) string {
 // ASCII word bytes, by far the commonest, are found by one test each and
 // copied a word at a time.
 func oneLine(s string) string {
-	if isOneLine(s) {
-		return s
-	}
-	if lone := loneBreaks(s); lone >= 0 {
+	if lone, ok := loneBreaks(s); ok {
+		if lone < 0 {
+			return s // most memories: single spaces between words only
+		}
 		// The commonest other shape, a transcript turn ("User: ...\nAssistant:
 		// ..."): single white space characters between words, made spaces.
 		b := []byte(s)
@@ -219,24 +219,27 @@ func oneLine(s string) string {
 	return string(out)
 }
 
-// loneBreaks is where the first white space other than a space is in s,
-// when every white space character of s is ASCII, stands alone between
-// words and none starts or ends s (so oneLine only makes each a space);
-// else -1.
-func loneBreaks(s string) int {
-	if s == "" || s[0] < utf8.RuneSelf && asciiSpace[s[0]] {
-		return -1
+// loneBreaks reports whether every white space character of s is ASCII,
+// stands alone between words and none starts or ends s, so that oneLine
+// only makes each a space; and where the first that is not a space is
+// (-1: none, s is one line already).
+func loneBreaks(s string) (first int, ok bool) {
+	if s == "" {
+		return -1, true
+	}
+	if c := s[0]; c < utf8.RuneSelf && asciiSpace[c] {
+		return -1, false
 	}
 	if c := s[len(s)-1]; c < utf8.RuneSelf && asciiSpace[c] {
-		return -1
+		return -1, false
 	}
-	first := -1
+	first = -1
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c >= utf8.RuneSelf {
 			r, size := utf8.DecodeRuneInString(s[i:])
 			if unicode.IsSpace(r) {
-				return -1
+				return -1, false
 			}
 			i += size - 1
 			continue
@@ -245,41 +248,13 @@ func loneBreaks(s string) int {
 			continue
 		}
 		if n := s[i+1]; n < utf8.RuneSelf && asciiSpace[n] {
-			return -1
+			return -1, false
 		}
 		if c != ' ' && first < 0 {
 			first = i
 		}
 	}
-	return first
-}
-
-// isOneLine reports whether oneLine would leave s as it is: single ASCII
-// spaces between words, none at either end, and no other white space. Most
-// memories are, and are then not copied.
-func isOneLine(s string) bool {
-	if s == "" || s[0] == ' ' || s[len(s)-1] == ' ' {
-		return s == ""
-	}
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == ' ':
-			if s[i+1] == ' ' {
-				return false
-			}
-		case c < utf8.RuneSelf:
-			if asciiSpace[c] {
-				return false
-			}
-		default:
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if unicode.IsSpace(r) {
-				return false
-			}
-			i += size - 1
-		}
-	}
-	return true
+	return first, true
 }
 
 var asciiSpace = [utf8.RuneSelf]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}
