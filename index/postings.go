@@ -247,9 +247,9 @@ func (o *Owner) Put(id uint64, digest []byte, a Attrs) bool {
 	at, found := o.search(id)
 	if found && o.sum[o.order[at]] == sum {
 		// The same terms: what a restatement or a use rewrites.
-		p.wmu.Unlock()
 		slot := o.order[at]
 		o.sess[slot], o.kind[slot] = sessionHash(session), p.kindOfLocked(kind)
+		p.wmu.Unlock()
 		o.setExpiry(slot, expires)
 		o.setAttrs(slot, &a)
 		return true
