@@ -144,7 +144,7 @@ func (lr *learner) processor() {
 	for {
 		select {
 		case <-lr.wakeProcessor:
-			lr.pace(last, learnEvery)
+			lr.pace(last, time.Duration(lr.every.Load()))
 			last = time.Now()
 		case <-tick.C:
 		case <-lr.drain:

@@ -31,7 +31,8 @@ type learner struct {
 	held    heldTurns    // turns the shared database did not take (held.go)
 
 	writerDone, processorDone chan struct{}
-	// every is learnEvery in nanoseconds (a test's may differ).
+	// every is learnEvery in nanoseconds, how the writer and the processor
+	// space their commits (a test's may differ).
 	every atomic.Int64
 }
 

@@ -121,6 +121,7 @@ func (u *usage) run() {
 		}
 	}
 }
+
 func (u *usage) flush() {
 	b := &u.uses
 	b.mu.Lock()
