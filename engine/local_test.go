@@ -441,6 +441,7 @@ func TestStaleDigestsAreRenewed(t *testing.T) {
 	e := open(t, dir, 1)
 	<-e.indexer.redigestDone // the new store's pass, done before there is anything
 	owner := seedVaried(t, e, "stale", 1, 60, 7)[0]
+	settle(t, e)
 	queries := []string{"coffee hiking", "guitar sister", "garden", "sushi japan budget"}
 	before := map[string]string{}
 	for _, q := range queries {
@@ -502,6 +503,7 @@ func TestStaleDigestsAreRenewed(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	settle(t, e) // the renewed digests are changes the index follows
 	for _, q := range queries {
 		if got := ids(search(t, e, owner, q)); got != before[q] {
 			t.Errorf("%q with renewed digests: %s, want %s", q, got, before[q])
