@@ -31,10 +31,16 @@ type termSet struct{ content, context uint32 }
 // searchSpace is a search's working space over a segment's slots, reused:
 // a large owner's would otherwise be most of what a search allocates.
 type searchSpace struct {
-	score   []float64
-	terms   []uint64 // the query's terms found: content bit i, context bit 32+i
+	acc     []accum
 	touched []int32
 	tail    []tailMatch
+}
+
+// accum is what a segment's walk has found of one memory: its score and
+// terms side by side, so a posting costs one cache line, not two.
+type accum struct {
+	score float64
+	terms uint64 // the query's terms found: content bit i, context bit 32+i
 }
 
 type tailMatch struct {
@@ -143,10 +149,11 @@ func (o *Owner) Search(s *Scorer, f Filter, now time.Time, size int) ([]Hit, *Kn
 	}
 	s.UseCounts(&counts)
 
-	// The segment's lists, each walked once.
+	// The segment's lists, each walked once. Whether a memory is active
+	// is asked once it is touched, below, not at every posting.
 	segN := int(o.segN())
-	if len(sp.score) < segN {
-		sp.score, sp.terms = make([]float64, segN), make([]uint64, segN)
+	if len(sp.acc) < segN {
+		sp.acc = make([]accum, segN)
 	}
 	sp.touched = sp.touched[:0]
 	for fl := range 2 {
@@ -170,14 +177,12 @@ func (o *Owner) Search(s *Scorer, f Filter, now time.Time, size int) ([]Hit, *Kn
 					c = uint16(cv)
 				}
 				slot += int32(v >> 1) // the first from 0
-				if !active(slot) {
-					continue
-				}
-				if sp.terms[slot] == 0 {
+				a := &sp.acc[slot]
+				if a.terms == 0 {
 					sp.touched = append(sp.touched, slot)
 				}
-				sp.score[slot] += w * tfPart(c)
-				sp.terms[slot] |= bit
+				a.score += w * tfPart(c)
+				a.terms |= bit
 			}
 		}
 	}
@@ -206,14 +211,17 @@ func (o *Owner) Search(s *Scorer, f Filter, now time.Time, size int) ([]Hit, *Kn
 		}
 		top = slices.Insert(top, at, ranked{h, set, slot})
 	}
+	// Most touched memories of a large owner score below the best size
+	// found so far: they are passed over before the filter is asked.
 	for _, slot := range sp.touched {
-		set := sp.terms[slot]
-		if adm.admits(o, slot) {
-			matched := bits.OnesCount64(set)
-			offer(Hit{ID: o.ids[slot], Score: sp.score[slot] * float64(matched) / float64(s.clauses)},
-				termSet{uint32(set), uint32(set >> 32)}, slot)
+		a := &sp.acc[slot]
+		set := a.terms
+		h := Hit{ID: o.ids[slot], Score: a.score * float64(bits.OnesCount64(set)) / float64(s.clauses)}
+		*a = accum{}
+		if len(top) == size && (size <= 0 || !better(h, top[len(top)-1].Hit)) || !active(slot) || !adm.admits(o, slot) {
+			continue
 		}
-		sp.score[slot], sp.terms[slot] = 0, 0
+		offer(h, termSet{uint32(set), uint32(set >> 32)}, slot)
 	}
 	for _, t := range sp.tail {
 		offer(Hit{ID: o.ids[t.slot], Score: s.Score(&t.m)}, termSet{t.m.Content, t.m.Context}, t.slot)
