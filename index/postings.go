@@ -107,7 +107,7 @@ func (p *Postings) Owners() int {
 	return len(p.owners)
 }
 
-// kindOf is kind's number, made if new. Writer only.
+// kindOf is kind's number, made if new. The caller holds wmu.
 func (p *Postings) kindOf(kind string) uint8 {
 	if k, ok := p.kind[kind]; ok {
 		return k
@@ -248,14 +248,14 @@ func (o *Owner) Put(id uint64, digest []byte, a Attrs) bool {
 	if found && o.sum[o.order[at]] == sum {
 		// The same terms: what a restatement or a use rewrites.
 		slot := o.order[at]
-		o.sess[slot], o.kind[slot] = sessionHash(session), p.kindOfLocked(kind)
+		o.sess[slot], o.kind[slot] = sessionHash(session), p.kindOf(kind)
 		p.wmu.Unlock()
 		o.setExpiry(slot, expires)
 		o.setAttrs(slot, &a)
 		return true
 	}
 	ok := digestTerms(digest[1:], p.terms.number, ts)
-	k := p.kindOfLocked(kind)
+	k := p.kindOf(kind)
 	p.wmu.Unlock()
 	if !ok {
 		return false
@@ -283,9 +283,6 @@ func (o *Owner) Put(id uint64, digest []byte, a Attrs) bool {
 	o.setExpiry(slot, expires)
 	return true
 }
-
-// kindOfLocked is kindOf; the caller holds wmu.
-func (p *Postings) kindOfLocked(kind string) uint8 { return p.kindOf(kind) }
 
 // maxSlots is how many memories (live or dead) an owner's slots number:
 // a posting keeps its slot in 24 bits.
