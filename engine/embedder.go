@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"container/list"
 	"context"
 	"fmt"
 	"strconv"
@@ -46,7 +45,7 @@ type embedder struct {
 type embedding struct {
 	settings atomic.Pointer[EmbedConfig]
 	wake     chan struct{}
-	cache    *vectorCache
+	cache    *ownerCache[*vectorSet]
 	done     chan struct{}
 	// ctx ends the embedder's calls: when the engine's deadline passes, or
 	// when a configuration without embed stops it (StopEmbedding).
@@ -288,55 +287,9 @@ type vectorSet struct {
 	hashes map[uint64]uint64
 }
 
-// vectorCache keeps recently searched owners' vectors, within a byte budget.
-type vectorCache struct {
-	mu    sync.Mutex
-	max   int
-	size  int
-	order *list.List // front: most recent; values are owner ids
-	sets  map[string]*list.Element
-	data  map[string]*vectorSet
-}
-
-func newVectorCache(max int) *vectorCache {
-	return &vectorCache{max: max, order: list.New(), sets: map[string]*list.Element{}, data: map[string]*vectorSet{}}
-}
-
-func (c *vectorCache) get(owner string) *vectorSet {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if el, ok := c.sets[owner]; ok {
-		c.order.MoveToFront(el)
-		return c.data[owner]
-	}
-	return nil
-}
-
-func (c *vectorCache) put(owner string, s *vectorSet) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.dropLocked(owner)
-	c.sets[owner] = c.order.PushFront(owner)
-	c.data[owner] = s
-	c.size += s.Bytes()
-	for c.size > c.max && c.order.Len() > 1 {
-		c.dropLocked(c.order.Back().Value.(string))
-	}
-}
-
-func (c *vectorCache) drop(owner string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.dropLocked(owner)
-}
-
-func (c *vectorCache) dropLocked(owner string) {
-	if el, ok := c.sets[owner]; ok {
-		c.order.Remove(el)
-		c.size -= c.data[owner].Bytes()
-		delete(c.sets, owner)
-		delete(c.data, owner)
-	}
+// newVectorCache keeps recently searched owners' vectors within max bytes.
+func newVectorCache(max int) *ownerCache[*vectorSet] {
+	return newOwnerCache(max, func(_ string, s *vectorSet) int { return s.Bytes() })
 }
 
 // WaitEmbedded waits until every memory written so far has its vector, or

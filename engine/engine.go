@@ -19,7 +19,8 @@
 //     progress.go, rebuild.go, repair.go, redigest.go, enrol.go);
 //   - searcher: search planning (an owner's records, its postings, the
 //     index, vectors), the profile and the block a recall injects
-//     (search.go, local.go, postings.go, profile.go, asked.go, recall.go);
+//     (search.go, local.go, postings.go, profile.go, profilecache.go,
+//     contradict.go, asked.go, recall.go);
 //   - distiller: learning with a model (distill.go, distill_session.go);
 //   - embedder: embedding recall (embedder.go);
 //   - consolidator and usage: how memories age, and their uses
@@ -31,7 +32,8 @@
 //     manage.go).
 //
 // engine.go opens the database, assembles the concerns and closes them in
-// order; tools.go holds the model's memory tools, which combine them.
+// order; tools.go holds the model's memory tools, which combine them;
+// ownercache.go the byte-bounded cache of owners' profiles and vectors.
 package engine
 
 import (
@@ -227,7 +229,7 @@ func Open(cfg Config) (*Engine, error) {
 // those it asks something of.
 func assemble(c *core) *Engine {
 	e := &Engine{core: c, learner: newLearner(c), embedder: &embedder{core: c}, usage: newUsage(c)}
-	e.searcher = &searcher{core: c, embedder: e.embedder, postings: newPostings(c)}
+	e.searcher = &searcher{core: c, embedder: e.embedder, postings: newPostings(c), profiles: newProfileCache()}
 	e.searcher.postings.warm = e.searcher.warmProfile
 	e.distiller = &distiller{core: c, searcher: e.searcher, learned: e.learner.processorDone}
 	e.indexer = newIndexer(c, e.embedder, e.distiller, e.learner.processorDone)

@@ -281,7 +281,7 @@ func TestTheDistillerSeesTheProfile(t *testing.T) {
 // The profile cache keeps within its bytes, letting the least recently
 // used owners go first.
 func TestProfileCacheKeepsWithinItsBytes(t *testing.T) {
-	var c profileCache
+	c := newProfileCache()
 	each := profileCacheBytes / 10
 	for i := range 10 {
 		c.put(fmt.Sprintf("o%d", i), &profile{size: each - 200})

@@ -1,9 +1,7 @@
 package engine
 
 import (
-	"container/list"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/caddy-memory/memory/inject"
@@ -88,55 +86,8 @@ func (p *profile) bytes() int {
 	return n
 }
 
-// profileCache holds the profiles of recently seen owners, within
+// newProfileCache keeps the profiles of recently seen owners within
 // profileCacheBytes.
-type profileCache struct {
-	mu     sync.Mutex
-	owners map[string]*list.Element // of *cachedProfile
-	lru    list.List
-	bytes  int
-}
-
-type cachedProfile struct {
-	owner string
-	p     *profile
-}
-
-// bytes is about how much memory the cache's entry takes.
-func (cp *cachedProfile) bytes() int { return cp.p.size + len(cp.owner) + 128 }
-
-func (c *profileCache) get(owner string) *profile {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if el, ok := c.owners[owner]; ok {
-		c.lru.MoveToBack(el)
-		return el.Value.(*cachedProfile).p
-	}
-	return nil
-}
-
-func (c *profileCache) put(owner string, p *profile) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.owners == nil {
-		c.owners = map[string]*list.Element{}
-	}
-	if el, ok := c.owners[owner]; ok {
-		cp := el.Value.(*cachedProfile)
-		c.bytes -= cp.bytes()
-		cp.p = p
-		c.bytes += cp.bytes()
-		c.lru.MoveToBack(el)
-	} else {
-		cp := &cachedProfile{owner, p}
-		c.owners[owner] = c.lru.PushBack(cp)
-		c.bytes += cp.bytes()
-	}
-	for c.bytes > profileCacheBytes && c.lru.Len() > 1 {
-		el := c.lru.Front()
-		cp := el.Value.(*cachedProfile)
-		c.lru.Remove(el)
-		delete(c.owners, cp.owner)
-		c.bytes -= cp.bytes()
-	}
+func newProfileCache() *ownerCache[*profile] {
+	return newOwnerCache(profileCacheBytes, func(owner string, p *profile) int { return p.size + len(owner) + 128 })
 }

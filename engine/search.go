@@ -90,9 +90,9 @@ const candidatesPerResult = 3
 type searcher struct {
 	*core
 	embedder *embedder
-	postings *postings    // every owner's postings in memory (postings.go)
-	profiles profileCache // owners' standing facts (profile.go)
-	asked    askedCache   // turns in which the user only asked something
+	postings *postings             // every owner's postings in memory (postings.go)
+	profiles *ownerCache[*profile] // owners' standing facts (profile.go)
+	asked    askedCache            // turns in which the user only asked something
 }
 
 // Search returns the owner's most relevant active memories, best first. It
