@@ -38,6 +38,19 @@ func (s *DB) Convert(keys *seal.Ring, digest func(*Memory) []byte) (Converted, e
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if d := s.Damaged(); d != nil {
+		return n, d
+	}
+	err := s.guard(func() error {
+		var err error
+		n, err = s.convert(keys, digest)
+		return err
+	})
+	return n, err
+}
+
+func (s *DB) convert(keys *seal.Ring, digest func(*Memory) []byte) (Converted, error) {
+	var n Converted
 	tmp := convertPath(s.path)
 	_ = os.Remove(tmp)
 	dst, err := bolt.Open(tmp, 0o600, boltOptions(s.timeout))
@@ -69,7 +82,7 @@ func (s *DB) Convert(keys *seal.Ring, digest func(*Memory) []byte) (Converted, e
 		syncDir(filepath.Dir(s.path))
 		s.crypt = to
 	}
-	b, err := openBolt(s.path, s.timeout)
+	b, _, err := openBolt(s.path, s.timeout)
 	if err != nil {
 		return n, fmt.Errorf("reopening the memory store after conversion: %w", err)
 	}

@@ -191,12 +191,18 @@ func unlock(tx *bolt.Tx, path string, ring *seal.Ring) (secret []byte, c *crypt,
 	if meta == nil {
 		return nil, nil, nil
 	}
-	check, raw := meta.Get(keySealed), meta.Get(keySecret)
+	return unlockMeta(meta.Get, path, ring)
+}
+
+// unlockMeta is unlock over the meta bucket's values, however they are
+// read (Check and Salvage read them from the file's pages).
+func unlockMeta(get func(k []byte) []byte, path string, ring *seal.Ring) (secret []byte, c *crypt, err error) {
+	check, raw := get(keySealed), get(keySecret)
 	if check == nil {
 		return raw, nil, nil // plaintext (or new)
 	}
 	sealedWith, _ := seal.KeyID(check)
-	rotating := string(meta.Get(keyRotating))
+	rotating := string(get(keyRotating))
 	if ring == nil {
 		return nil, nil, fmt.Errorf("%w: %s is sealed with key id %s; add to its storage in the global memory option "+
 			"encryption { key <the key> } with the key it was encrypted with (nothing was read or changed)", ErrKeyRequired, path, sealedWith)

@@ -19,7 +19,7 @@ import (
 // next commit drops the list again, so after a crash the next open still
 // rebuilds it.
 func writeFreelist(b *bolt.DB) error {
-	err := b.Update(func(tx *bolt.Tx) error {
+	err := updateTx(b, func(tx *bolt.Tx) error {
 		tx.DB().NoFreelistSync = false // read by this commit, under the writer lock
 		return nil
 	})

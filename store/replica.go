@@ -98,7 +98,7 @@ func (s *DB) sharedUpdate(fn func(*kvTx) error) error {
 		var forgot []string
 		var fnErr error // the transaction's own, passed on as it is
 		ctx, cancel := context.WithTimeout(s.stop, sharedTimeout)
-		err := s.bolt.Update(func(btx *bolt.Tx) error {
+		err := s.boltUpdate(func(btx *bolt.Tx) error {
 			after := replicaSeq(btx)
 			seq, err := s.shared.Write(ctx, after, func(b Batch) error {
 				applied = true
@@ -257,7 +257,7 @@ func bucketAt(tx *bolt.Tx, path []byte, create bool) (*bolt.Bucket, error) {
 // from another database (or is new), else by replaying what it missed.
 func (s *DB) sync() error {
 	var of []byte
-	_ = s.bolt.View(func(tx *bolt.Tx) error {
+	_ = s.boltView(func(tx *bolt.Tx) error {
 		if m := tx.Bucket(bucketMeta); m != nil {
 			of = bytes.Clone(m.Get(keyReplicaOf))
 		}
@@ -299,7 +299,7 @@ func (s *DB) catchUp() (forgot []string, applied bool, err error) {
 	}
 	for {
 		var after uint64
-		_ = s.bolt.View(func(tx *bolt.Tx) error { after = replicaSeq(tx); return nil })
+		_ = s.boltView(func(tx *bolt.Tx) error { after = replicaSeq(tx); return nil })
 		ctx, cancel := context.WithTimeout(s.stop, sharedTimeout)
 		batches, err := s.shared.Read(ctx, after, 256)
 		cancel()
@@ -310,7 +310,7 @@ func (s *DB) catchUp() (forgot []string, applied bool, err error) {
 			return forgot, applied, err
 		}
 		var these []string
-		err = s.bolt.Update(func(tx *bolt.Tx) error {
+		err = s.boltUpdate(func(tx *bolt.Tx) error {
 			these = these[:0]
 			if replicaSeq(tx) != after {
 				return nil // a write took them in meanwhile

@@ -26,7 +26,7 @@ func (s *DB) Resealing() bool {
 		return false
 	}
 	var stale bool
-	_ = s.bolt.View(func(tx *bolt.Tx) error {
+	_ = s.boltView(func(tx *bolt.Tx) error {
 		stale = !seal.SealedWith(tx.Bucket(bucketMeta).Get(keySealed), s.crypt.ring.Current())
 		return nil
 	})
@@ -60,7 +60,7 @@ func (s *DB) unlockWith(ring *seal.Ring) (c *crypt, err error) {
 	if s.crypt == nil || ring == nil {
 		return nil, errors.New("keys apply to an encrypted store")
 	}
-	err = s.bolt.View(func(tx *bolt.Tx) error {
+	err = s.boltView(func(tx *bolt.Tx) error {
 		_, c, err = unlock(tx, s.path, ring)
 		return err
 	})

@@ -21,6 +21,13 @@ import (
 // half made; its memory then grows with the database, for the rare
 // instance that falls behind the log while running.
 func (s *DB) resync() error {
+	if err := s.refuseDamaged(); err != nil {
+		return err
+	}
+	return s.guard(s.resyncFile)
+}
+
+func (s *DB) resyncFile() error {
 	if s.opening {
 		return s.remake(resyncChunk)
 	}

@@ -30,6 +30,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -101,7 +102,15 @@ type DB struct {
 	// stop ends every call to the shared database (Interrupt, Close).
 	stop      context.Context
 	interrupt context.CancelFunc
+
+	damage damage // guard.go
+	// checked is what the check at open found (nil for a new file).
+	checked *CheckReport
 }
+
+// Checked is what the check of the file at open found: nil for a file
+// created by this open.
+func (s *DB) Checked() *CheckReport { return s.checked }
 
 func (s *DB) newTx(tx *kvTx) *Tx {
 	return &Tx{tx: tx, now: s.now().UTC(), c: s.crypt}
@@ -121,7 +130,7 @@ func (s *DB) now() time.Time {
 func (s *DB) view(fn func(*kvTx) error) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.bolt.View(func(tx *bolt.Tx) error { return fn(newKV(tx, nil)) })
+	return s.boltView(func(tx *bolt.Tx) error { return fn(newKV(tx, nil)) })
 }
 
 // update runs fn in a write transaction. On a store that replicates a
@@ -132,9 +141,12 @@ func (s *DB) update(fn func(*kvTx) error) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.shared != nil {
-		return s.sharedUpdate(fn)
+		if err := s.refuseDamaged(); err != nil {
+			return err
+		}
+		return s.guard(func() error { return s.sharedUpdate(fn) })
 	}
-	return s.bolt.Update(func(tx *bolt.Tx) error { return fn(newKV(tx, nil)) })
+	return s.boltUpdate(func(tx *bolt.Tx) error { return fn(newKV(tx, nil)) })
 }
 
 // updateLocal runs fn in a write transaction of this instance's file
@@ -142,34 +154,7 @@ func (s *DB) update(fn func(*kvTx) error) error {
 func (s *DB) updateLocal(fn func(*kvTx) error) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.bolt.Update(func(tx *bolt.Tx) error { return fn(newKV(tx, nil)) })
-}
-
-// boltOptions are the options every open of the file uses.
-func boltOptions(timeout time.Duration) *bolt.Options {
-	return &bolt.Options{
-		Timeout: timeout,
-		// Writing the freelist with every commit costs proxied requests
-		// throughput (docs/performance.md). It is written once, at close
-		// (writeFreelist); only an open after a crash rebuilds it, reading
-		// every page of the file.
-		NoFreelistSync: true,
-		FreelistType:   bolt.FreelistMapType,
-	}
-}
-
-// openBolt opens the file with boltOptions. When bbolt will rebuild the
-// freelist (after a crash), the file is read ahead first, and what the
-// rebuild read is not kept resident.
-func openBolt(path string, timeout time.Duration) (*bolt.DB, error) {
-	if !freelistWritten(path) {
-		readAhead(path)
-	}
-	b, err := bolt.Open(path, 0o600, boltOptions(timeout))
-	if err == nil {
-		releaseWalked(b)
-	}
-	return b, err
+	return s.boltUpdate(func(tx *bolt.Tx) error { return fn(newKV(tx, nil)) })
 }
 
 // Options configure OpenWith.
@@ -213,16 +198,20 @@ func openWith(path string, o Options) (*DB, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("creating memory storage directory: %w", err)
 	}
-	b, err := openBolt(path, lockTimeout)
+	b, report, err := openBolt(path, lockTimeout)
 	if errors.Is(err, bolterrors.ErrTimeout) {
 		return nil, fmt.Errorf("%w: %s is held by another process, usually another running Caddy; "+
 			"use 'caddy reload' to change the configuration of the running server, "+
 			"or give this instance a storage of its own (its own path, or with a url its own replica)", ErrLocked, path)
 	}
+	var de *DamageError
+	if errors.As(err, &de) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, fmt.Errorf("opening memory store %s: %w", path, err)
 	}
-	s := &DB{bolt: b, path: path, timeout: lockTimeout, shared: o.Shared, followErr: o.SharedError, opening: true}
+	s := &DB{bolt: b, path: path, timeout: lockTimeout, shared: o.Shared, followErr: o.SharedError, opening: true, checked: report}
 	s.stop, s.interrupt = context.WithCancel(context.Background())
 	if s.shared != nil {
 		if err := s.sync(); err != nil {
@@ -231,10 +220,12 @@ func openWith(path string, o Options) (*DB, error) {
 		}
 	}
 	var secret []byte
-	err = b.View(func(tx *bolt.Tx) error {
-		var err error
-		secret, s.crypt, err = unlock(tx, path, o.Keys)
-		return err
+	err = s.guard(func() error {
+		return b.View(func(tx *bolt.Tx) error {
+			var err error
+			secret, s.crypt, err = unlock(tx, path, o.Keys)
+			return err
+		})
 	})
 	if err != nil {
 		b.Close() // not Close: nothing, not even the freelist, is written
@@ -335,8 +326,34 @@ func (s *DB) Close() error {
 	})
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	err = errors.Join(err, writeFreelist(s.bolt))
-	return errors.Join(err, s.bolt.Close())
+	if d := s.Damaged(); d != nil {
+		return errors.Join(err, closeDamaged(s.bolt))
+	}
+	err = errors.Join(err, s.guard(func() error { return writeFreelist(s.bolt) }))
+	return errors.Join(err, s.guard(s.bolt.Close))
+}
+
+// closeDamaged closes the file of a damaged store, writing nothing. A
+// transaction that panicked may have left bbolt's locks held, and its
+// Close would wait for them for ever: it is given a moment, then left (the
+// process keeps the file open until it exits).
+func closeDamaged(b *bolt.DB) error {
+	done := make(chan error, 1)
+	go func() {
+		debug.SetPanicOnFault(true)
+		defer func() {
+			if r := recover(); r != nil {
+				done <- fmt.Errorf("closing the damaged memory store: %v", r)
+			}
+		}()
+		done <- b.Close()
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(2 * time.Second):
+		return errors.New("the damaged memory store did not close (a transaction that failed on the damage holds its lock); it stays open until Caddy exits")
+	}
 }
 
 // Compact rewrites the file with only its live data and replaces it. Freed
@@ -346,6 +363,17 @@ func (s *DB) Close() error {
 func (s *DB) Compact() (before, after int64, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if d := s.Damaged(); d != nil {
+		return 0, 0, d // a compaction reads every page: salvage reads what it can
+	}
+	err = s.guard(func() error {
+		before, after, err = s.compact()
+		return err
+	})
+	return before, after, err
+}
+
+func (s *DB) compact() (before, after int64, err error) {
 	tmp := compactPath(s.path)
 	_ = os.Remove(tmp)
 	if st, err := os.Stat(s.path); err == nil {
@@ -373,7 +401,7 @@ func (s *DB) Compact() (before, after int64, err error) {
 	if renameErr == nil {
 		syncDir(filepath.Dir(s.path))
 	}
-	b, err := openBolt(s.path, s.timeout)
+	b, _, err := openBolt(s.path, s.timeout)
 	if err != nil {
 		return 0, 0, fmt.Errorf("reopening the memory store after compaction: %w", err)
 	}
