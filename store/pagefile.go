@@ -76,7 +76,7 @@ func openPageFile(path string) (*pageFile, error) {
 		return nil, err
 	}
 	p, err := pageFileOf(f)
-	if err != nil {
+	if p == nil {
 		f.Close()
 	}
 	return p, err
@@ -90,10 +90,10 @@ func pageFileOf(f *os.File) (*pageFile, error) {
 		return nil, err
 	}
 	p := &pageFile{f: f}
-	if p.meta, err = readMeta(f, st.Size()); err != nil {
+	if p.meta, err = readMeta(f, st.Size()); err != nil && p.meta.pageSize == 0 {
 		return nil, err
 	}
-	return p, nil
+	return p, err // a file cut short still has pages to read
 }
 
 func (p *pageFile) Close() error { return p.f.Close() }
