@@ -94,6 +94,7 @@ func (a *APIHandler) Provision(ctx caddy.Context) error {
 		Logger:        ctx.Logger(),
 		Proxy:         api.Proxy{Plan: proxyPlan(st), Outcomes: outcomeCounts},
 		Receipts:      receiptsOf(st),
+		Damaged:       st.Damaged,
 	})
 	return nil
 }

@@ -41,6 +41,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		h.report(w, outcomeOptedOut, nil, 0)
 		return next.ServeHTTP(w, r)
 	}
+	if err := h.storage.Damaged(); err != nil {
+		// Logged once, where it was found (the app, the engine).
+		if h.FailClosed {
+			h.report(w, outcomeFailedClosed, nil, 0)
+			return caddyhttp.Error(http.StatusServiceUnavailable, err)
+		}
+		h.report(w, outcomeFailedOpen, nil, 0)
+		return next.ServeHTTP(w, r)
+	}
 	defer h.storage.Use()()
 	req, body, enc, rawOwner := h.read(r, dialect)
 	if req == nil {

@@ -55,6 +55,11 @@ type Config struct {
 	// Receipts are what the proxy's recent requests were given, by owner
 	// (GET /injections); nil keeps none.
 	Receipts *receipts.Book
+	// Damaged says what is damaged in the storage (nil: nothing). A
+	// storage found damaged at start has no Engine: every route but the
+	// dashboard's files answers 503 with it. One found damaged while
+	// running refuses writes; what it holds can still be read and exported.
+	Damaged func() error
 }
 
 // Handler serves the API. Paths are relative to where it is mounted.
@@ -139,7 +144,24 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
+	if err := h.damaged(); err != nil && h.cfg.Engine == nil && pattern != "GET /health" && !strings.HasPrefix(pattern, "GET /ui") {
+		writeError(w, damagedError(err))
+		return
+	}
 	h.mux.ServeHTTP(w, r)
+}
+
+// damaged is what is damaged in the storage, or nil.
+func (h *Handler) damaged() error {
+	if h.cfg.Damaged == nil {
+		return nil
+	}
+	return h.cfg.Damaged()
+}
+
+// damagedError answers a request a damaged storage cannot serve.
+func damagedError(err error) *apiError {
+	return errorf(http.StatusServiceUnavailable, "damaged", "%v", err)
 }
 
 // apiError is an error with its HTTP status and a machine-readable code.
@@ -171,6 +193,9 @@ func (h *Handler) fail(w http.ResponseWriter, err error) {
 		h.cfg.Logger.Warn("memory API write refused: the shared database does not answer", zap.Error(err))
 		w.Header().Set("Retry-After", "5")
 		ae = errorf(http.StatusServiceUnavailable, "unavailable", "the memory database is unavailable and nothing was changed; try again shortly")
+	}
+	if errors.Is(err, store.ErrDamaged) {
+		ae = damagedError(err)
 	}
 	if ae == nil && !errors.As(err, &ae) {
 		h.cfg.Logger.Error("memory API request failed", zap.Error(err))

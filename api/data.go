@@ -349,16 +349,27 @@ func (h *Handler) stats(w http.ResponseWriter, r *http.Request) {
 // health serves GET /health: a read from the store and a search of the
 // index, with their latencies.
 func (h *Handler) health(w http.ResponseWriter, r *http.Request) {
+	if err := h.damaged(); err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "damaged",
+			"error": map[string]string{"code": "damaged", "message": err.Error()}})
+		return
+	}
 	hl, err := h.cfg.Engine.Health(r.Context())
 	if err != nil {
 		writeError(w, errorf(http.StatusServiceUnavailable, "unhealthy", "%v", err))
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
+	out := map[string]any{
 		"status":           "ok",
 		"store_latency_ms": float64(hl.StoreLatency) / float64(time.Millisecond),
 		"index_latency_ms": float64(hl.IndexLatency) / float64(time.Millisecond),
-	})
+	}
+	if hl.DamagedRecords > 0 {
+		// Still serving: each damaged record is passed over alone.
+		out["status"], out["damaged_records"] = "degraded", hl.DamagedRecords
+		out["advice"] = "some memory records are damaged and were passed over; run 'caddy memory check' to count them and 'caddy memory salvage' to drop them"
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 // consolidate serves POST /consolidate (admin mode): a consolidation pass

@@ -198,7 +198,7 @@ func (sc mcpScope) list(_ context.Context, a listArgs) (listOut, error) {
 	if owner != "" && cur.owner != "" && cur.owner != owner {
 		return listOut{}, badRequest("the cursor belongs to another listing: pass the next_cursor this tool returned, or none")
 	}
-	page, next, err := sc.h.scan(owner, cur, orDefault(a.Limit, defaultPage), func(m *store.Memory, now time.Time) bool {
+	page, next, _, err := sc.h.scan(owner, cur, orDefault(a.Limit, defaultPage), func(m *store.Memory, now time.Time) bool {
 		return m.Active(now) && (a.Kind == "" || m.Kind == a.Kind)
 	})
 	if err != nil {

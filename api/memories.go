@@ -49,6 +49,9 @@ type listPage struct {
 	Memories   []*store.Memory `json:"memories"`
 	NextCursor string          `json:"next_cursor,omitempty"`
 	Stats      store.Counts    `json:"stats"`
+	// Skipped counts damaged records passed over (they cannot be read;
+	// 'caddy memory salvage' drops them).
+	Skipped int `json:"skipped_damaged,omitempty"`
 }
 
 // list serves GET /memories: the owner's memories (or, in admin mode
@@ -121,7 +124,7 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
 			h.fail(w, badRequest("the cursor belongs to another listing"))
 			return
 		}
-		if page.Memories, page.NextCursor, err = h.scan(owner, cur, limit, keep); err != nil {
+		if page.Memories, page.NextCursor, page.Skipped, err = h.scan(owner, cur, limit, keep); err != nil {
 			h.fail(w, err)
 			return
 		}
@@ -213,14 +216,14 @@ func (c cursor) String() string {
 }
 
 // scan lists memories in (owner, id) order after cur, limit at a time.
-func (h *Handler) scan(owner string, cur cursor, limit int, keep func(*store.Memory, time.Time) bool) ([]*store.Memory, string, error) {
-	page, more, err := h.cfg.Engine.List(engine.ListQuery{Owner: owner, After: engine.Cursor{Owner: cur.owner, ID: cur.after}, Limit: limit, Keep: keep})
-	next := ""
+// skipped counts the damaged records passed over.
+func (h *Handler) scan(owner string, cur cursor, limit int, keep func(*store.Memory, time.Time) bool) (page []*store.Memory, next string, skipped int, err error) {
+	page, more, skipped, err := h.cfg.Engine.List(engine.ListQuery{Owner: owner, After: engine.Cursor{Owner: cur.owner, ID: cur.after}, Limit: limit, Keep: keep})
 	if more {
 		last := page[len(page)-1]
 		next = cursor{owner: last.Owner, after: last.ID}.String()
 	}
-	return page, next, err
+	return page, next, skipped, err
 }
 
 // newMemory is the body of POST /memories.

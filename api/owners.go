@@ -52,7 +52,7 @@ func (h *Handler) owners(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	by := map[string]*ownerSummary{}
-	_, _, err = h.cfg.Engine.List(engine.ListQuery{Owner: one, Keep: func(m *store.Memory, now time.Time) bool {
+	_, _, _, err = h.cfg.Engine.List(engine.ListQuery{Owner: one, Keep: func(m *store.Memory, now time.Time) bool {
 		o := by[m.Owner]
 		if o == nil {
 			o = &ownerSummary{OwnerID: m.Owner, ByKind: map[string]int{}}
@@ -122,7 +122,7 @@ func (h *Handler) activity(w http.ResponseWriter, r *http.Request) {
 	for i := range series {
 		series[i] = activityDay{Day: first.AddDate(0, 0, i).Format(time.DateOnly), ByKind: map[string]int{}}
 	}
-	_, _, err = h.cfg.Engine.List(engine.ListQuery{Owner: owner, Keep: func(m *store.Memory, _ time.Time) bool {
+	_, _, _, err = h.cfg.Engine.List(engine.ListQuery{Owner: owner, Keep: func(m *store.Memory, _ time.Time) bool {
 		if i := int(m.CreatedAt.UTC().Sub(first) / (24 * time.Hour)); !m.CreatedAt.Before(first) && i < days {
 			series[i].ByKind[m.Kind]++
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/caddyserver/caddy/v2"
 
 	"github.com/caddy-memory/memory/engine"
+	"github.com/caddy-memory/memory/store"
 )
 
 func init() {
@@ -184,7 +185,14 @@ func runOn(w http.ResponseWriter, r *http.Request, open map[string]*Storage, fn 
 	sort.Strings(dirs)
 	out := map[string]any{}
 	for _, d := range dirs {
-		v, err := fn(r.Context(), open[d].Engine())
+		var v any
+		err := open[d].Damaged()
+		if e := open[d].Engine(); e != nil {
+			v, err = fn(r.Context(), e) // a store damaged while open still reads
+		}
+		if errors.Is(err, store.ErrDamaged) {
+			return caddy.APIError{HTTPStatus: http.StatusServiceUnavailable, Err: err, Message: fmt.Sprintf("%s: %v", d, err)}
+		}
 		var apiErr caddy.APIError
 		if errors.As(err, &apiErr) {
 			apiErr.Message = d + ": " + apiErr.Message

@@ -34,6 +34,10 @@ var (
 		Namespace: "caddy", Subsystem: "memory", Name: "llm_calls_total",
 		Help: "Calls to the model that distils sessions, by result (ok, bad_json, error).",
 	}, []string{"result"})
+	damagedStorages = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: "caddy", Subsystem: "memory", Name: "storage_damaged",
+		Help: "1 for a storage (by directory) whose store file was found damaged: its requests pass through without memory until it is salvaged.",
+	}, []string{"storage"})
 	llmSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Namespace: "caddy", Subsystem: "memory", Name: "llm_call_seconds",
 		Help:    "Time a call to the model that distils sessions took.",
@@ -57,7 +61,7 @@ func RegisterMetrics(reg prometheus.Registerer, cs ...prometheus.Collector) erro
 }
 
 func registerMetrics(reg prometheus.Registerer) error {
-	return RegisterMetrics(reg, jobsTotal, heldTurns, storedTotal, embeddingFailures, llmCalls, llmSeconds)
+	return RegisterMetrics(reg, jobsTotal, heldTurns, storedTotal, embeddingFailures, llmCalls, llmSeconds, damagedStorages)
 }
 
 // observer feeds the engines' background events into the metrics.
@@ -68,6 +72,11 @@ var _ engine.HeldObserver = observer{}
 // TurnsHeld counts the turns held for a shared database, over every
 // storage of the process.
 func (observer) TurnsHeld(delta int) { heldTurns.Add(float64(delta)) }
+
+var _ engine.DamageObserver = observer{}
+
+// Damaged marks the storage in dir damaged.
+func (observer) Damaged(dir string) { damagedStorages.WithLabelValues(dir).Set(1) }
 
 func (observer) JobDropped()      { jobsTotal.WithLabelValues("dropped").Inc() }
 func (observer) JobFailed()       { jobsTotal.WithLabelValues("failed").Inc() }

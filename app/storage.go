@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -48,8 +49,20 @@ type Proxy interface {
 	Plan(owner, session string, req *inject.Request) engine.RecallRequest
 }
 
-// Engine is the storage's open engine.
+// Engine is the storage's open engine: nil for a storage found damaged
+// at start (see Damaged).
 func (s *Storage) Engine() *engine.Engine { return s.p.engine }
+
+// Damaged returns what is damaged in the storage (a *store.DamageError),
+// or nil. A storage found damaged at start is not open (Engine is nil);
+// one found damaged while running refuses writes. Either way its memory
+// handlers pass requests through untouched.
+func (s *Storage) Damaged() error {
+	if s.p.damaged != nil {
+		return s.p.damaged
+	}
+	return s.p.engine.Damaged()
+}
 
 // Dir is the directory of the storage's file (its replica, for a
 // PostgreSQL storage) and index.
@@ -85,7 +98,7 @@ func (s *Storage) Use() (done func()) {
 }
 
 func (s *Storage) unuse() {
-	if s.inUse.Add(-1) == 0 && s.released.Load() && s.dropped.CompareAndSwap(false, true) {
+	if s.inUse.Add(-1) == 0 && s.released.Load() && s.p.damaged == nil && s.dropped.CompareAndSwap(false, true) {
 		// Not on the request: its answer's end goes out as it returns.
 		go func() {
 			if err := s.drop(); err != nil {
@@ -98,7 +111,7 @@ func (s *Storage) unuse() {
 // release gives back the configuration's hold on the storage, at once or
 // when its last request ends.
 func (s *Storage) release() error {
-	if !s.released.CompareAndSwap(false, true) {
+	if !s.released.CompareAndSwap(false, true) || s.p.damaged != nil {
 		return nil
 	}
 	s.p.released(s)
@@ -132,6 +145,10 @@ type pooled struct {
 	dir    string
 	unlock func()
 	shared Shared
+	// damaged, for a storage whose file was found damaged at start: it
+	// is not open, and not pooled, so that each configuration loaded
+	// tries it again (after a salvage, a reload opens it).
+	damaged error
 
 	mu   sync.Mutex
 	cfg  *StorageConfig // the settings in effect
@@ -276,6 +293,14 @@ func acquireStorage(name string, sc *StorageConfig, logger *zap.Logger) (*Storag
 		opened = err == nil
 		return p, err
 	})
+	if errors.Is(err, store.ErrDamaged) {
+		// Caddy and its other sites start; this storage's requests pass
+		// through until it is salvaged.
+		logger.Error("memory storage is damaged: its requests pass through without memory until it is salvaged",
+			zap.String("storage", name), zap.Error(err))
+		damagedStorages.WithLabelValues(loc.dir).Set(1)
+		return &Storage{Name: name, p: &pooled{dir: loc.dir, unlock: func() {}, damaged: err}}, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("opening %s: %w", loc, err)
 	}

@@ -105,13 +105,15 @@ func (c *core) wake(ch chan struct{}) {
 	}
 }
 
-// stopping reports whether Close asked background work to stop at once.
+// stopping reports whether Close asked background work to stop at once,
+// or the store is damaged (it refuses every write; its reads are for the
+// management API to save what it can, not for the workers).
 func (c *core) stopping() bool {
 	select {
 	case <-c.abort:
 		return true
 	default:
-		return false
+		return c.store.Damaged() != nil
 	}
 }
 

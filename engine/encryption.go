@@ -54,6 +54,17 @@ func openStore(cfg Config) (*store.DB, error) {
 	if err != nil {
 		return nil, err
 	}
+	if r := st.Checked(); r != nil {
+		cfg.Logger().Info("memory store checked", zap.String("storage", cfg.Dir), zap.Int64("pages", r.Pages),
+			zap.Int64("owners_and_buckets", r.Buckets), zap.Duration("took", r.Took), zap.Bool("incomplete", r.Incomplete))
+	}
+	st.OnDamaged(func(err error) {
+		cfg.Logger().Error("the memory store is damaged: memory is off for this storage until it is salvaged (requests pass through without it)",
+			zap.String("storage", cfg.Dir), zap.Error(err))
+		if o, ok := cfg.Observer.(DamageObserver); ok {
+			o.Damaged(cfg.Dir)
+		}
+	})
 	if cfg.Keys != nil && !st.Encrypted() {
 		start := time.Now()
 		cfg.Logger().Info("encrypting the memory storage at start: the store is rewritten sealed, then its index rebuilt sealed",

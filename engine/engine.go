@@ -241,6 +241,18 @@ func assemble(c *core) *Engine {
 	return e
 }
 
+// DamageObserver is an Observer that hears when a storage is found
+// damaged while open (the store refuses writes from then on).
+type DamageObserver interface {
+	Damaged(dir string)
+}
+
+// Damaged returns what is damaged in the storage's store (a
+// *store.DamageError), or nil. A damaged storage learns nothing and
+// recalls nothing: its requests pass through; what it holds can still be
+// read, and salvaged.
+func (e *Engine) Damaged() error { return e.store.Damaged() }
+
 // OwnerID is the stored id of a raw owner value.
 func (e *Engine) OwnerID(raw string) string { return e.store.OwnerID(raw) }
 

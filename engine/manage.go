@@ -150,6 +150,9 @@ func readOne(tx *store.Tx) error {
 type Health struct {
 	StoreLatency time.Duration
 	IndexLatency time.Duration
+	// DamagedRecords are the damaged records reads passed over since the
+	// storage opened: each is lost alone, the rest is served.
+	DamagedRecords uint64
 }
 
 // Health reads from the store and searches the index, and times both.
@@ -174,5 +177,6 @@ func (mg *manager) health(ctx context.Context) (Health, error) {
 		return h, fmt.Errorf("index: %w", err)
 	}
 	h.IndexLatency = time.Since(start)
+	h.DamagedRecords = mg.store.SkippedRecords()
 	return h, nil
 }

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"go.uber.org/zap"
+
 	"context"
 	"errors"
 	"sync"
@@ -182,15 +184,16 @@ type ListQuery struct {
 }
 
 // List returns up to q.Limit memories in (owner, id) order after q.After,
-// and whether more follow.
-func (e *Engine) List(q ListQuery) (page []*store.Memory, more bool, err error) {
+// whether more follow, and how many damaged records it passed over.
+func (e *Engine) List(q ListQuery) (page []*store.Memory, more bool, skipped int, err error) {
 	return e.manager.list(q)
 }
 
-func (mg *manager) list(q ListQuery) (page []*store.Memory, more bool, err error) {
+func (mg *manager) list(q ListQuery) (page []*store.Memory, more bool, skipped int, err error) {
 	page = []*store.Memory{}
 	full := func() bool { return len(page) > q.Limit }
 	err = mg.store.View(func(tx *store.Tx) error {
+		defer func() { skipped = tx.Skipped() }()
 		visit := func(owner string, after uint64) (bool, error) {
 			err := tx.Scan(owner, after, func(m *store.Memory) (bool, error) {
 				mg.withUsage(tx, m)
@@ -216,7 +219,16 @@ func (mg *manager) list(q ListQuery) (page []*store.Memory, more bool, err error
 	if full() {
 		page, more = page[:q.Limit], true
 	}
-	return page, more, err
+	mg.skipped("listing", q.Owner, skipped)
+	return page, more, skipped, err
+}
+
+// skipped logs the damaged records a read of owner passed over.
+func (mg *manager) skipped(what, owner string, n int) {
+	if n > 0 {
+		mg.log().Warn("damaged memory records were passed over; the others are served ('caddy memory check' counts them, 'caddy memory salvage' drops them)",
+			zap.String("while", what), zap.String("owner_id", owner), zap.Int("records", n), zap.String("storage", mg.cfg.Dir))
+	}
 }
 
 // Counts summarises an owner's memories, or, for "", everyone's.
@@ -273,11 +285,14 @@ func (mg *manager) export(owner string, fn func(*store.Memory) error) error {
 		}
 	}
 	page := make([]*store.Memory, 0, exportPage)
+	skipped := 0
+	defer func() { mg.skipped("exporting", owner, skipped) }()
 	for _, o := range owners {
 		for after := uint64(0); ; {
 			page = page[:0]
 			size := 0
 			err := mg.store.View(func(tx *store.Tx) error {
+				defer func() { skipped += tx.Skipped() }()
 				return tx.Scan(o, after, func(m *store.Memory) (bool, error) {
 					mg.withUsage(tx, m)
 					page = append(page, m)

@@ -244,13 +244,15 @@ func (sr *searcher) searchIn(ctx context.Context, tx *store.Tx, r SearchRequest,
 			}
 			local.peeks[h.ID] = p
 		} else if p != nil {
-			if b, err = p.Brief(); err != nil {
+			if b, err = p.Brief(); skipRecord(err) {
+				continue
+			} else if err != nil {
 				return nil, err
 			}
 		} else {
 			m, err = tx.Get(r.Owner, h.ID)
-			if errors.Is(err, store.ErrNotFound) {
-				continue // purged after it was indexed
+			if errors.Is(err, store.ErrNotFound) || skipRecord(err) {
+				continue // purged after it was indexed, or damaged
 			}
 			if err != nil {
 				return nil, err
@@ -268,7 +270,9 @@ func (sr *searcher) searchIn(ctx context.Context, tx *store.Tx, r SearchRequest,
 		}
 		if bySense {
 			if m == nil {
-				if m, err = p.Memory(); err != nil {
+				if m, err = p.Memory(); skipRecord(err) {
+					continue
+				} else if err != nil {
 					return nil, err
 				}
 			}
@@ -326,7 +330,9 @@ func (sr *searcher) searchIn(ctx context.Context, tx *store.Tx, r SearchRequest,
 					continue
 				}
 			}
-			if m, err = p.Memory(); err != nil {
+			if m, err = p.Memory(); skipRecord(err) {
+				continue
+			} else if err != nil {
 				return nil, err
 			}
 		}
@@ -354,7 +360,7 @@ func (sr *searcher) searchIn(ctx context.Context, tx *store.Tx, r SearchRequest,
 // kind, and not of the turn left out); with its Brief.
 func readHit(part *store.Partition, id uint64, r *SearchRequest, now time.Time) (*store.Peek, store.Brief, bool, error) {
 	p, err := part.Peek(id)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, store.ErrNotFound) || skipRecord(err) {
 		return nil, store.Brief{}, false, nil
 	} else if err != nil {
 		return nil, store.Brief{}, false, err
@@ -363,11 +369,18 @@ func readHit(part *store.Partition, id uint64, r *SearchRequest, now time.Time) 
 		return nil, store.Brief{}, false, nil
 	}
 	b, err := p.Brief()
-	if err != nil {
+	if skipRecord(err) {
+		return nil, store.Brief{}, false, nil
+	} else if err != nil {
 		return nil, store.Brief{}, false, err
 	}
 	return p, b, r.wantsKind(b.Kind) && (r.ExcludeTurn == "" || !b.FromTurn(r.ExcludeTurn)), nil
 }
+
+// skipRecord reports whether err is a damaged record's: a search passes
+// over it as over one not found (one bad record costs a recall only
+// itself).
+func skipRecord(err error) bool { return errors.Is(err, store.ErrRecordDamaged) }
 
 // ConversationOf returns the conversation a provider response id belongs to,
 // for requests that continue from a response rather than resend history.

@@ -29,7 +29,13 @@ const (
 // Flags of a codecV3 record.
 const flagPinned = 1
 
-var errCorrupt = errors.New("memory record is damaged")
+// ErrRecordDamaged is what reading a memory record whose bytes do not
+// decode (or, sealed, do not open) fails with. Listing, searching and
+// exporting pass over such a record and count it (Tx.Skipped): one bad
+// record is one bad record.
+var ErrRecordDamaged = errors.New("memory record is damaged")
+
+var errCorrupt = ErrRecordDamaged
 
 // encodeMemory writes m as a codecV3 record.
 func encodeMemory(m *Memory) []byte {

@@ -168,7 +168,7 @@ func (t *Tx) open(label byte, owner string, key, v []byte) ([]byte, error) {
 	start := len(t.arena)
 	out, err := t.c.ring.Open(t.arena, v, ad(label, owner, key))
 	if err != nil {
-		return nil, fmt.Errorf("opening a sealed value: %w", err)
+		return nil, fmt.Errorf("opening a sealed value: %w (%w)", errCorrupt, err)
 	}
 	t.arena = out
 	return out[start:len(out):len(out)], nil

@@ -66,12 +66,15 @@ func (t *Tx) Scan(owner string, after uint64, fn func(*Memory) (bool, error)) er
 	c := ob.Bucket(bucketMem).Cursor()
 	for k, v := c.Seek(encodeU64(after + 1)); k != nil; k, v = c.Next() {
 		v, err := t.open(labelMemory, owner, k, v)
+		m := new(Memory)
+		if err == nil {
+			err = decodeMemory(v, m)
+		}
+		if t.skip(err) {
+			continue
+		}
 		if err != nil {
 			return fmt.Errorf("reading memory %d: %w", decodeU64(k), err)
-		}
-		m := new(Memory)
-		if err := decodeMemory(v, m); err != nil {
-			return fmt.Errorf("decoding memory %d: %w", decodeU64(k), err)
 		}
 		more, err := fn(m)
 		if err != nil || !more {

@@ -153,6 +153,26 @@ type Tx struct {
 	c   *crypt // nil: a plaintext store
 	// arena holds the values opened in this transaction (see open).
 	arena []byte
+	db    *DB
+	// skipped counts the damaged records passed over (see skip).
+	skipped int
+}
+
+// Skipped is how many damaged records the transaction's listings passed
+// over (see ErrRecordDamaged).
+func (t *Tx) Skipped() int { return t.skipped }
+
+// skip reports whether err is a damaged record's, to be passed over, and
+// counts it.
+func (t *Tx) skip(err error) bool {
+	if !errors.Is(err, ErrRecordDamaged) {
+		return false
+	}
+	t.skipped++
+	if t.db != nil {
+		t.db.skipped.Add(1)
+	}
+	return true
 }
 
 // Update runs fn in one read-write transaction: all of its changes, and their
@@ -389,7 +409,8 @@ func (t *Tx) OwnerOf(id uint64) (string, error) {
 	return string(v), nil
 }
 
-// ForEach calls fn for every memory of owner (deleted ones included), in id order.
+// ForEach calls fn for every memory of owner (deleted ones included), in
+// id order; a damaged record is passed over (see PeekAll).
 func (t *Tx) ForEach(owner string, fn func(*Memory) error) error {
 	return t.PeekAll(owner, func(p *Peek) error {
 		m, err := p.Memory()

@@ -269,7 +269,9 @@ func (t *Tx) CountAtMost(owner string, limit int) (int, error) {
 
 // PeekAll calls fn with a Peek of every memory of owner (deleted ones
 // included), in id order. fn must not keep the Peek past its call; a copy
-// is good until the transaction ends.
+// is good until the transaction ends. A damaged record is passed over and
+// counted (Skipped), whether its head does not read or fn finds the rest
+// does not (an error wrapping ErrRecordDamaged).
 func (t *Tx) PeekAll(owner string, fn func(*Peek) error) error {
 	ob, err := t.ownerBucket(owner, false)
 	if errors.Is(err, ErrNotFound) {
@@ -282,13 +284,16 @@ func (t *Tx) PeekAll(owner string, fn func(*Peek) error) error {
 	var p Peek
 	for k, v := c.First(); k != nil; k, v = c.Next() {
 		v, err := t.open(labelMemory, owner, k, v)
+		if err == nil {
+			err = p.read(v)
+		}
+		if err == nil {
+			err = fn(&p)
+		}
+		if t.skip(err) {
+			continue
+		}
 		if err != nil {
-			return fmt.Errorf("reading memory %d: %w", decodeU64(k), err)
-		}
-		if err := p.read(v); err != nil {
-			return fmt.Errorf("decoding memory %d: %w", decodeU64(k), err)
-		}
-		if err := fn(&p); err != nil {
 			return err
 		}
 	}

@@ -73,7 +73,7 @@ func Salvage(ctx context.Context, path string, keys *seal.Ring) (*SalvageReport,
 		return nil, err
 	}
 	sv := &salvager{r: &SalvageReport{Path: path}, meta: metaReader{path: path, keys: keys},
-		dst: dst, ids: map[uint64]string{}, found: map[uint64]string{}, seqs: map[string]uint64{}, changed: map[uint64]uint64{}}
+		dst: dst, ids: map[uint64]string{}, found: map[uint64]string{}, seqs: map[string]uint64{}, changed: map[uint64]change{}}
 	w := newWalker(pf, sv)
 	sv.w = w
 	w.run()
@@ -135,9 +135,10 @@ type salvager struct {
 	// seqs are the sequences of the buckets met, by path.
 	seqs map[string]uint64
 	// changed is the latest change the log records of each memory: a
-	// copy found in a free page that is older is a superseded version.
-	changed map[uint64]uint64
-	maxID uint64
+	// copy found in a free page that is older is a superseded version (or
+	// one purged or forgotten since: those log a change too).
+	changed map[uint64]change
+	maxID   uint64
 }
 
 func (sv *salvager) bucket(path [][]byte, seq uint64) {
@@ -156,8 +157,10 @@ func (sv *salvager) pair(path [][]byte, k, v []byte) {
 		return
 	case len(path) == 1 && bytes.Equal(path[0], bucketChanges):
 		if len(v) >= 8 {
-			id := decodeU64(v[len(v)-8:])
-			sv.changed[id] = max(sv.changed[id], decodeU64(k))
+			id, seq := decodeU64(v[len(v)-8:]), decodeU64(k)
+			if c, ok := sv.changed[id]; !ok || seq > c.seq {
+				sv.changed[id] = change{seq: seq, owner: string(v[:len(v)-8])}
+			}
 		}
 		return // left empty: the index is rebuilt from the records
 	case len(path) == 3 && bytes.Equal(path[0], bucketOwners):
@@ -265,11 +268,19 @@ func (sv *salvager) flush() error {
 	return err
 }
 
+// change is a memory's latest entry in the change log.
+type change struct {
+	seq   uint64
+	owner string
+}
+
 // rescue looks in the pages no tree reached for records a damaged page
-// cut off: a leaf's pairs whose key is a memory id the index of ids names,
-// that read as that owner's record, and were not copied already; of
-// several copies of one (older versions left in free pages), the newest,
-// and none older than the latest change the log records of it.
+// cut off: a leaf's pairs whose key is a memory id, that read as their
+// owner's record, and were not copied already. The owner is the one the
+// file's index of ids names, and the copy no older than the latest change
+// the log records of it; or, the id missing from the index (damaged
+// too), the log's latest change of it is this very version. Of several
+// copies of one (older versions left in free pages), the newest.
 func (sv *salvager) rescue(ctx context.Context, pf *pageFile) error {
 	type copyOf struct {
 		owner string
@@ -297,12 +308,16 @@ func (sv *salvager) rescue(ctx context.Context, pf *pageFile) error {
 				continue
 			}
 			mid := decodeU64(e.key)
-			owner, ok := sv.ids[mid]
-			if _, done := sv.found[mid]; !ok || done {
+			last := sv.changed[mid]
+			owner, listed := sv.ids[mid]
+			if !listed {
+				owner = last.owner
+			}
+			if _, done := sv.found[mid]; done || owner == "" {
 				continue
 			}
 			m, err := sv.meta.record([]byte(owner), e.key, e.value)
-			if err != nil || m.Seq < sv.changed[mid] {
+			if err != nil || m.Seq < last.seq || !listed && m.Seq != last.seq {
 				continue
 			}
 			if c, ok := best[mid]; !ok || m.Seq > c.seq {

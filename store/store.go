@@ -104,6 +104,8 @@ type DB struct {
 	interrupt context.CancelFunc
 
 	damage damage // guard.go
+	// skipped counts the damaged records passed over (Tx.skip).
+	skipped atomic.Uint64
 	// checked is what the check at open found (nil for a new file).
 	checked *CheckReport
 }
@@ -113,8 +115,12 @@ type DB struct {
 func (s *DB) Checked() *CheckReport { return s.checked }
 
 func (s *DB) newTx(tx *kvTx) *Tx {
-	return &Tx{tx: tx, now: s.now().UTC(), c: s.crypt}
+	return &Tx{tx: tx, now: s.now().UTC(), c: s.crypt, db: s}
 }
+
+// SkippedRecords is how many damaged records reads have passed over since
+// the store opened (see ErrRecordDamaged).
+func (s *DB) SkippedRecords() uint64 { return s.skipped.Load() }
 
 // UseClock makes the store's transactions read the time from now (tests
 // age memories with it). Call it before the store is shared.

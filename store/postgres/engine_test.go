@@ -164,7 +164,7 @@ func TestQueuedTurnsAreLearnedOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i := range 6 {
-			page, _, err := e.List(engine.ListQuery{Owner: e.OwnerID(fmt.Sprintf("key-%d", i)), Limit: 100})
+			page, _, _, err := e.List(engine.ListQuery{Owner: e.OwnerID(fmt.Sprintf("key-%d", i)), Limit: 100})
 			if err != nil {
 				t.Fatal(err)
 			}
