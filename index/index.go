@@ -142,7 +142,11 @@ func Open(dir string, k int, lockTimeout time.Duration) (*Index, error) {
 // openShard opens s, recreating it empty when it is absent or unusable.
 func (x *Index) openShard(s *shard) error {
 	cfg := x.runtimeConfig()
-	idx, err := bleve.OpenUsing(s.path, cfg)
+	err := checkSegments(s.path)
+	var idx bleve.Index
+	if err == nil {
+		idx, err = bleve.OpenUsing(s.path, cfg)
+	}
 	if err == nil {
 		v, _ := idx.GetInternal(keyMapping)
 		// A shard in the clear in an encrypted storage (written before the
