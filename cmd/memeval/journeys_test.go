@@ -169,3 +169,60 @@ func TestLoadJourneysRefuses(t *testing.T) {
 		}
 	}
 }
+
+// TestTheJourneySetsAreWellFormed: the shipped sets load, have the people
+// the project promises, share no person, and every category the issue
+// names has probes in the development set.
+func TestTheJourneySetsAreWellFormed(t *testing.T) {
+	ids := map[string]string{}
+	for _, tc := range []struct {
+		file   string
+		people int
+	}{{"testdata/journeys.json", 32}, {"testdata/journeys-holdout.json", 12}} {
+		set, err := loadJourneys(tc.file, day)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(set.People) < tc.people {
+			t.Errorf("%s: %d people, want at least %d", tc.file, len(set.People), tc.people)
+		}
+		tags := map[string]int{}
+		for _, pe := range set.People {
+			if f, ok := ids[pe.ID]; ok {
+				t.Errorf("%s: person %s is in %s too", tc.file, pe.ID, f)
+			}
+			ids[pe.ID] = tc.file
+			if n := len(pe.Probes); n < 2 || n > 5 {
+				t.Errorf("%s: %s has %d probes, want 2 to 5", tc.file, pe.ID, n)
+			}
+			for _, pr := range pe.Probes {
+				for _, tag := range tagsOf(pe, pr) {
+					tags[tag]++
+				}
+			}
+		}
+		if tc.file != "testdata/journeys.json" {
+			continue
+		}
+		for _, want := range []string{"paste", "translate", "proofread", "reply", "summarise", "roleplay", "hypothetical", "quote",
+			"family", "household", "pets", "correction", "change", "typo", "passing-state", "relative-date",
+			"preference-in-passing", "long-message", "language:es", "language:de", "language:fr", "language:pt"} {
+			if tags[want] == 0 {
+				t.Errorf("%s: no probe tagged %s", tc.file, want)
+			}
+		}
+	}
+	cs, err := loadUpdates("testdata/updates-holdout.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev, _ := loadUpdates("testdata/updates.json")
+	if len(cs) < 20 {
+		t.Errorf("updates-holdout: %d cases, want 20", len(cs))
+	}
+	for _, c := range cs {
+		if slices.ContainsFunc(dev, func(d updateCase) bool { return d.ID == c.ID }) {
+			t.Errorf("updates-holdout: case %s is in updates.json too", c.ID)
+		}
+	}
+}
