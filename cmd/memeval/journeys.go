@@ -253,9 +253,12 @@ type probeOutcome struct {
 	Person string   `json:"person"`
 	Ask    string   `json:"ask"`
 	Tags   []string `json:"tags"`
-	// Needed: the probe needs a fact; Hit: every must group is in the block.
-	Needed bool `json:"needed"`
-	Hit    bool `json:"hit"`
+	// Needed: the probe needs a fact; Hit: every must group is in the
+	// block; FromProfile: each on one of its undated lines, the profile's
+	// standing facts (not a transcript turn found by the question's words).
+	Needed      bool `json:"needed"`
+	Hit         bool `json:"hit"`
+	FromProfile bool `json:"from_profile,omitempty"`
 	// SmallTalk: the probe expects no block; Spoke: it got one.
 	SmallTalk bool `json:"small_talk,omitempty"`
 	Spoke     bool `json:"spoke,omitempty"`
@@ -279,13 +282,18 @@ func judgeProbe(pr *probe, earlier, asked []string, block string) probeOutcome {
 	if block != "" {
 		o.Tokens = inject.EstimateTokens(block)
 	}
-	lines := blockLines(block)
+	lines, dated := blockEntries(block)
 	anyLine := func(res []*regexp.Regexp, line string) bool {
 		return slices.ContainsFunc(res, func(re *regexp.Regexp) bool { return re.MatchString(line) })
 	}
-	o.Hit = o.Needed
+	o.Hit, o.FromProfile = o.Needed, o.Needed
 	for _, g := range pr.must {
 		o.Hit = o.Hit && slices.ContainsFunc(lines, func(l string) bool { return anyLine(g, l) })
+		inProfile := false
+		for k, l := range lines {
+			inProfile = inProfile || !dated[k] && anyLine(g, l)
+		}
+		o.FromProfile = o.FromProfile && inProfile
 	}
 	var questions []string
 	for _, m := range earlier {
@@ -339,6 +347,8 @@ type journeyStats struct {
 	Needed  int     `json:"needed"`
 	Hits    int     `json:"hits"`
 	HitRate float64 `json:"hit_rate"`
+	// HitsFromProfile: hits whose fact is in the profile's standing facts.
+	HitsFromProfile int `json:"hits_from_profile"`
 	// Probes whose block shows a replaced value as current, another
 	// person's fact as the user's, or an echo of the user's question.
 	Stale  int `json:"stale"`
@@ -361,6 +371,7 @@ func (s *journeyStats) add(o probeOutcome) {
 	s.Probes++
 	s.Needed += b2i(o.Needed)
 	s.Hits += b2i(o.Hit)
+	s.HitsFromProfile += b2i(o.FromProfile)
 	s.Stale += b2i(len(o.Stale) > 0)
 	s.Other += b2i(len(o.Other) > 0)
 	s.Echoes += b2i(len(o.Echoes) > 0)
@@ -489,8 +500,8 @@ func runJourneys(p *proxy, file string, set *journeySet, workers int) (journeyRe
 func (r journeyResult) print(w io.Writer, misses int) {
 	a := r.All
 	fmt.Fprintf(w, "journeys %s: %d people, %d probes\n", r.File, r.People, a.Probes)
-	fmt.Fprintf(w, "  needed fact in the block: %d of %d (%.1f%%)   probes with nothing wrong: %d of %d\n",
-		a.Hits, a.Needed, 100*a.HitRate, a.Clean, a.Probes)
+	fmt.Fprintf(w, "  needed fact in the block: %d of %d (%.1f%%; in the profile's standing facts: %d)   probes with nothing wrong: %d of %d\n",
+		a.Hits, a.Needed, 100*a.HitRate, a.HitsFromProfile, a.Clean, a.Probes)
 	fmt.Fprintf(w, "  blocks showing: a stale value as current %d   another person's fact as the user's %d   an echo %d\n",
 		a.Stale, a.Other, a.Echoes)
 	if a.SmallTalk > 0 {
@@ -503,10 +514,11 @@ func (r journeyResult) print(w io.Writer, misses int) {
 		tags = append(tags, t)
 	}
 	sort.Strings(tags)
-	fmt.Fprintf(w, "  %-24s %6s %11s %6s %6s %6s %7s\n", "category", "probes", "hits", "stale", "other", "echo", "tokens")
+	fmt.Fprintf(w, "  %-24s %6s %11s %8s %6s %6s %6s %7s\n", "category", "probes", "hits", "profile", "stale", "other", "echo", "tokens")
 	for _, t := range tags {
 		s := r.ByTag[t]
-		fmt.Fprintf(w, "  %-24s %6d %4d/%-3d %3.0f%% %5d %6d %6d %7.0f\n", t, s.Probes, s.Hits, s.Needed, 100*s.HitRate, s.Stale, s.Other, s.Echoes, s.MeanTokens)
+		fmt.Fprintf(w, "  %-24s %6d %4d/%-3d %3.0f%% %8d %6d %6d %6d %7.0f\n", t, s.Probes, s.Hits, s.Needed, 100*s.HitRate,
+			s.HitsFromProfile, s.Stale, s.Other, s.Echoes, s.MeanTokens)
 	}
 	for _, o := range r.Probes {
 		if misses <= 0 {

@@ -39,23 +39,25 @@ func TestJudgeProbe(t *testing.T) {
 		block                string
 		hit                  bool
 		stale, other, echoes int
+		profile              bool // the hit is on the profile's (undated) lines
 	}{
-		{"needed facts, nothing wrong", block("User is a teacher.", "User's daughter Mia is allergic to eggs."), true, 0, 0, 0},
-		{"one group missing is a miss", block("User is a teacher."), false, 0, 0, 0},
-		{"no block", "", false, 0, 0, 0},
-		{"the replaced value shown as current", block("User works at a bank.", "User is a teacher.", "Mia: eggs"), true, 1, 0, 0},
-		{"a dated transcript line shows it too", block("[2026-01-02] User: I work at a bank.", "User is a teacher."), false, 1, 0, 0},
-		{"a line saying it ended is not stale", block("User quit the bank.", "User: Ich arbeite nicht mehr bei der Bank.", "User: je ne travaille plus à la banque"), false, 0, 0, 0},
-		{"a line with the new value beside the old is not stale", block("User: Actually I left banking, I'm now a teacher. Eggs."), true, 0, 0, 0},
-		{"an earlier mark is not stale", block("(earlier) User worked at a bank."), false, 0, 0, 0},
-		{"another person's facts", block("User lives in Rome.", "User is allergic to eggs.", "User teaches."), true, 0, 2, 0},
-		{"a transcript of a pasted text counts as other", block("[2026-01-03] User: Translate: I live in Rome.", "User teaches. Egg."), true, 0, 1, 0},
-		{"an earlier question echoed", block("User: Which wine goes with fish?", "User teaches eggs."), true, 0, 0, 1},
-		{"an echo pattern", block("User: Write me a haiku."), false, 0, 0, 1},
-		{"a statement is no echo", block("User: I work at a bank. Teacher now. Eggs"), true, 0, 0, 0},
-		{"a message that says something and asks is no echo", block("User: I'm at the airport. What can I do in Lisbon?"), false, 0, 0, 0},
-		{"questions only, made one line", block("User: Is it far? How far?"), false, 0, 0, 1},
-		{"an earlier probe's question, whatever its form", block("User: Plan my week"), false, 0, 0, 1},
+		{"needed facts, nothing wrong", block("User is a teacher.", "User's daughter Mia is allergic to eggs."), true, 0, 0, 0, true},
+		{"one group missing is a miss", block("User is a teacher."), false, 0, 0, 0, false},
+		{"no block", "", false, 0, 0, 0, false},
+		{"the replaced value shown as current", block("User works at a bank.", "User is a teacher.", "Mia: eggs"), true, 1, 0, 0, true},
+		{"a dated transcript line shows it too", block("[2026-01-02] User: I work at a bank.", "User is a teacher."), false, 1, 0, 0, false},
+		{"a line saying it ended is not stale", block("User quit the bank.", "User: Ich arbeite nicht mehr bei der Bank.", "User: je ne travaille plus à la banque"), false, 0, 0, 0, false},
+		{"a line with the new value beside the old is not stale", block("User: Actually I left banking, I'm now a teacher. Eggs."), true, 0, 0, 0, true},
+		{"an earlier mark is not stale", block("(earlier) User worked at a bank."), false, 0, 0, 0, false},
+		{"another person's facts", block("User lives in Rome.", "User is allergic to eggs.", "User teaches."), true, 0, 2, 0, true},
+		{"a transcript of a pasted text counts as other", block("[2026-01-03] User: Translate: I live in Rome.", "User teaches. Egg."), true, 0, 1, 0, true},
+		{"an earlier question echoed", block("User: Which wine goes with fish?", "User teaches eggs."), true, 0, 0, 1, true},
+		{"an echo pattern", block("User: Write me a haiku."), false, 0, 0, 1, false},
+		{"a statement is no echo", block("User: I work at a bank. Teacher now. Eggs"), true, 0, 0, 0, true},
+		{"a message that says something and asks is no echo", block("User: I'm at the airport. What can I do in Lisbon?"), false, 0, 0, 0, false},
+		{"questions only, made one line", block("User: Is it far? How far?"), false, 0, 0, 1, false},
+		{"an earlier probe's question, whatever its form", block("User: Plan my week"), false, 0, 0, 1, false},
+		{"a hit from a transcript turn is not from the profile", block("User is a teacher.", "[2026-01-02] User: Eggs for breakfast."), true, 0, 0, 0, false},
 	} {
 		o := judgeProbe(pr, earlier, []string{"Plan my week"}, tc.block)
 		if o.Hit != tc.hit || len(o.Stale) != tc.stale || len(o.Other) != tc.other || len(o.Echoes) != tc.echoes {
@@ -64,6 +66,9 @@ func TestJudgeProbe(t *testing.T) {
 		}
 		if o.ok() != (tc.hit && tc.stale+tc.other+tc.echoes == 0) {
 			t.Errorf("%s: ok() = %v", tc.name, o.ok())
+		}
+		if o.FromProfile != (tc.hit && tc.profile) {
+			t.Errorf("%s: from the profile %v", tc.name, o.FromProfile)
 		}
 		if (tc.block == "") != (o.Tokens == 0) {
 			t.Errorf("%s: %d tokens", tc.name, o.Tokens)
@@ -127,12 +132,12 @@ func TestGradeJourneys(t *testing.T) {
 		}
 	}
 	outcomes := [][]probeOutcome{
-		{{Needed: true, Hit: true, Block: "b", Tokens: 100, Other: []string{"User lives in Rome."}}, {SmallTalk: true}},
+		{{Needed: true, Hit: true, FromProfile: true, Block: "b", Tokens: 100, Other: []string{"User lives in Rome."}}, {SmallTalk: true}},
 		{{Needed: true, Block: "b", Tokens: 50}},
 	}
 	r := gradeJourneys("f", set, outcomes)
 	if r.All.Probes != 3 || r.All.Needed != 2 || r.All.Hits != 1 || r.All.HitRate != 0.5 || r.All.Other != 1 || r.All.Clean != 1 ||
-		r.All.SmallTalk != 1 || r.All.WithBlock != 2 || r.All.MeanTokens != 75 || r.All.MeanTokensAll != 50 || r.PeopleWrong != 1 {
+		r.All.SmallTalk != 1 || r.All.WithBlock != 2 || r.All.MeanTokens != 75 || r.All.MeanTokensAll != 50 || r.PeopleWrong != 1 || r.All.HitsFromProfile != 1 {
 		t.Errorf("all: %+v, people wrong %d", r.All, r.PeopleWrong)
 	}
 	if s := r.ByTag["paste"]; s.Probes != 2 || s.Hits != 1 || s.Other != 1 {

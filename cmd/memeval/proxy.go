@@ -234,18 +234,25 @@ func (p *proxy) block(key string) string {
 
 // blockLines are the memories of a block, one a line, without the date.
 func blockLines(block string) []string {
-	var out []string
+	lines, _ := blockEntries(block)
+	return lines
+}
+
+// blockEntries are the memories of a block, one a line, without the date,
+// and whether each had one: the profile's standing facts have none.
+func blockEntries(block string) (lines []string, dated []bool) {
 	for _, l := range strings.Split(block, "\n") {
 		l, ok := strings.CutPrefix(l, "- ")
 		if !ok {
 			continue
 		}
+		d := false
 		if strings.HasPrefix(l, "[") {
 			if i := strings.Index(l, "] "); i > 0 {
-				l = l[i+2:]
+				l, d = l[i+2:], true
 			}
 		}
-		out = append(out, l)
+		lines, dated = append(lines, l), append(dated, d)
 	}
-	return out
+	return lines, dated
 }
