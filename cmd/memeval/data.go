@@ -23,6 +23,7 @@ const whereTheDataIs = `memeval needs evaluation data, which this repository doe
     go run ./cmd/memeval -prefeval path/to/folder
 
   Knowledge updates (shipped): go run ./cmd/memeval -updates cmd/memeval/testdata/updates.json
+  Journeys (shipped): go run ./cmd/memeval -journeys cmd/memeval/testdata/journeys.json
 
 The project's own figures use development splits kept beside the
 repository, in ../shared/evals (docs/recall.md).`

@@ -8,12 +8,14 @@
 // It reads LoCoMo's own JSON format (a list of samples with "conversation"
 // and "qa"), so it runs on any file of that shape, such as locomo10.json.
 //
-// With -prefeval or -updates it measures instead what reaches the model
-// through a real Caddy (see prefeval.go, updates.go): PrefEval's stated
-// preferences and later questions that need them, and a set of knowledge
-// updates.
+// With -prefeval, -updates or -journeys it measures instead what reaches
+// the model through a real Caddy (see prefeval.go, updates.go,
+// journeys.go): PrefEval's stated preferences and later questions that
+// need them, a set of knowledge updates, and people's conversations with
+// questions that need what they said.
 //
 //	go run ./cmd/memeval -prefeval ../shared/evals/prefeval -updates cmd/memeval/testdata/updates.json
+//	go run ./cmd/memeval -journeys cmd/memeval/testdata/journeys.json -misses 10
 package main
 
 import (
@@ -70,20 +72,26 @@ func main() {
 	perTopic := flag.Int("per-topic", 20, "PrefEval questions per topic, with -prefeval")
 	prefs := flag.Int("prefs", prefsPerOwner, "PrefEval preferences each owner states (the protocol's 5; more, to measure owners with more than the profile holds)")
 	updates := flag.String("updates", "", "a knowledge-update set (JSON, as cmd/memeval/testdata/updates.json): run it through Caddy instead of LoCoMo")
-	directives := flag.String("directives", "", "with -prefeval or -updates: more memory directives for the proxy, e.g. \"profile off\"")
-	workers := flag.Int("workers", 4, "with -prefeval or -updates: owners talking at once")
+	journeys := flag.String("journeys", "", "a journey set (JSON, as cmd/memeval/testdata/journeys.json): run it through Caddy instead of LoCoMo")
+	directives := flag.String("directives", "", "with -prefeval, -updates or -journeys: more memory directives for the proxy, e.g. \"profile off\"")
+	workers := flag.Int("workers", 4, "with -prefeval, -updates or -journeys: owners talking at once")
 	flag.Parse()
 	log.SetFlags(0)
 	switch {
 	case *prefeval != "":
 		needData(*prefeval, "items.jsonl", "distractors.json")
-	case *updates != "":
-		needData(*updates)
+	case *updates != "" || *journeys != "":
+		for _, f := range []string{*updates, *journeys} {
+			if f != "" {
+				needData(f)
+			}
+		}
 	default:
 		needData(*data)
 	}
-	if *prefeval != "" || *updates != "" {
-		if err := runProxied(*prefeval, *modes, *perTopic, *prefs, *updates, *directives, *storage, *workers, *misses > 0, *jsonOut); err != nil {
+	if *prefeval != "" || *updates != "" || *journeys != "" {
+		if err := runProxied(proxied{prefDir: *prefeval, modes: *modes, perTopic: *perTopic, prefs: *prefs, updates: *updates, journeys: *journeys,
+			directives: *directives, storage: *storage, workers: *workers, misses: *misses, jsonOut: *jsonOut}); err != nil {
 			log.Fatalf("memeval: %v", err)
 		}
 		return

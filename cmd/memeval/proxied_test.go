@@ -82,8 +82,9 @@ func TestTheUpdateSetIsWellFormed(t *testing.T) {
 	}
 }
 
-// TestProxiedRun runs both protocols end to end through Caddy on a tiny
-// split: a preference sharing a word with its question reaches its block.
+// TestProxiedRun runs PrefEval, the updates and a journey end to end
+// through Caddy on a tiny split: a preference sharing a word with its
+// question reaches its block.
 func TestProxiedRun(t *testing.T) {
 	dir := t.TempDir()
 	items := `{"id":"a-0","topic":"a","preference":"I have a severe peanut allergy and avoid peanuts entirely.","question":"What snacks with peanut butter are good?","persona_turns":["Hello! I have a severe peanut allergy and avoid peanuts entirely. What's new?"]}
@@ -93,20 +94,30 @@ func TestProxiedRun(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "distractors.json"), []byte(`[["hi"],["write a poem"],["what is 2+2?"],["convert this to go"]]`), 0o600)
 	upd := filepath.Join(dir, "updates.json")
 	os.WriteFile(upd, []byte(`[{"id":"x","before":[["I live in Lisbon."],["Where is a good park?"]],"update":["I moved to Porto."],"question":"Where do I live?","new":["Porto"],"old":["Lisbon"]}]`), 0o600)
+	jrn := filepath.Join(dir, "journeys.json")
+	os.WriteFile(jrn, []byte(`{"people":[{"id":"p","conversations":[["I'm allergic to penicillin."],["Which wine goes with fish?"]],
+		"probes":[{"ask":"I have a sore throat, what could my doctor prescribe?","must":["penicillin"]},{"ask":"hi!","empty":true}]}]}`), 0o600)
 	pause = 200 * time.Millisecond
 	out := filepath.Join(dir, "out.json")
-	if err := runProxied(dir, "explicit", 1, 2, upd, "", filepath.Join(dir, "storage"), 2, false, out); err != nil {
+	if err := runProxied(proxied{prefDir: dir, modes: "explicit", perTopic: 1, prefs: 2, updates: upd, journeys: jrn,
+		storage: filepath.Join(dir, "storage"), workers: 2, jsonOut: out}); err != nil {
 		t.Fatal(err)
 	}
 	raw, _ := os.ReadFile(out)
 	var got struct {
-		Explicit prefResult   `json:"prefeval_explicit"`
-		Updates  updateResult `json:"updates"`
+		Explicit prefResult    `json:"prefeval_explicit"`
+		Updates  updateResult  `json:"updates"`
+		Journeys journeyResult `json:"journeys"`
 	}
 	if err := json.Unmarshal(raw, &got); err != nil {
 		t.Fatal(err)
 	}
 	if got.Explicit.Questions != 2 || got.Explicit.ByTopic["a"] != 1 || got.Updates.Cases != 1 {
 		t.Errorf("results: %s", raw)
+	}
+	// The journey's canonical allergy, learned before the probes were
+	// asked, is in the first probe's block.
+	if j := got.Journeys.All; j.Probes != 2 || j.Hits != 1 || j.SmallTalk != 1 || got.Journeys.Probes[0].Tokens == 0 {
+		t.Errorf("journeys: %+v", got.Journeys)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -18,6 +20,7 @@ import (
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
 
 	_ "github.com/caddy-memory/memory"
+	"github.com/caddy-memory/memory/app"
 	"github.com/caddy-memory/memory/inject"
 )
 
@@ -32,6 +35,11 @@ type proxy struct {
 
 	mu   sync.Mutex
 	last map[string][]byte // Authorization -> the last request body upstream saw
+
+	sent atomic.Int64 // chat requests answered, each a turn handed to learning
+	// base is handedOver when this Caddy started (the counter is the
+	// process's).
+	base float64
 }
 
 // message is one chat message.
@@ -79,6 +87,7 @@ http://127.0.0.1:%d {
 		return nil, err
 	}
 	p.url = fmt.Sprintf("http://127.0.0.1:%d/v1/chat/completions", port)
+	p.base = handedOver()
 	return p, nil
 }
 
@@ -128,6 +137,7 @@ func (p *proxy) chat(key string, msgs []message) (string, error) {
 	if resp.StatusCode != http.StatusOK {
 		return "", fmt.Errorf("status %d: %s", resp.StatusCode, raw)
 	}
+	p.sent.Add(1)
 	var out struct {
 		Choices []struct {
 			Message message `json:"message"`
@@ -158,6 +168,48 @@ func (p *proxy) conversation(key, system string, turns []string) error {
 	return nil
 }
 
+// settle waits until learning has finished with every turn sent so far
+// (the handler hands a turn over as its answer ends, so the client can
+// have the answer a moment before) and everything learned is searchable:
+// what the next request finds then does not depend on the machine's speed.
+func (p *proxy) settle() error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for handedOver()-p.base < float64(p.sent.Load()) {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("learning finished with %.0f of %d turns in a minute", handedOver()-p.base, p.sent.Load())
+		case <-time.After(2 * time.Millisecond):
+		}
+	}
+	v, err := caddy.ActiveContext().AppIfConfigured("memory")
+	if err != nil {
+		return err
+	}
+	for _, s := range v.(*app.App).Open() {
+		if err := s.Engine().Sync(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// handedOver counts the turns learning has finished with (learned, failed
+// or dropped), from the running configuration's metrics.
+func handedOver() float64 {
+	ctx := caddy.ActiveContext()
+	mfs, _ := ctx.GetMetricsRegistry().Gather()
+	n := 0.0
+	for _, mf := range mfs {
+		if mf.GetName() == "caddy_memory_extraction_jobs_total" {
+			for _, m := range mf.GetMetric() {
+				n += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return n
+}
+
 // block is the memory block of the last request the upstream received for
 // key, "" for none.
 func (p *proxy) block(key string) string {
@@ -182,18 +234,25 @@ func (p *proxy) block(key string) string {
 
 // blockLines are the memories of a block, one a line, without the date.
 func blockLines(block string) []string {
-	var out []string
+	lines, _ := blockEntries(block)
+	return lines
+}
+
+// blockEntries are the memories of a block, one a line, without the date,
+// and whether each had one: the profile's standing facts have none.
+func blockEntries(block string) (lines []string, dated []bool) {
 	for _, l := range strings.Split(block, "\n") {
 		l, ok := strings.CutPrefix(l, "- ")
 		if !ok {
 			continue
 		}
+		d := false
 		if strings.HasPrefix(l, "[") {
 			if i := strings.Index(l, "] "); i > 0 {
-				l = l[i+2:]
+				l, d = l[i+2:], true
 			}
 		}
-		out = append(out, l)
+		lines, dated = append(lines, l), append(dated, d)
 	}
-	return out
+	return lines, dated
 }

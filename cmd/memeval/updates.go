@@ -6,8 +6,11 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/caddy-memory/memory/inject"
 )
 
 // updateCase is a knowledge update: what the user said earlier (each a
@@ -88,7 +91,7 @@ func runUpdates(p *proxy, cases []updateCase, workers int, verbose io.Writer) (u
 		r.Echoes += b2i(echo)
 		pass := newFound && !oldCurrent
 		r.Passed += b2i(pass)
-		tokens += len(blocks[i]) / 4
+		tokens += inject.EstimateTokens(blocks[i])
 		if verbose != nil && (!pass || echo) {
 			fmt.Fprintf(verbose, "UPDATE %s new=%v old-as-current=%v echo=%v\n    %s\n", c.ID, newFound, oldCurrent, echo,
 				strings.ReplaceAll(blocks[i], "\n", "\n    "))
@@ -116,19 +119,11 @@ func judgeUpdate(c updateCase, block string) (newFound, oldCurrent, echo bool) {
 		}
 		newFound = newFound && found
 	}
+	words := func(vs []string) func(string) bool {
+		return func(l string) bool { return slices.ContainsFunc(vs, func(v string) bool { return hasWord(l, v) }) }
+	}
 	for _, l := range lines {
-		if strings.HasPrefix(l, earlierMark) || ended.MatchString(l) {
-			continue
-		}
-		withNew := false
-		for _, v := range c.New {
-			withNew = withNew || hasWord(l, v)
-		}
-		for _, v := range c.Old {
-			if hasWord(l, v) && !withNew {
-				oldCurrent = true
-			}
-		}
+		oldCurrent = oldCurrent || presentsOld(l, words(c.Old), words(c.New))
 		for _, conv := range c.Before {
 			for _, t := range conv {
 				if strings.HasSuffix(t, "?") && strings.Contains(l, t) {
@@ -140,9 +135,24 @@ func judgeUpdate(c updateCase, block string) (newFound, oldCurrent, echo bool) {
 	return newFound, oldCurrent, echo
 }
 
+// presentsOld reports whether a block line presents an old value as
+// current: it names one (old), is neither marked as earlier nor says it
+// ended, and names no new value beside it, as "moved from Lisbon to Porto"
+// does.
+func presentsOld(line string, old, new func(string) bool) bool {
+	if strings.HasPrefix(line, earlierMark) || ended.MatchString(line) {
+		return false
+	}
+	return old(line) && !new(line)
+}
+
 // ended marks a line that says a value is no longer so ("User stopped
-// keto", "broke up with Miguel"): it does not present it as current.
-var ended = regexp.MustCompile(`(?i)\b(?:stopped|quit|left|broke up|split up|no longer|anymore|any more|used to|former|ex-|moved from|instead of|switched from|replaced|sold|gave up|divorced)\b`)
+// keto", "broke up with Miguel", "ya no soy vegetariana", "nicht mehr"):
+// it does not present it as current. The words of other languages are
+// those of the sets' own speakers (Spanish, German, French, Portuguese);
+// RE2's \b knows only ASCII letters, so they are bounded by hand.
+var ended = regexp.MustCompile(`(?i)\b(?:stopped|quit|left|broke up|split up|no longer|anymore|any more|used to|former|ex-|moved from|instead of|switched from|replaced|sold|gave up|divorced|passed away|died)\b` +
+	`|(?:^|[^\pL])(?:ya no|dejé|en vez de|en lugar de|nicht mehr|früher|gekündigt|aufgehört|statt|ehemalig\pL*|n(?:e |')\pL+ plus|quitté|au lieu de|anciennement|já não|não \pL+ mais|deixei|em vez de)(?:$|[^\pL])`)
 
 // hasWord reports whether s holds phrase as whole words (or with an -s,
 // -es, -d or -ed ending), ignoring case.
@@ -155,9 +165,22 @@ func (r updateResult) print(w io.Writer) {
 		r.Passed, r.Cases, r.NewFound, r.OldCurrent, r.Echoes, r.MeanTokens)
 }
 
-// runProxied runs PrefEval (each mode of modes) and the knowledge-update
-// set, whichever is given, through one Caddy on a fresh storage.
-func runProxied(prefDir, modes string, perTopic, prefs int, updatesPath, directives, storage string, workers int, verbose bool, jsonOut string) error {
+// proxied says what runProxied runs: the flags of a run through Caddy.
+type proxied struct {
+	prefDir, modes      string
+	perTopic, prefs     int
+	updates, journeys   string
+	directives, storage string
+	workers             int
+	misses              int // print this many failures (PrefEval and updates: all, when > 0)
+	jsonOut             string
+}
+
+// runProxied runs PrefEval (each mode of modes), the knowledge-update set
+// and a journey set, whichever are given, through one Caddy on a fresh
+// storage.
+func runProxied(c proxied) error {
+	storage := c.storage
 	if storage == "" {
 		dir, err := os.MkdirTemp("", "memeval-*")
 		if err != nil {
@@ -166,27 +189,27 @@ func runProxied(prefDir, modes string, perTopic, prefs int, updatesPath, directi
 		defer os.RemoveAll(dir)
 		storage = dir
 	}
-	p, err := startProxy(storage, directives)
+	p, err := startProxy(storage, c.directives)
 	if err != nil {
 		return err
 	}
 	defer p.stop()
 	var out io.Writer
-	if verbose {
+	if c.misses > 0 {
 		out = os.Stdout
 	}
 	results := map[string]any{}
-	if prefDir != "" {
-		items, distractors, err := loadPrefEval(prefDir)
+	if c.prefDir != "" {
+		items, distractors, err := loadPrefEval(c.prefDir)
 		if err != nil {
 			return err
 		}
-		for _, mode := range strings.Split(modes, ",") {
+		for _, mode := range strings.Split(c.modes, ",") {
 			mode = strings.TrimSpace(mode)
 			if mode != "explicit" && mode != "persona" {
 				return fmt.Errorf("-modes: %q is not explicit or persona", mode)
 			}
-			r, err := runPrefEval(p, planPrefEval(items, distractors, mode, perTopic, prefs), mode, workers, out)
+			r, err := runPrefEval(p, planPrefEval(items, distractors, mode, c.perTopic, c.prefs), mode, c.workers, out)
 			if err != nil {
 				return err
 			}
@@ -194,21 +217,33 @@ func runProxied(prefDir, modes string, perTopic, prefs int, updatesPath, directi
 			results["prefeval_"+mode] = r
 		}
 	}
-	if updatesPath != "" {
-		cases, err := loadUpdates(updatesPath)
+	if c.updates != "" {
+		cases, err := loadUpdates(c.updates)
 		if err != nil {
 			return err
 		}
-		r, err := runUpdates(p, cases, workers, out)
+		r, err := runUpdates(p, cases, c.workers, out)
 		if err != nil {
 			return err
 		}
 		r.print(os.Stdout)
 		results["updates"] = r
 	}
-	if jsonOut != "" {
+	if c.journeys != "" {
+		set, err := loadJourneys(c.journeys, time.Now())
+		if err != nil {
+			return err
+		}
+		r, err := runJourneys(p, c.journeys, set, c.workers)
+		if err != nil {
+			return err
+		}
+		r.print(os.Stdout, c.misses)
+		results["journeys"] = r
+	}
+	if c.jsonOut != "" {
 		b, _ := json.MarshalIndent(results, "", " ")
-		return os.WriteFile(jsonOut, b, 0o644)
+		return os.WriteFile(c.jsonOut, b, 0o644)
 	}
 	return nil
 }
