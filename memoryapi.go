@@ -3,6 +3,7 @@ package memory
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/caddyserver/caddy/v2"
@@ -164,15 +165,17 @@ func (a *APIHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyht
 }
 
 // apiPath drops the mount prefix: everything before the first segment that
-// starts an API route.
+// starts an API route. A path with none that ends in a slash is the
+// mount's root (/memory/), where the dashboard opens.
 func apiPath(p string) string {
 	segs := strings.Split(strings.Trim(p, "/"), "/")
 	for i, s := range segs {
-		for _, root := range api.Roots {
-			if s == root {
-				return "/" + strings.Join(segs[i:], "/")
-			}
+		if slices.Contains(api.Roots, s) {
+			return "/" + strings.Join(segs[i:], "/")
 		}
+	}
+	if strings.HasSuffix(p, "/") {
+		return "/"
 	}
 	return p
 }

@@ -138,6 +138,19 @@ func (tb *tab) eval(expr string) string {
 	return v
 }
 
+// await returns the value of a JavaScript expression that is a promise,
+// once it settles.
+func (tb *tab) await(expr string) string {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, 10*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[string](expr, chromedp.EvalAwaitPromise))
+	if err != nil {
+		tb.t.Fatalf("evaluating %s: %v", expr, err)
+	}
+	return v
+}
+
 func (tb *tab) fatal(what string, err error) {
 	tb.t.Helper()
 	ctx, cancel := context.WithTimeout(tb.ctx, 5*time.Second)
@@ -455,5 +468,47 @@ func TestDashboardFindsAnOwnerAndShowsRecentRequests(t *testing.T) {
 
 	tb.do("find a key nobody uses", chromedp.SendKeys(chromedp.ID("find-owner"), "sk-nobody"), chromedp.Click(chromedp.CSS("#find-form button")))
 	tb.until("said so", `!document.querySelector('#notice').hidden && document.querySelector('#notice').innerText.includes('No memories')`)
+	tb.checkConsole()
+}
+
+// TestDashboardOpensAtTheMountRoot: GET <mount>/ (/memory/, and
+// /memory/admin/ behind basic_auth) opens the dashboard rather than
+// answering 404, and the page shows an icon of its own, served beside it:
+// the browser's /favicon.ico goes to the site's root, proxied to the LLM.
+func TestDashboardOpensAtTheMountRoot(t *testing.T) {
+	storage := t.TempDir()
+	up := newFakeLLM(t)
+	tester := startCaddy(t, apiConfig(t, storage, up.addr(), ""))
+	client := *tester.Client
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	a := apiCall{t, &client}
+	for path, auth := range map[string]string{"/memory/": "", "/memory/admin/": "admin"} {
+		status, body := a.raw("GET", path, auth, nil)
+		if status != http.StatusFound {
+			t.Errorf("GET %s = %d %s, want a redirect to the dashboard", path, status, body)
+		}
+	}
+
+	tb := openTab(t, 1024, 700)
+	tb.answerBasicAuth("admin", "s3cret")
+	for _, mount := range []string{"/memory/", "/memory/admin/"} {
+		tb.open("the mount's root "+mount, caddyAddr+mount)
+		tb.until("the dashboard at "+mount+"ui/", fmt.Sprintf(`location.pathname === %q && !!document.querySelector('#memories')`, mount+"ui/"))
+		// The icon the page names is the API's, an image.
+		icon := tb.await(`(async () => {
+			const link = document.querySelector('link[rel=icon]');
+			if (!link) return 'no icon link';
+			const r = await fetch(link.href);
+			return link.href.replace(location.origin, '') + ' ' + r.status + ' ' + r.headers.get('Content-Type');
+		})()`)
+		if want := mount + "ui/favicon.svg 200 image/svg+xml"; icon != want {
+			t.Errorf("the page's icon: %s, want %s", icon, want)
+		}
+	}
+	for _, r := range up.all() {
+		if r.Path == "/favicon.ico" {
+			t.Errorf("the browser asked the LLM upstream for /favicon.ico")
+		}
+	}
 	tb.checkConsole()
 }
