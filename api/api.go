@@ -109,6 +109,8 @@ var routes = []route{
 	{pattern: "GET /stats/owners", serve: (*Handler).owners},
 	{pattern: "GET /stats/activity", serve: (*Handler).activity},
 	{pattern: "GET /injections", serve: (*Handler).injections},
+	{pattern: "GET /profile", serve: (*Handler).profile},
+	{pattern: "GET /sessions", serve: (*Handler).sessions},
 	{pattern: "GET /{$}", serve: (*Handler).mountRoot},
 	{pattern: "GET /ui", serve: (*Handler).uiRoot},
 	{pattern: "GET /ui/", serve: (*Handler).ui},
