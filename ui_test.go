@@ -504,9 +504,7 @@ func TestDashboardOpensAtTheMountRoot(t *testing.T) {
 	storage := t.TempDir()
 	up := newFakeLLM(t)
 	tester := startCaddy(t, apiConfig(t, storage, up.addr(), ""))
-	client := *tester.Client
-	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	a := apiCall{t, &client}
+	a := apiCall{t, notFollowing(tester.Client)}
 	for path, auth := range map[string]string{"/memory/": "", "/memory/admin/": "admin"} {
 		status, body := a.raw("GET", path, auth, nil)
 		if status != http.StatusFound {

@@ -115,6 +115,7 @@ var routes = []route{
 	{pattern: "GET /ui", serve: (*Handler).uiRoot},
 	{pattern: "GET /ui/", serve: (*Handler).ui},
 	{pattern: "/mcp", serve: (*Handler).serveMCP},
+	{pattern: "GET /openapi.json", serve: (*Handler).openAPI},
 }
 
 // New returns a Handler.
