@@ -458,7 +458,7 @@ async function openMemory(id) {
 	const { memory: m } = await api('GET', 'memories/' + encodeURIComponent(id));
 	$('#detail-h').textContent = 'Memory ' + m.id;
 	const fields = [['Content', m.content], ['Kind', m.kind], ['Source', m.source], ['Version', m.version],
-		['Owner', m.owner], ['Session', m.session], ['Created', when(m.created_at)], ['Updated', when(m.updated_at)],
+		['Owner', m.owner], ['Session', sessionName(m.session) ? sessionName(m.session) + ' (' + m.session + ')' : m.session], ['Created', when(m.created_at)], ['Updated', when(m.updated_at)],
 		['Mentions', m.mentions], ['Uses', m.uses], ['Salience', m.salience != null ? m.salience.toFixed(2) : ''],
 		['Pinned', m.pinned ? 'yes' : 'no'], ['Deleted', m.deleted_at ? when(m.deleted_at) + (m.delete_reason ? ' (' + m.delete_reason + ')' : '') : 'no']];
 	$('#detail-fields').replaceChildren(...fields.filter(([, v]) => v !== undefined && v !== '').flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]));
