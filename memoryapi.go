@@ -160,6 +160,12 @@ func (a *APIHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyht
 	r2 := r.Clone(r.Context())
 	r2.URL.Path = apiPath(r.URL.Path)
 	r2.URL.RawPath = ""
+	// The API reads where it is mounted from the request's URI (the
+	// redirect of /ui, the server of openapi.json): the one the client
+	// sent, before a handle_path or a rewrite took the prefix off.
+	if orig, ok := r.Context().Value(caddyhttp.OriginalRequestCtxKey).(http.Request); ok && orig.RequestURI != "" {
+		r2.RequestURI = orig.RequestURI
+	}
 	a.handler.ServeHTTP(w, r2)
 	return nil
 }

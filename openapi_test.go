@@ -238,3 +238,40 @@ func validateBody(doc *openapi.Doc, schema any, ctype string, body []byte) error
 	}
 	return nil
 }
+
+// TestAPIUnderHandlePath: mounted with handle_path (the prefix stripped
+// before memory_api sees the request), the mount's root still opens the
+// dashboard, whose files load, and the OpenAPI document names the mount
+// the client asked at as its server.
+func TestAPIUnderHandlePath(t *testing.T) {
+	storage := t.TempDir()
+	up := newFakeLLM(t)
+	tester := startCaddy(t, withStorage(storage, "")+fmt.Sprintf(`http://localhost:9080 {
+	memory
+	handle_path /tools/memory/* {
+		memory_api
+	}
+	reverse_proxy %s
+}
+`, up.addr()))
+	a := apiCall{t, notFollowing(tester.Client)}
+	if status, _ := a.raw("GET", "/tools/memory/", "", nil); status != http.StatusFound {
+		t.Errorf("GET /tools/memory/ = %d, want a redirect to the dashboard", status)
+	}
+	for _, path := range []string{"/tools/memory/ui/", "/tools/memory/ui/app.js", "/tools/memory/ui/favicon.svg"} {
+		if status, _ := a.raw("GET", path, "", nil); status != http.StatusOK {
+			t.Errorf("GET %s = %d", path, status)
+		}
+	}
+	status, raw := a.raw("GET", "/tools/memory/openapi.json", "", nil)
+	doc, err := openapi.Parse(raw)
+	if status != http.StatusOK || err != nil {
+		t.Fatalf("GET /tools/memory/openapi.json = %d: %v", status, err)
+	}
+	if servers, _ := doc.Root()["servers"].([]any); len(servers) != 1 || servers[0].(map[string]any)["url"] != "/tools/memory" {
+		t.Errorf("the document names the servers %v, want /tools/memory", servers)
+	}
+	if status, out := a.do("GET", "/tools/memory/profile", "sk-zed", nil); status != http.StatusOK || out["groups"] == nil {
+		t.Errorf("GET /tools/memory/profile = %d %v", status, out)
+	}
+}
