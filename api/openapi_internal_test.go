@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -108,6 +109,31 @@ func TestOpenAPIServedWithItsMount(t *testing.T) {
 		}
 		if doc.OpenAPI != "3.1.0" || len(doc.Servers) != 1 || doc.Servers[0].URL != want {
 			t.Errorf("GET %s: openapi %q, servers %+v, want %s", uri, doc.OpenAPI, doc.Servers, want)
+		}
+	}
+}
+
+// A damaged storage's answers are as documented: /health's 503, and
+// another route's error.
+func TestOpenAPIDescribesADamagedStorage(t *testing.T) {
+	doc, err := openapi.Parse(openAPIDoc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := New(Config{Mode: Admin, Damaged: func() error { return errors.New("the store file is damaged: run 'caddy memory check'") }})
+	for _, op := range doc.Operations() {
+		if op.Path != "/health" && op.Path != "/stats" {
+			continue
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(op.Method, op.Path, nil))
+		schema, ok := doc.Response(op, rec.Code, "application/json")
+		var v any
+		if rec.Code != http.StatusServiceUnavailable || !ok || json.Unmarshal(rec.Body.Bytes(), &v) != nil {
+			t.Fatalf("%s %s = %d %s", op.Method, op.Path, rec.Code, rec.Body)
+		}
+		if err := doc.Validate(schema, v); err != nil {
+			t.Errorf("%s %s = %d, not as documented: %v\n%s", op.Method, op.Path, rec.Code, err, rec.Body)
 		}
 	}
 }

@@ -356,6 +356,9 @@ func (sr *searcher) profileFacts(owner string, profileTokens, maxTokens int) ([]
 				continue
 			}
 			m, err := tx.Get(owner, f.id)
+			if skipRecord(err) {
+				continue // damaged since the profile was read: passed over alone
+			}
 			if err != nil {
 				return err
 			}
