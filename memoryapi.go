@@ -3,6 +3,7 @@ package memory
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/caddyserver/caddy/v2"
@@ -159,20 +160,28 @@ func (a *APIHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyht
 	r2 := r.Clone(r.Context())
 	r2.URL.Path = apiPath(r.URL.Path)
 	r2.URL.RawPath = ""
+	// The API reads where it is mounted from the request's URI (the
+	// redirect of /ui, the server of openapi.json): the one the client
+	// sent, before a handle_path or a rewrite took the prefix off.
+	if orig, ok := r.Context().Value(caddyhttp.OriginalRequestCtxKey).(http.Request); ok && orig.RequestURI != "" {
+		r2.RequestURI = orig.RequestURI
+	}
 	a.handler.ServeHTTP(w, r2)
 	return nil
 }
 
 // apiPath drops the mount prefix: everything before the first segment that
-// starts an API route.
+// starts an API route. A path with none that ends in a slash is the
+// mount's root (/memory/), where the dashboard opens.
 func apiPath(p string) string {
 	segs := strings.Split(strings.Trim(p, "/"), "/")
 	for i, s := range segs {
-		for _, root := range api.Roots {
-			if s == root {
-				return "/" + strings.Join(segs[i:], "/")
-			}
+		if slices.Contains(api.Roots, s) {
+			return "/" + strings.Join(segs[i:], "/")
 		}
+	}
+	if strings.HasSuffix(p, "/") {
+		return "/"
 	}
 	return p
 }

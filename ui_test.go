@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -138,6 +139,19 @@ func (tb *tab) eval(expr string) string {
 	return v
 }
 
+// await returns the value of a JavaScript expression that is a promise,
+// once it settles.
+func (tb *tab) await(expr string) string {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, 10*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[string](expr, chromedp.EvalAwaitPromise))
+	if err != nil {
+		tb.t.Fatalf("evaluating %s: %v", expr, err)
+	}
+	return v
+}
+
 func (tb *tab) fatal(what string, err error) {
 	tb.t.Helper()
 	ctx, cancel := context.WithTimeout(tb.ctx, 5*time.Second)
@@ -152,14 +166,7 @@ func (tb *tab) fatal(what string, err error) {
 // outlives the test) and returns its path.
 func (tb *tab) screenshot(name string) string {
 	tb.t.Helper()
-	dir := os.Getenv("ARTIFACTS_DIR")
-	if dir == "" {
-		dir = filepath.Join(os.TempDir(), "caddy-memory-artifacts")
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		tb.t.Errorf("screenshot: %v", err)
-		return ""
-	}
+	dir := artifacts(tb.t)
 	ctx, cancel := context.WithTimeout(tb.ctx, 10*time.Second)
 	defer cancel()
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
@@ -171,6 +178,37 @@ func (tb *tab) screenshot(name string) string {
 		return ""
 	}
 	return filepath.Join(dir, name)
+}
+
+// viewShot saves what the window shows (not the whole page) beside
+// screenshot's, and returns its path.
+func (tb *tab) viewShot(name string) string {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, 10*time.Second)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		tb.t.Errorf("screenshot: %v", err)
+		return ""
+	}
+	path := filepath.Join(artifacts(tb.t), name)
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		tb.t.Errorf("screenshot: %v", err)
+	}
+	return path
+}
+
+// artifacts is where screenshots go: $ARTIFACTS_DIR, else a folder in
+// the system's temporary directory that outlives the test.
+func artifacts(t *testing.T) string {
+	dir := os.Getenv("ARTIFACTS_DIR")
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "caddy-memory-artifacts")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Errorf("screenshot: %v", err)
+	}
+	return dir
 }
 
 // checkConsole fails the test if the page threw or broke its own CSP.
@@ -455,5 +493,176 @@ func TestDashboardFindsAnOwnerAndShowsRecentRequests(t *testing.T) {
 
 	tb.do("find a key nobody uses", chromedp.SendKeys(chromedp.ID("find-owner"), "sk-nobody"), chromedp.Click(chromedp.CSS("#find-form button")))
 	tb.until("said so", `!document.querySelector('#notice').hidden && document.querySelector('#notice').innerText.includes('No memories')`)
+	tb.checkConsole()
+}
+
+// TestDashboardOpensAtTheMountRoot: GET <mount>/ (/memory/, and
+// /memory/admin/ behind basic_auth) opens the dashboard rather than
+// answering 404, and the page shows an icon of its own, served beside it:
+// the browser's /favicon.ico goes to the site's root, proxied to the LLM.
+func TestDashboardOpensAtTheMountRoot(t *testing.T) {
+	storage := t.TempDir()
+	up := newFakeLLM(t)
+	tester := startCaddy(t, apiConfig(t, storage, up.addr(), ""))
+	a := apiCall{t, notFollowing(tester.Client)}
+	for path, auth := range map[string]string{"/memory/": "", "/memory/admin/": "admin"} {
+		status, body := a.raw("GET", path, auth, nil)
+		if status != http.StatusFound {
+			t.Errorf("GET %s = %d %s, want a redirect to the dashboard", path, status, body)
+		}
+	}
+
+	tb := openTab(t, 1024, 700)
+	tb.answerBasicAuth("admin", "s3cret")
+	for _, mount := range []string{"/memory/", "/memory/admin/"} {
+		tb.open("the mount's root "+mount, caddyAddr+mount)
+		tb.until("the dashboard at "+mount+"ui/", fmt.Sprintf(`location.pathname === %q && !!document.querySelector('#memories')`, mount+"ui/"))
+		// The icon the page names is the API's, an image.
+		icon := tb.await(`(async () => {
+			const link = document.querySelector('link[rel=icon]');
+			if (!link) return 'no icon link';
+			const r = await fetch(link.href);
+			return link.href.replace(location.origin, '') + ' ' + r.status + ' ' + r.headers.get('Content-Type');
+		})()`)
+		if want := mount + "ui/favicon.svg 200 image/svg+xml"; icon != want {
+			t.Errorf("the page's icon: %s, want %s", icon, want)
+		}
+	}
+	for _, r := range up.all() {
+		if r.Path == "/favicon.ico" {
+			t.Errorf("the browser asked the LLM upstream for /favicon.ico")
+		}
+	}
+	tb.checkConsole()
+}
+
+// TestDashboardShowsWhatItKnows: a person who told their assistant eight
+// things about themselves, over two conversations through the proxy, opens
+// the dashboard on what it knows about them: those facts, grouped as a
+// person thinks of them, before anything else; the transcripts folded
+// under conversations named by time and first words, not hashes. One click
+// edits a fact (the old value then shown as what it replaced), one click
+// forgets one (and Undo brings it back).
+func TestDashboardShowsWhatItKnows(t *testing.T) {
+	storage := t.TempDir()
+	up := newFakeLLM(t)
+	tester := startCaddy(t, apiConfig(t, storage, up.addr(), ""))
+	const key = "sk-maya-ui"
+	conversation := func(lines ...string) {
+		var msgs []map[string]any
+		for _, l := range lines {
+			msgs = append(msgs, msg("user", l))
+			post(t, tester, "/v1/chat/completions", key, chatBody(false, msgs...))
+			msgs = append(msgs, msg("assistant", "Noted."))
+		}
+	}
+	conversation("Hi, my name is Maya Lindqvist.", "I live in Porto, near the river.",
+		"I work as a nurse at Santo António hospital.", "My husband is called Tomás.", "What's a quick dinner I could make tonight?",
+		"Remember that my passport expires in March 2027.")
+	conversation("I'm allergic to peanuts.", "I'm vegetarian.", "Please always answer in metric units.",
+		"I prefer short answers.", "Actually, I moved to Lisbon last month.")
+	settle(t, storage, 11)
+
+	// The facts' ids, as the API has them.
+	a := apiCall{t, tester.Client}
+	status, prof := a.do("GET", "/memory/profile", key, nil)
+	ids := map[string]int{}
+	groups, _ := prof["groups"].([]any)
+	for _, g := range groups {
+		facts, _ := g.(map[string]any)["facts"].([]any)
+		for _, f := range facts {
+			m := f.(map[string]any)["memory"].(map[string]any)
+			ids[m["content"].(string)] = idOf(m)
+		}
+	}
+	nurse, short, lisbon := ids["User works as a nurse at Santo António hospital."], ids["User prefers short answers."], ids["User moved to Lisbon last month and lives there."]
+	if status != http.StatusOK || len(ids) != 8 || nurse == 0 || short == 0 || lisbon == 0 {
+		t.Fatalf("GET /memory/profile = %d, facts %v: want the eight", status, ids)
+	}
+	fact := func(id int) string { return fmt.Sprintf(`#profile li.fact[data-id="%d"]`, id) }
+	factButton := func(id int, label string) chromedp.Search {
+		return chromedp.Search(fmt.Sprintf(`//section[@id="profile"]//li[@data-id="%d"]//button[normalize-space()=%q]`, id, label))
+	}
+
+	tb := openTab(t, 1280, 900)
+	tb.do("open the dashboard", chromedp.Navigate(caddyAddr+"/memory/"))
+	tb.do("the login form", chromedp.WaitVisible(chromedp.ID("login-key")))
+	tb.do("sign in", chromedp.SendKeys(chromedp.ID("login-key"), key), chromedp.Click(chromedp.CSS("#login-form button")))
+	tb.until("what it knows", `document.querySelectorAll('#profile li.fact').length === 8`)
+
+	// First on the page: the profile, grouped, health and diet together.
+	if first := tb.eval(`[...document.querySelectorAll('#app > section, #app > div')].find(e => !e.hidden && e.offsetParent !== null).id`); first != "profile" {
+		t.Errorf("the page opens on #%s, want #profile", first)
+	}
+	if got := tb.eval(`document.querySelector('#profile h2').innerText`); got != "What it knows about you" {
+		t.Errorf("the profile's heading %q", got)
+	}
+	want := "Who you are|Family, household and pets|Home and belongings|Work and study|Health and diet|Preferences and instructions"
+	if got := tb.eval(`[...document.querySelectorAll('#profile h3')].map(h => h.textContent).join('|')`); got != want {
+		t.Errorf("the profile's groups %q, want %q", got, want)
+	}
+	if got := tb.eval(`document.querySelector('#profile [data-group=health]').innerText`); !strings.Contains(got, "allergic to peanuts") || !strings.Contains(got, "vegetarian") {
+		t.Errorf("health and diet: %q", got)
+	}
+	// What it replaced, shown with the fact.
+	if got := tb.eval(`document.querySelector(` + jsString(fact(lisbon)) + `).innerText`); !strings.Contains(got, "Porto") {
+		t.Errorf("the home fact %q does not show the Porto it replaced", got)
+	}
+
+	// Then what is found only when a question is about it.
+	tb.until("the other memories", `!document.querySelector('#others').hidden && document.querySelector('#others').innerText.includes('passport expires in March 2027')`)
+
+	// The transcripts: folded, under conversations named by time and first
+	// words; nowhere else on the page until asked for.
+	tb.until("two conversations", `document.querySelectorAll('#conversations details').length === 2`)
+	if open := tb.eval(`String([...document.querySelectorAll('#conversations details')].filter(d => d.open).length)`); open != "0" {
+		t.Errorf("%s conversations open by default, want them folded", open)
+	}
+	labels := tb.eval(`[...document.querySelectorAll('#conversations summary')].map(s => s.innerText).join('\n')`)
+	if !strings.Contains(labels, "Hi, my name is Maya Lindqvist.") || !strings.Contains(labels, "I'm allergic to peanuts.") || !regexp.MustCompile(`\d{1,2}:\d{2}`).MatchString(labels) {
+		t.Errorf("the conversations are labelled %q, want their time and first words", labels)
+	}
+	hash := regexp.MustCompile(`\bc-[0-9a-f]{6,}`)
+	if body := tb.eval(`document.body.innerText`); hash.MatchString(body) || strings.Contains(body, "User: I'm allergic") {
+		t.Errorf("the page shows a session hash or a transcript turn before it is asked for:\n%s", body)
+	}
+	tb.do("open a conversation", chromedp.Click(chromedp.Search(`//section[@id="conversations"]//summary[contains(., "Hi, my name is Maya")]`)))
+	tb.until("its turns", `[...document.querySelectorAll('#conversations details')].some(d => d.open && d.innerText.includes('User: I live in Porto'))`)
+
+	// Edit in one click: the text becomes a box, Enter saves a new version.
+	tb.do("edit", chromedp.Click(factButton(nurse, "Edit")))
+	tb.until("the edit box, focused", fmt.Sprintf(`document.activeElement && document.activeElement.id === 'fact-edit-%d'`, nurse))
+	tb.eval(fmt.Sprintf(`document.getElementById('fact-edit-%d').value = ''`, nurse))
+	tb.do("type the correction", chromedp.SendKeys(chromedp.ID(fmt.Sprintf("fact-edit-%d", nurse)), "User works as a midwife at Santo António hospital.\r"))
+	tb.until("the new text, the old as history", fmt.Sprintf(`(e => e?.querySelector('.fact-text')?.innerText === 'User works as a midwife at Santo António hospital.' && !!e.querySelector('.was')?.innerText.includes('nurse'))(document.querySelector(%s))`, jsString(fact(nurse))))
+	if _, out := a.do("GET", fmt.Sprintf("/memory/memories/%d", nurse), key, nil); !strings.Contains(fmt.Sprint(memoryOf(out)["content"]), "midwife") {
+		t.Errorf("the edit was not saved: %v", out)
+	}
+	tb.until("the conversation opened stays open", `[...document.querySelectorAll('#conversations details')].some(d => d.open && d.innerText.includes('User: I live in Porto'))`)
+
+	// The first screen, as docs/dashboard.png shows it.
+	tb.do("a tall window, at the top", chromedp.EmulateViewport(1280, 1300), chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
+	t.Logf("the first screen (docs/dashboard.png): %s", tb.viewShot("dashboard-profile-top.png"))
+
+	// Forget in one click, and Undo.
+	tb.do("forget", chromedp.Click(factButton(short, "Forget")))
+	tb.until("gone from the profile", fmt.Sprintf(`!document.querySelector(%s) && document.querySelector('#notice').innerText.includes('Forgot')`, jsString(fact(short))))
+	if _, out := a.do("GET", fmt.Sprintf("/memory/memories/%d", short), key, nil); memoryOf(out)["deleted_at"] == nil {
+		t.Errorf("Forget left memory %d undeleted: %v", short, out)
+	}
+	t.Logf("screenshot: %s", tb.screenshot("dashboard-profile.png"))
+	tb.do("undo", chromedp.Click(chromedp.Search(`//div[@id="notice"]//button[normalize-space()="Undo"]`)))
+	tb.until("back in the profile", fmt.Sprintf(`!!document.querySelector(%s)`, jsString(fact(short))))
+	if _, out := a.do("GET", fmt.Sprintf("/memory/memories/%d", short), key, nil); memoryOf(out)["deleted_at"] != nil {
+		t.Errorf("Undo left memory %d deleted: %v", short, out)
+	}
+	// On a phone: the same, one column, no sideways scrolling.
+	tb.do("375 px", chromedp.EmulateViewport(375, 800))
+	tb.until("laid out again", `window.innerWidth === 375`)
+	if w := tb.eval(`window.innerWidth + ' ' + document.documentElement.scrollWidth`); w != "375 375" {
+		t.Errorf("viewport and page widths %s, want 375 375: the page scrolls sideways", w)
+	}
+	tb.do("at the top", chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
+	t.Logf("phone-size screenshots: %s, %s", tb.viewShot("dashboard-profile-375-top.png"), tb.screenshot("dashboard-profile-375.png"))
 	tb.checkConsole()
 }

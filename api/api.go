@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -66,9 +67,55 @@ type Config struct {
 type Handler struct {
 	cfg Config
 	mux *http.ServeMux
+	mcp *mcpService
 	// origins refuses state-changing requests from other origins' pages
 	// (see guard.go).
 	origins *http.CrossOriginProtection
+}
+
+// route is one route of the API: its pattern (method and path, as
+// http.ServeMux reads them), what serves it, and the content types its
+// body may have (see guard.go).
+type route struct {
+	pattern string
+	serve   func(*Handler, http.ResponseWriter, *http.Request)
+	// body are the content types the route's body may have; nil for a
+	// route that takes no body (GET, DELETE) or checks its own (/mcp: the
+	// SDK answers 415 to anything but JSON).
+	body []string
+	// bodyOptional: the route reads no body, and a request without a
+	// content type is fine (curl -X POST); one that has one must be body's.
+	bodyOptional bool
+}
+
+// routes are the API's routes: the one list that the mux, the browser
+// guard, the mount's path roots (Roots) and the OpenAPI document's test
+// are built from.
+var routes = []route{
+	{pattern: "GET /memories", serve: (*Handler).list},
+	{pattern: "POST /memories", serve: (*Handler).create, body: jsonTypes},
+	{pattern: "GET /memories/{id}", serve: (*Handler).get},
+	{pattern: "PATCH /memories/{id}", serve: (*Handler).patch, body: jsonTypes},
+	{pattern: "DELETE /memories/{id}", serve: (*Handler).remove},
+	{pattern: "POST /search", serve: (*Handler).search, body: jsonTypes},
+	{pattern: "POST /ingest", serve: (*Handler).ingest, body: jsonTypes},
+	{pattern: "GET /export", serve: (*Handler).export},
+	{pattern: "POST /import", serve: (*Handler).importJSONL, body: jsonlTypes},
+	{pattern: "DELETE /owners/{owner}", serve: (*Handler).forget},
+	{pattern: "GET /stats", serve: (*Handler).stats},
+	{pattern: "GET /health", serve: (*Handler).health},
+	{pattern: "POST /consolidate", serve: (*Handler).consolidate, body: jsonTypes, bodyOptional: true},
+	{pattern: "POST /preview", serve: (*Handler).preview, body: jsonTypes},
+	{pattern: "GET /stats/owners", serve: (*Handler).owners},
+	{pattern: "GET /stats/activity", serve: (*Handler).activity},
+	{pattern: "GET /injections", serve: (*Handler).injections},
+	{pattern: "GET /profile", serve: (*Handler).profile},
+	{pattern: "GET /sessions", serve: (*Handler).sessions},
+	{pattern: "GET /{$}", serve: (*Handler).mountRoot},
+	{pattern: "GET /ui", serve: (*Handler).uiRoot},
+	{pattern: "GET /ui/", serve: (*Handler).ui},
+	{pattern: "/mcp", serve: (*Handler).serveMCP},
+	{pattern: "GET /openapi.json", serve: (*Handler).openAPI},
 }
 
 // New returns a Handler.
@@ -86,36 +133,51 @@ func New(cfg Config) *Handler {
 		cfg.Receipts = new(receipts.Book)
 	}
 	h := &Handler{cfg: cfg, mux: http.NewServeMux(), origins: http.NewCrossOriginProtection()}
-	routes := map[string]http.HandlerFunc{
-		"GET /memories":          h.list,
-		"POST /memories":         h.create,
-		"GET /memories/{id}":     h.get,
-		"PATCH /memories/{id}":   h.patch,
-		"DELETE /memories/{id}":  h.remove,
-		"POST /search":           h.search,
-		"POST /ingest":           h.ingest,
-		"GET /export":            h.export,
-		"POST /import":           h.importJSONL,
-		"DELETE /owners/{owner}": h.forget,
-		"GET /stats":             h.stats,
-		"GET /health":            h.health,
-		"POST /consolidate":      h.consolidate,
-		"POST /preview":          h.preview,
-		"GET /stats/owners":      h.owners,
-		"GET /stats/activity":    h.activity,
-		"GET /injections":        h.injections,
-		"GET /ui":                h.uiRoot,
-		"GET /ui/":               h.ui,
-		"/mcp":                   newMCP(h).ServeHTTP,
-	}
-	for pattern, fn := range routes {
-		h.mux.HandleFunc(pattern, fn)
+	h.mcp = newMCP(h)
+	for _, rt := range routes {
+		h.mux.HandleFunc(rt.pattern, func(w http.ResponseWriter, r *http.Request) { rt.serve(h, w, r) })
 	}
 	return h
 }
 
-// Roots are the first path segments of the API's routes.
-var Roots = []string{"memories", "search", "ingest", "export", "import", "owners", "stats", "health", "consolidate", "mcp", "preview", "ui", "injections"}
+// Routes are the patterns of the API's routes, as http.ServeMux reads
+// them ("GET /memories/{id}"; "/mcp" takes every method).
+func Routes() []string {
+	out := make([]string, len(routes))
+	for i, rt := range routes {
+		out[i] = rt.pattern
+	}
+	return out
+}
+
+// Roots are the first path segments of the API's routes: what a mount
+// (the memory_api module) finds the API's path by, after its own prefix.
+var Roots = roots()
+
+func roots() []string {
+	var out []string
+	for _, rt := range routes {
+		_, p, _ := strings.Cut(rt.pattern, " ")
+		if p == "" {
+			p = rt.pattern
+		}
+		first, _, _ := strings.Cut(strings.TrimPrefix(p, "/"), "/")
+		if first != "" && !slices.Contains(out, first) {
+			out = append(out, first)
+		}
+	}
+	return out
+}
+
+// routeOf is the route of a mux pattern.
+func routeOf(pattern string) (route, bool) {
+	for _, rt := range routes {
+		if rt.pattern == pattern {
+			return rt, true
+		}
+	}
+	return route{}, false
+}
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Every answer is what its Content-Type says: a browser must never

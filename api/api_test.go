@@ -183,7 +183,6 @@ func storedMemory(t *testing.T, e *engine.Engine, owner string, id uint64) *stor
 func TestRouting(t *testing.T) {
 	h := newHandler(openEngine(t), api.Admin)
 	for _, c := range []struct{ method, path string }{
-		{"GET", "/"},
 		{"GET", "/nope"},
 		{"POST", "/memory"},
 		{"GET", "/memories/1/history"},

@@ -31,24 +31,6 @@ var (
 	jsonlTypes = []string{"application/x-ndjson", "application/jsonl", "application/json"}
 )
 
-// bodyTypes are the content types a route's body may have; a route not
-// listed takes no body (DELETE) or checks its own (/mcp: the SDK answers
-// 415 to anything but JSON).
-var bodyTypes = map[string][]string{
-	"POST /memories":       jsonTypes,
-	"PATCH /memories/{id}": jsonTypes,
-	"POST /search":         jsonTypes,
-	"POST /ingest":         jsonTypes,
-	"POST /preview":        jsonTypes,
-	"POST /import":         jsonlTypes,
-	// No body; a content type, if sent, must be JSON.
-	"POST /consolidate": jsonTypes,
-}
-
-// bodyOptional are the routes that read no body, where no content type at
-// all is fine (curl -X POST).
-var bodyOptional = map[string]bool{"POST /consolidate": true}
-
 // refuseForeign reports why a request to the route pattern is refused, or
 // nil: a state-changing request from another origin's page, or a body of a
 // type the route does not read.
@@ -58,12 +40,13 @@ func (h *Handler) refuseForeign(r *http.Request, pattern string) *apiError {
 			"this API does not act on requests from other sites' pages (the browser says this one comes from %s): use the dashboard it serves (ui/), or call it from a program such as curl",
 			foreignOrigin(r))
 	}
-	want, ok := bodyTypes[pattern]
-	if !ok {
+	rt, _ := routeOf(pattern)
+	want := rt.body
+	if want == nil {
 		return nil
 	}
 	ct := r.Header.Get("Content-Type")
-	if ct == "" && bodyOptional[pattern] {
+	if ct == "" && rt.bodyOptional {
 		return nil
 	}
 	if mt, _, err := mime.ParseMediaType(ct); err == nil {

@@ -293,3 +293,6 @@ var version = func() string {
 	}
 	return "devel"
 }()
+
+// serveMCP serves /mcp.
+func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) { h.mcp.ServeHTTP(w, r) }

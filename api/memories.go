@@ -84,6 +84,14 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	session, kind, source, reason := q.Get("session"), q.Get("kind"), q.Get("source"), q.Get("delete_reason")
+	// exclude_kind leaves kinds out (turn,identity: neither transcripts
+	// nor identity facts).
+	excluded := map[string]bool{}
+	for k := range strings.SplitSeq(q.Get("exclude_kind"), ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			excluded[k] = true
+		}
+	}
 	f, err := parseFilters(r)
 	if err != nil {
 		h.fail(w, err)
@@ -94,7 +102,7 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
 	}
 	keep := func(m *store.Memory, now time.Time) bool {
 		return (includeDeleted || m.Active(now)) && (session == "" || m.Session == session) &&
-			(kind == "" || m.Kind == kind) && (source == "" || m.Source == source) && !m.UpdatedAt.Before(since) &&
+			(kind == "" || m.Kind == kind) && !excluded[m.Kind] && (source == "" || m.Source == source) && !m.UpdatedAt.Before(since) &&
 			(reason == "" || strings.HasPrefix(m.DeleteReason, reason)) && f.keep(m)
 	}
 

@@ -51,6 +51,13 @@ func (h *Handler) uiRoot(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusFound)
 }
 
+// mountRoot serves GET / (the mount's root, /memory/ with the README's
+// layout): the dashboard, by a relative redirect as for /ui.
+func (h *Handler) mountRoot(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Location", "ui/")
+	w.WriteHeader(http.StatusFound)
+}
+
 func (h *Handler) serveUI(w http.ResponseWriter, r *http.Request, name string) {
 	if name == "" {
 		name = "index.html"

@@ -51,6 +51,23 @@ func TestDashboardAssets(t *testing.T) {
 	if rec.Code != http.StatusFound || rec.Header().Get("Location") != "ui/" {
 		t.Errorf("GET /ui = %d, Location %q; want 302 to ui/", rec.Code, rec.Header().Get("Location"))
 	}
+	// The mount's root opens the dashboard, wherever the API is mounted:
+	// the redirect is relative, as for /ui.
+	for _, mode := range []api.Mode{api.Admin, api.Self} {
+		rec := do(t, newHandler(e, mode), "GET", "/", "", "")
+		if rec.Code != http.StatusFound || rec.Header().Get("Location") != "ui/" {
+			t.Errorf("%s: GET / = %d, Location %q; want 302 to ui/", mode, rec.Code, rec.Header().Get("Location"))
+		}
+	}
+	// The page names its own icon, which the API serves: the browser's
+	// /favicon.ico goes to whatever the site's root proxies to.
+	if !strings.Contains(page, `<link rel="icon" href="favicon.svg"`) {
+		t.Error("the page names no icon of its own")
+	}
+	if rec := do(t, h, "GET", "/ui/favicon.svg", "", ""); rec.Code != http.StatusOK || rec.Header().Get("Content-Type") != "image/svg+xml" ||
+		!strings.Contains(rec.Body.String(), "<svg") {
+		t.Errorf("GET /ui/favicon.svg = %d %q", rec.Code, rec.Header().Get("Content-Type"))
+	}
 	// Mounted, /memory/ui/ reaches the API as /ui: the page, not a loop.
 	req := httptest.NewRequest("GET", "/ui", nil)
 	req.RequestURI = "/memory/ui/?x=1"

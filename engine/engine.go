@@ -28,8 +28,8 @@
 //   - sealer: changes of encryption, the keys in effect, the rotation
 //     (encryption.go);
 //   - manager: the management surface: memories one by one, listing,
-//     export and import, forgetting an owner, health (memories.go,
-//     manage.go).
+//     an owner's conversations, export and import, forgetting an owner,
+//     health (memories.go, sessions.go, manage.go).
 //
 // engine.go opens the database, assembles the concerns and closes them in
 // order; tools.go holds the model's memory tools, which combine them;

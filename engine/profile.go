@@ -3,12 +3,14 @@ package engine
 import (
 	"cmp"
 	"maps"
+	"math"
 	"math/bits"
 	"slices"
 
 	"go.uber.org/zap"
 
 	"github.com/caddy-memory/memory/extract"
+	"github.com/caddy-memory/memory/inject"
 	"github.com/caddy-memory/memory/internal/norm"
 	"github.com/caddy-memory/memory/store"
 )
@@ -309,6 +311,66 @@ func (sr *searcher) profileKnown(owner string) ([]extract.Known, error) {
 		return nil
 	})
 	return known, err
+}
+
+// ProfileFact is one of an owner's standing facts, as the proxy orders
+// them (see Engine.Profile).
+type ProfileFact struct {
+	// Memory is the fact whole: its history holds what it replaced.
+	Memory *store.Memory
+	// Rides reports whether it fits the profile's budget, so that it leads
+	// every block the gate lets search; the others ride only with a
+	// question of their domain (food, travel, pets, ...).
+	Rides bool
+}
+
+// ProfileKinds are the kinds of memories an owner's profile is made of.
+func ProfileKinds() []string { return slices.Sorted(maps.Keys(standingKinds)) }
+
+// Profile returns owner's standing facts in the order they ride (the
+// proxy's: constraints first, then identity, instructions and what the
+// owner avoids, preferences, likings; one of each text), and which of them
+// fit within profileTokens (0: DefaultProfileTokens) of a block of
+// maxTokens (0: no bound but profileTokens).
+func (e *Engine) Profile(owner string, profileTokens, maxTokens int) ([]ProfileFact, error) {
+	return e.searcher.profileFacts(owner, profileTokens, maxTokens)
+}
+
+func (sr *searcher) profileFacts(owner string, profileTokens, maxTokens int) ([]ProfileFact, error) {
+	if profileTokens <= 0 {
+		profileTokens = DefaultProfileTokens
+	}
+	if maxTokens <= 0 {
+		maxTokens = math.MaxInt32
+	}
+	out := []ProfileFact{}
+	err := sr.store.View(func(tx *store.Tx) error {
+		p, err := sr.profileIn(tx, owner)
+		if err != nil {
+			return err
+		}
+		var shown []inject.Standing
+		for i := range p.facts {
+			f := &p.facts[i]
+			if !f.active(tx.Now()) {
+				continue
+			}
+			m, err := tx.Get(owner, f.id)
+			if skipRecord(err) {
+				continue // damaged since the profile was read: passed over alone
+			}
+			if err != nil {
+				return err
+			}
+			sr.withUsage(tx, m)
+			out, shown = append(out, ProfileFact{Memory: m}), append(shown, f.shown)
+		}
+		for _, i := range inject.StandingFits(shown, profileTokens, maxTokens) {
+			out[i].Rides = true
+		}
+		return nil
+	})
+	return out, err
 }
 
 // maxBridged is the most facts the budget left out that a question's

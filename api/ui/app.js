@@ -16,6 +16,10 @@ const state = {
 	memories: [],
 	editing: 0,       // the memory whose content is being edited
 	purging: 0,       // the memory whose purge awaits confirmation
+	profile: null,    // GET profile's answer
+	others: [],       // memories neither in the profile nor transcripts
+	editingFact: 0,   // the fact being corrected in the profile or the others
+	sessions: new Map(), // session id -> GET sessions' entry, to name it by
 };
 
 // --- talking to the API -------------------------------------------------
@@ -144,6 +148,27 @@ function when(s) {
 	return d.toISOString().slice(0, 16).replace('T', ' ');
 }
 
+const dayFormat = new Intl.DateTimeFormat(undefined, { day: 'numeric', month: 'short', year: 'numeric' });
+const timeFormat = new Intl.DateTimeFormat(undefined, { weekday: 'short', day: 'numeric', month: 'short', year: 'numeric', hour: '2-digit', minute: '2-digit' });
+const shortTimeFormat = new Intl.DateTimeFormat(undefined, { day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit' });
+
+// day is a time as a person reads a date: 3 May 2026.
+function day(s) {
+	const d = new Date(s);
+	return s && !isNaN(d) ? dayFormat.format(d) : '';
+}
+
+// sessionName names a conversation by when it began and its first words,
+// not by its id (c-531c633c..., a fingerprint): '' when unknown. short
+// is for a table's cell.
+function sessionName(id, short) {
+	const s = state.sessions.get(id);
+	if (!s) return '';
+	const d = new Date(s.first);
+	const words = !short || s.first_words.length <= 28 ? s.first_words : s.first_words.slice(0, 26).replace(/\s+\S*$/, '') + '…';
+	return (isNaN(d) ? '' : (short ? shortTimeFormat : timeFormat).format(d) + ' · ') + '“' + words + '”';
+}
+
 function showError(err) {
 	const box = $('#error');
 	box.replaceChildren(...visible(err instanceof Error ? err.message : String(err)));
@@ -153,9 +178,12 @@ function showError(err) {
 
 function clearError() { $('#error').hidden = true; }
 
-function notify(msg) {
+// notify says what happened; action, if given, is a [label, fn] button
+// beside it (Undo).
+function notify(msg, action) {
 	const box = $('#notice');
 	box.replaceChildren(...visible(msg));
+	if (action) box.append(' ', button(action[0], () => guarded(action[1]), 'quiet'));
 	box.hidden = false;
 }
 
@@ -190,7 +218,7 @@ async function route() {
 		if (owner !== state.owner) {
 			state.owner = owner;
 			markOwner();
-			await Promise.all([guarded(loadMemories), guarded(loadStats), guarded(loadRecent)]);
+			await Promise.all([guarded(loadMemories), guarded(loadStats), guarded(loadRecent), loadPerson()]);
 			updateForget();
 		}
 	}
@@ -273,7 +301,7 @@ function markOwner() {
 	const scope = $('#scope');
 	scope.replaceChildren();
 	if (mode === 'self') {
-		scope.append('Your own memories.');
+		scope.append('Every memory of yours, to search, filter, pin, restore or purge; transcripts too when “Show transcripts” is ticked.');
 	} else if (state.owner) {
 		scope.append('Owner ', el('span', { class: 'mono' }, state.owner), ' ', button('All owners', () => setHash({ owner: '', memory: '' })));
 	} else {
@@ -297,6 +325,7 @@ function listQuery() {
 		if (v) p.set(name, v);
 	}
 	if ($('#f-deleted').checked) p.set('include_deleted', 'true');
+	if (!$('#f-turns').checked && $('#f-kind').value !== 'turn') p.set('exclude_kind', 'turn');
 	if (mode === 'admin' && state.owner) p.set('owner_id', state.owner);
 	return p;
 }
@@ -373,7 +402,8 @@ function memoryRow(m) {
 	return el('tr', { 'data-id': m.id, class: deleted ? 'deleted' : '' }, content,
 		el('td', { 'data-label': 'Kind' }, m.kind),
 		el('td', { 'data-label': 'Source' }, m.source || ''),
-		el('td', { class: 'mono', 'data-label': 'Session' }, m.session || ''),
+		sessionName(m.session) ? el('td', { class: 'session', 'data-label': 'Session', title: m.session }, sessionName(m.session, true))
+			: el('td', { class: 'mono', 'data-label': 'Session' }, m.session || ''),
 		el('td', { 'data-label': 'Created' }, when(m.created_at)),
 		el('td', { 'data-label': 'Updated' }, when(m.updated_at)),
 		el('td', { class: 'num', 'data-label': 'Mentions' }, m.mentions),
@@ -428,7 +458,7 @@ async function openMemory(id) {
 	const { memory: m } = await api('GET', 'memories/' + encodeURIComponent(id));
 	$('#detail-h').textContent = 'Memory ' + m.id;
 	const fields = [['Content', m.content], ['Kind', m.kind], ['Source', m.source], ['Version', m.version],
-		['Owner', m.owner], ['Session', m.session], ['Created', when(m.created_at)], ['Updated', when(m.updated_at)],
+		['Owner', m.owner], ['Session', sessionName(m.session) ? sessionName(m.session) + ' (' + m.session + ')' : m.session], ['Created', when(m.created_at)], ['Updated', when(m.updated_at)],
 		['Mentions', m.mentions], ['Uses', m.uses], ['Salience', m.salience != null ? m.salience.toFixed(2) : ''],
 		['Pinned', m.pinned ? 'yes' : 'no'], ['Deleted', m.deleted_at ? when(m.deleted_at) + (m.delete_reason ? ' (' + m.delete_reason + ')' : '') : 'no']];
 	$('#detail-fields').replaceChildren(...fields.filter(([, v]) => v !== undefined && v !== '').flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]));
@@ -436,6 +466,169 @@ async function openMemory(id) {
 	$('#history').replaceChildren(...hist.map((v) => el('li', {}, el('span', { class: 'hint' }, 'until ' + when(v.at) + ': '), v.content)));
 	$('#history-empty').hidden = hist.length > 0;
 	box.hidden = false;
+}
+
+// --- what it knows: the profile, the other memories, conversations ------
+
+// scoped reports whether the page shows one owner (self, or an admin who
+// picked one): the person's view needs one.
+function scoped() { return mode === 'self' || !!state.owner; }
+
+// loadPerson loads what the page shows of the owner as a person: the
+// profile first (the others are what it leaves out), then the rest.
+async function loadPerson() {
+	await guarded(loadProfile);
+	await Promise.all([guarded(loadOthers), guarded(loadSessions)]);
+}
+
+async function loadProfile() {
+	$('#profile').hidden = !scoped();
+	if (!scoped()) { state.profile = null; return; }
+	state.profile = await api('GET', 'profile' + ownerQuery('?'));
+	renderProfile();
+	$('#profile').hidden = false;
+}
+
+function renderProfile() {
+	const data = state.profile;
+	if (!data) return;
+	$('#profile-h').textContent = mode === 'self' ? 'What it knows about you' : 'What it knows about this owner';
+	const facts = data.groups.flatMap((g) => g.facts);
+	const riding = facts.filter((f) => f.rides).length;
+	let hint;
+	if (!data.settings.profile) {
+		hint = 'The proxy sends no profile (profile off, or scope session): these facts are added only when a question is about them.';
+	} else if (riding === facts.length) {
+		hint = 'These facts go with every chat request, first, so the assistant keeps them in mind whatever is asked.';
+	} else {
+		hint = riding + ' of these ' + facts.length + ' facts go with every chat request; those marked “when relevant” do not fit the profile’s ' +
+			data.settings.profile_tokens + ' tokens and come back when a question is about them.';
+	}
+	$('#profile-hint').textContent = hint + ' Correct what is wrong; forget what should not be kept.';
+	$('#profile-groups').replaceChildren(...data.groups.map((g) => el('div', { class: 'group', 'data-group': g.group },
+		el('h3', {}, g.title),
+		el('ul', { class: 'facts' }, g.facts.map((f) => factItem(f.memory, data.settings.profile && !f.rides))))));
+	$('#profile-empty').hidden = facts.length > 0;
+}
+
+async function loadOthers() {
+	const box = $('#others');
+	if (!scoped() || !state.profile) { box.hidden = true; return; }
+	const p = new URLSearchParams({ exclude_kind: ['turn', ...state.profile.kinds].join(','), limit: '100' });
+	if (mode === 'admin') p.set('owner_id', state.owner);
+	const data = await api('GET', 'memories?' + p.toString());
+	state.others = data.memories;
+	renderOthers();
+	$('#others-more').textContent = data.next_cursor ? 'The first 100 are shown; search all memories below for the others.' : '';
+	$('#others-more').hidden = !data.next_cursor;
+	box.hidden = state.others.length === 0;
+}
+
+function renderOthers() {
+	$('#others-list').replaceChildren(...state.others.map((m) => factItem(m, false)));
+}
+
+// renderFacts draws the profile and the others again (an edit begun or
+// given up).
+function renderFacts() { renderProfile(); renderOthers(); }
+
+const learnedBy = { rules: 'Learned from a chat', llm: 'Learned from a chat', api: 'Added by hand', import: 'Imported', tool: 'Saved by the assistant' };
+
+// factItem is one fact as a person reads it: the text, where it came from
+// and since when, what it replaced, and Edit and Forget, one click each.
+function factItem(m, whenRelevant) {
+	const tid = 'fact-text-' + m.id;
+	const li = el('li', { class: 'fact', 'data-id': m.id });
+	if (state.editingFact === m.id) {
+		const input = el('input', { type: 'text', id: 'fact-edit-' + m.id, class: 'fact-edit', 'aria-label': 'Correct this: ' + m.content });
+		input.value = m.content;
+		const cancel = () => { state.editingFact = 0; renderFacts(); };
+		input.addEventListener('keydown', (ev) => {
+			if (ev.key === 'Enter') { ev.preventDefault(); guarded(() => saveFact(m.id, input.value)); }
+			if (ev.key === 'Escape') cancel();
+		});
+		li.append(el('div', { class: 'fact-row' }, input,
+			el('span', { class: 'fact-actions' }, button('Save', () => guarded(() => saveFact(m.id, input.value)), ''), button('Cancel', cancel))));
+		setTimeout(() => input.focus(), 0);
+	} else {
+		li.append(el('div', { class: 'fact-row' },
+			el('span', { class: 'fact-text', id: tid }, m.content),
+			whenRelevant ? el('span', { class: 'tag', title: 'Does not fit the profile’s budget: added when a question is about it' }, 'when relevant') : null,
+			m.pinned ? el('span', { class: 'tag pin' }, 'pinned') : null,
+			el('span', { class: 'fact-actions' },
+				button('Edit', () => { state.editingFact = m.id; renderFacts(); }, 'quiet', { 'aria-describedby': tid }),
+				button('Forget', () => guarded(() => forgetFact(m)), 'quiet danger', { 'aria-describedby': tid }))));
+	}
+	li.append(el('div', { class: 'fact-meta' }, (learnedBy[m.source] || 'Kept') + (m.version > 1 ? ', changed' : '') + ' · since ' + day(m.updated_at)));
+	const hist = m.history || [];
+	if (hist.length) {
+		// Newest first: what it said until each change.
+		const was = [];
+		for (let i = hist.length - 1; i >= 0 && was.length < 3; i--) {
+			const until = hist[i].until || (hist[i + 1] ? hist[i + 1].at : m.updated_at);
+			was.push(el('span', { class: 'old' }, hist[i].content), el('span', {}, ' (until ' + day(until) + ')'), '; ');
+		}
+		was.pop();
+		li.append(el('div', { class: 'was' }, 'Replaced: ', was, hist.length > 3 ? ' and ' + (hist.length - 3) + ' earlier' : ''));
+	}
+	return li;
+}
+
+async function saveFact(id, content) {
+	const data = await api('PATCH', 'memories/' + id, { content });
+	state.editingFact = 0;
+	notify('Saved: ' + data.memory.content);
+	await loadPerson();
+	await loadMemories();
+}
+
+async function forgetFact(m) {
+	await api('DELETE', 'memories/' + m.id);
+	notify('Forgot: ' + m.content + ' It is no longer sent or recalled.', ['Undo', async () => {
+		await api('PATCH', 'memories/' + m.id, { deleted: false });
+		notify('Brought back: ' + m.content);
+		await loadPerson();
+		await loadMemories();
+	}]);
+	await loadPerson();
+	await loadMemories();
+	loadStats().catch(showError);
+}
+
+async function loadSessions() {
+	const box = $('#conversations');
+	box.hidden = !scoped();
+	if (!scoped()) { state.sessions = new Map(); return; }
+	const data = await api('GET', 'sessions?limit=50' + ownerQuery('&'));
+	state.sessions = new Map(data.sessions.map((s) => [s.session, s]));
+	// What the reader opened stays open (read again) when the list is.
+	const open = new Set([...document.querySelectorAll('#conversations details[open]')].map((d) => d.dataset.session));
+	$('#conversations-list').replaceChildren(...data.sessions.map((s) => {
+		const turns = el('ol', { class: 'turns' });
+		const d = el('details', { 'data-session': s.session },
+			el('summary', {}, sessionName(s.session), el('span', { class: 'hint' }, ' · ' + s.turns + (s.turns === 1 ? ' turn' : ' turns'))),
+			turns);
+		d.addEventListener('toggle', () => {
+			if (d.open && !d.dataset.loaded) guarded(() => loadTurns(d, turns, s.session));
+		});
+		d.open = open.has(s.session);
+		return d;
+	}));
+	$('#conversations-empty').hidden = data.sessions.length > 0;
+	$('#conversations-more').textContent = data.total > data.sessions.length
+		? (data.total - data.sessions.length) + ' older conversations are not shown: tick “Show transcripts” below and search.' : '';
+	$('#conversations-more').hidden = data.total <= data.sessions.length;
+	renderMemories();
+}
+
+async function loadTurns(d, list, session) {
+	const p = new URLSearchParams({ session, kind: 'turn', limit: '500' });
+	if (mode === 'admin') p.set('owner_id', state.owner);
+	const data = await api('GET', 'memories?' + p.toString());
+	d.dataset.loaded = '1';
+	list.replaceChildren(...data.memories.map((m) => el('li', { class: 'turn', 'data-id': m.id },
+		el('div', { class: 'turn-text' }, m.content),
+		el('div', { class: 'fact-meta' }, when(m.created_at)))));
 }
 
 // --- add, preview -------------------------------------------------------
@@ -452,7 +645,7 @@ async function addMemory(ev) {
 	const data = await api('POST', 'memories', body);
 	$('#add-content').value = '';
 	notify((data.op === 'created' ? 'Remembered' : 'Updated') + ' memory ' + data.memory.id + '.');
-	await Promise.all([loadMemories(), loadStats(), mode === 'admin' ? loadOwners() : null]);
+	await Promise.all([loadMemories(), loadStats(), mode === 'admin' ? loadOwners() : null, loadPerson()]);
 }
 
 async function preview(ev) {
@@ -485,10 +678,12 @@ function scoreTable(rows) {
 			el('td', { class: 'content', 'data-label': 'Memory' }, r.text)))));
 }
 
-// refreshCounts updates the counts after a change, in the background.
+// refreshCounts updates the counts, and what the page shows of the
+// person, after a change, in the background.
 function refreshCounts() {
 	loadStats().catch(showError);
 	if (mode === 'admin') loadOwners().catch(showError);
+	loadPerson();
 }
 
 // --- stats and charts ---------------------------------------------------
@@ -586,7 +781,7 @@ async function importJSONL(ev) {
 	let msg = 'Imported ' + r.imported + ', replaced ' + r.replaced + ', renumbered ' + r.renumbered + '.';
 	if (r.errors.length) msg += ' Skipped: ' + r.errors.map((e) => 'line ' + e.line + ': ' + e.message).join('; ');
 	notify(msg);
-	await Promise.all([loadMemories(), loadStats(), mode === 'admin' ? loadOwners() : null]);
+	await Promise.all([loadMemories(), loadStats(), mode === 'admin' ? loadOwners() : null, loadPerson()]);
 }
 
 function forgetWord() { return mode === 'self' ? 'forget me' : state.owner; }
@@ -610,7 +805,7 @@ async function forget(ev) {
 	$('#forget-confirm').value = '';
 	notify('Forgot owner ' + r.owner_id + '.');
 	if (mode === 'admin') { setHash({ owner: '', memory: '' }); await loadOwners(); }
-	else await Promise.all([loadMemories(), loadStats()]);
+	else await Promise.all([loadMemories(), loadStats(), loadPerson()]);
 	updateForget();
 }
 
@@ -618,7 +813,7 @@ async function consolidate() {
 	const r = await api('POST', 'consolidate' + ownerQuery('?'));
 	const parts = Object.entries(r).filter(([, v]) => typeof v === 'number').map(([k, v]) => k.replace(/_/g, ' ') + ' ' + v);
 	notify('Consolidation done: ' + (parts.join(', ') || 'nothing to do') + '.');
-	await Promise.all([loadMemories(), loadStats()]);
+	await Promise.all([loadMemories(), loadStats(), loadPerson()]);
 }
 
 // --- sign in (self mode) ------------------------------------------------
@@ -658,7 +853,7 @@ async function start() {
 		markOwner();
 		updateForget();
 	}
-	await Promise.all([guarded(loadMemories), guarded(loadStats), guarded(loadRecent)]);
+	await Promise.all([guarded(loadMemories), guarded(loadStats), guarded(loadRecent), loadPerson()]);
 	await route();
 }
 
@@ -666,13 +861,13 @@ function wire() {
 	$('#mode-badge').textContent = mode === 'self' ? 'my memories' : 'admin';
 	let timer;
 	$('#q').addEventListener('input', () => { clearTimeout(timer); timer = setTimeout(() => guarded(loadMemories), 250); });
-	for (const id of ['#f-kind', '#f-source', '#f-session', '#f-deleted']) $(id).addEventListener('change', () => guarded(loadMemories));
+	for (const id of ['#f-kind', '#f-source', '#f-session', '#f-turns', '#f-deleted']) $(id).addEventListener('change', () => guarded(loadMemories));
 	$('#more').addEventListener('click', () => guarded(() => loadMemories(true)));
 	$('#detail-close').addEventListener('click', () => setHash({ memory: '' }));
 	$('#add-form').addEventListener('submit', (ev) => guarded(() => addMemory(ev)));
 	$('#preview-form').addEventListener('submit', (ev) => guarded(() => preview(ev)));
 	$('#find-form').addEventListener('submit', (ev) => guarded(() => findOwner(ev)));
-	$('#refresh').addEventListener('click', () => guarded(async () => { await Promise.all([loadMemories(), loadStats(), loadRecent(), checkHealth(), mode === 'admin' ? loadOwners() : null]); }));
+	$('#refresh').addEventListener('click', () => guarded(async () => { await Promise.all([loadMemories(), loadStats(), loadRecent(), checkHealth(), mode === 'admin' ? loadOwners() : null, loadPerson()]); }));
 	$('#consolidate').addEventListener('click', () => guarded(consolidate));
 	$('#export').addEventListener('click', () => guarded(exportJSONL));
 	$('#import-form').addEventListener('submit', (ev) => guarded(() => importJSONL(ev)));
