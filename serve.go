@@ -131,6 +131,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		Turn:            req.UserTurns(),
 		Before:          req.Before(2),
 		Earlier:         req.EarlierUser(maxEarlier),
+		Framed:          extract.Framed(req.EarlierUsers(maxFramed)),
 		Response:        t.buf.Bytes(),
 		ContentType:     t.ctype,
 		ContentEncoding: t.encoding,
@@ -146,6 +147,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 // maxEarlier is how much of the user's previous message a turn carries: a
 // correction ("Sorry, I meant Munich") corrects what it said last.
 const maxEarlier = 600
+
+// maxFramed bounds the earlier user messages read for a role-play or a
+// story the conversation set up (extract.Framed).
+const maxFramed = 40
 
 // What a client asks of memory for one request, in the X-Memory header.
 const (

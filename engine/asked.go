@@ -24,7 +24,7 @@ func (c *askedCache) onlyAsked(m *store.Memory) bool {
 		return asked
 	}
 	user := userSaid(m.Content)
-	asked = user != "" && extract.OnlyAsks(user)
+	asked = user != "" && extract.OnlyAsksIn(user, m.Meta["framed"] != "")
 	c.mu.Lock()
 	if c.m == nil || len(c.m) >= maxAsked {
 		c.m = map[askedKey]bool{} // forget all at once: cheaper than ageing

@@ -11,7 +11,7 @@ func TestFactsAfterACorrection(t *testing.T) {
 	}{
 		{"", "I live in Berlin. Sorry, I meant Munich.", []fact{{"identity:location", "User lives in Munich."}}},
 		{"I live in New York.", "Sorry, I meant New Jersey.", []fact{{"identity:location", "User lives in New Jersey."}}},
-		{"Hi, I'm Ana and I work at Siemens.", "oops i meant Bosch", []fact{{"identity:employer", "User works at Bosch."}}},
+		{"Hi, I'm Ana and I work at Siemens.", "oops i meant Bosch", []fact{{"identity:job", "User works at Bosch."}}},
 		{"I'm 34 years old.", "Typo, I meant 43.", []fact{{"identity:age", "User is 43 years old."}}},
 		{"I have a Pixel 7.", "I meant a Pixel 8.", []fact{{"possession:phone", "User has a Pixel 8."}}},
 		{"I'm a nurse.", "Sorry, I meant a doctor.", nil},

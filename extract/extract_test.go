@@ -50,11 +50,11 @@ func TestFacts(t *testing.T) {
 		{"I'm originally from Portugal.", []fact{{"identity:origin", "User is from Portugal."}}},
 		{"I work as a software engineer.", []fact{{"identity:job", "User works as a software engineer."}}},
 		{"My job is teaching chemistry.", []fact{{"identity:job", "User's job is teaching chemistry."}}},
-		{"I work at Google.", []fact{{"identity:employer", "User works at Google."}}},
-		{"I work for Acme Corp.", []fact{{"identity:employer", "User works at Acme Corp."}}},
+		{"I work at Google.", []fact{{"identity:job", "User works at Google."}}},
+		{"I work for Acme Corp.", []fact{{"identity:job", "User works at Acme Corp."}}},
 		{"I'm vegetarian.", []fact{{"identity:diet", "User is vegetarian."}}},
 		{"I am a Vegan!", []fact{{"identity:diet", "User is vegan."}}},
-		{"I'm lactose intolerant, so no milk please.", []fact{{"identity:diet", "User is lactose intolerant."}}},
+		{"I'm lactose intolerant, so no milk please.", []fact{{"health:allergy:lactose", "User is lactose intolerant."}}},
 		{"I'm married.", []fact{{"identity:relationship", "User is married."}}},
 		{"I am in a relationship", []fact{{"identity:relationship", "User is in a relationship."}}},
 		// health
@@ -64,12 +64,12 @@ func TestFacts(t *testing.T) {
 		{"My wife is Maria.", []fact{{"family:partner", "User's wife is named Maria."}}},
 		{"My husband's name is Tom.", []fact{{"family:partner", "User's husband is named Tom."}}},
 		{"My son is called Leo.", []fact{{"family:son:leo", "User's son is named Leo."}}},
-		{"My dog is named Rex.", []fact{{"family:dog:rex", "User's dog is named Rex."}}},
+		{"My dog is named Rex.", []fact{{"family:pet:rex", "User's dog is named Rex."}}},
 		{"My best friend is Jake.", []fact{{"family:best friend", "User's best friend is named Jake."}}},
 		{"My wife is Maria and my daughter is Zoe.", []fact{{"family:partner", "User's wife is named Maria."}, {"family:daughter:zoe", "User's daughter is named Zoe."}}},
-		{"My dog is Rex. My dog is Bella.", []fact{{"family:dog:rex", "User's dog is named Rex."}, {"family:dog:bella", "User's dog is named Bella."}}},
-		{"I have two kids.", []fact{{"family:count:kid", "User has two kids."}}},
-		{"I have a kid", []fact{{"family:count:kid", "User has a kid."}}},
+		{"My dog is Rex. My dog is Bella.", []fact{{"family:pet:rex", "User's dog is named Rex."}, {"family:pet:bella", "User's dog is named Bella."}}},
+		{"I have two kids.", []fact{{"family:count:child", "User has two kids."}}},
+		{"I have a kid", []fact{{"family:count:child", "User has a kid."}}},
 		{"I have 3 cats", []fact{{"family:count:cat", "User has 3 cats."}}},
 		// preferences
 		{"My favorite color is blue.", []fact{{"preference:favorite:color", "User's favorite color is blue."}}},
@@ -121,7 +121,7 @@ func TestFactsCommonPhrasings(t *testing.T) {
 		{"I'm from the Netherlands.", []fact{{"identity:origin", "User is from the Netherlands."}}},
 		// The "'m working" / "'m living" alternatives follow a mandatory \s+
 		// after "i", so the contraction never matches.
-		{"I'm working at Google.", []fact{{"identity:employer", "User works at Google."}}},
+		{"I'm working at Google.", []fact{{"identity:job", "User works at Google."}}},
 		{"I'm living in Berlin.", []fact{{"identity:location", "User lives in Berlin."}}},
 	}
 	for _, tt := range tests {

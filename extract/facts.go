@@ -2,10 +2,12 @@ package extract
 
 import (
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/caddy-memory/memory/inject"
+	"github.com/caddy-memory/memory/internal/norm"
 )
 
 // Fact is a standalone statement about the user, in the third person, with
@@ -46,12 +48,17 @@ func Facts(userText string) []Fact { return FactsAfter("", userText) }
 // FactsAfter is Facts for a message that follows earlier, the user's
 // previous message in the conversation: a correction ("Sorry, I meant
 // Munich.") restates the statement it corrects, there or in this message.
-func FactsAfter(earlier, userText string) []Fact {
+func FactsAfter(earlier, userText string) []Fact { return FactsIn(earlier, userText, false) }
+
+// FactsIn is FactsAfter in a conversation that may be framed (see
+// Framed): then only what the user says stepping out of the frame is read.
+func FactsIn(earlier, userText string, framed bool) []Fact {
 	prev, prevFacts := "", []Fact(nil) // the statement a correction corrects, and what it taught
 	readEarlier := false
 	var out []Fact
 	seen := map[string]int{}
-	for _, s := range statements(userText) {
+	for _, s := range statements(userText, framed) {
+		s = fixTypos(s)
 		var said map[string]bool // what the corrected statement taught as it was
 		if m := correction.FindStringSubmatch(s); m != nil {
 			if prev == "" && !readEarlier {
@@ -67,7 +74,7 @@ func FactsAfter(earlier, userText string) []Fact {
 				said[f.Content] = true
 			}
 		}
-		fs := sentenceFacts(s)
+		fs := withSlots(slotFacts(s), sentenceFacts(s))
 		if len(fs) > 0 {
 			prev, prevFacts = s, fs
 		}
@@ -78,6 +85,12 @@ func FactsAfter(earlier, userText string) []Fact {
 			if at, dup := seen[f.Key]; dup {
 				// A later statement in the same message corrects an
 				// earlier one: "I live in Berlin. Sorry, I mean Munich."
+				// Work is one slot of two parts: "I'm a nurse. I work at
+				// St Mary's." says both.
+				if f.Key == "identity:job" && !negative.MatchString(f.Content+out[at].Content) && said == nil {
+					out[at].Content = strings.TrimSuffix(out[at].Content, ".") + "; " + strings.TrimPrefix(f.Content, "User ")
+					continue
+				}
 				out[at].Content = f.Content
 				continue
 			}
@@ -94,9 +107,9 @@ func FactsAfter(earlier, userText string) []Fact {
 // lastStatement is the last sentence of a message that states something
 // about the user and what it states, "" for none.
 func lastStatement(text string) (string, []Fact) {
-	ss := statements(text)
+	ss := statements(text, false)
 	for i := len(ss) - 1; i >= 0; i-- {
-		if fs := sentenceFacts(ss[i]); len(fs) > 0 {
+		if fs := withSlots(slotFacts(ss[i]), sentenceFacts(ss[i])); len(fs) > 0 {
 			return ss[i], fs
 		}
 	}
@@ -105,8 +118,9 @@ func lastStatement(text string) (string, []Fact) {
 
 // statements are the sentences of a user's message that may state
 // something about them, in the order said.
-func statements(userText string) []string {
+func statements(userText string, framed bool) []string {
 	text := fenced.ReplaceAllString(inject.Strip(userText), "\n")
+	text = ownWords(text, framed)
 	text = othersWords(strings.NewReplacer("’", "'", "‘", "'").Replace(text))
 	var out []string
 	for _, s := range sentences.Split(text, -1) {
@@ -123,6 +137,88 @@ func statements(userText string) []string {
 			continue
 		}
 		out = append(out, s)
+	}
+	return out
+}
+
+// withSlots merges what a sentence states in slots (slots.go) with what
+// the rules read in it. Where both read one statement (the same key, or
+// a rule's key naming only what a slot's fact says: "User quit the bank"
+// beside "User no longer works at the bank."), one fact stays: the rule's
+// when it says all the slot's says and more ("User is allergic to wool
+// and avoids any woolen clothing."), else the slot's.
+func withSlots(slots, ruled []Fact) []Fact {
+	if len(slots) == 0 {
+		return ruled
+	}
+	slots = oneOfEach(slots)
+	out := append([]Fact(nil), slots...)
+	said := map[string]bool{}
+	for _, f := range slots {
+		for w := range wordsOf(f.Content) {
+			said[w] = true
+		}
+	}
+	for _, f := range ruled {
+		i := slices.IndexFunc(out[:len(slots)], func(s Fact) bool { return s.Key == f.Key || norm.Same(s.Content, f.Content) })
+		if i >= 0 {
+			if out[i].Key == f.Key && saysAllOf(f.Content, out[i].Content) {
+				out[i] = f
+			}
+			continue
+		}
+		words := wordsOf(f.Key[strings.LastIndexByte(f.Key, ':')+1:])
+		covered := len(words) > 0
+		for w := range words {
+			covered = covered && said[w]
+		}
+		if !covered {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// oneOfEach keeps one fact of each key a sentence states in slots: what
+// it is now over what it no longer is ("I handed in my notice at HSBC and
+// I'm training as a teacher"), else the last said.
+func oneOfEach(slots []Fact) []Fact {
+	out := slots[:0:0]
+	at := map[string]int{}
+	for _, f := range slots {
+		i, dup := at[f.Key]
+		switch {
+		case !dup:
+			at[f.Key] = len(out)
+			out = append(out, f)
+		case !negative.MatchString(f.Content) || negative.MatchString(out[i].Content):
+			out[i] = f
+		}
+	}
+	return out
+}
+
+// slotWords are the words of a slot's fact that say no value.
+var slotWords = wordSet(`user user's is no longer not lives works at as a an the in has named years old speaks
+	supports would rather than been moved there and to of studies studying`)
+
+// saysAllOf reports whether fact a holds every value word of slot fact b.
+func saysAllOf(a, b string) bool {
+	have := wordsOf(a)
+	for w := range wordsOf(b) {
+		if !slotWords[w] && !have[w] {
+			return false
+		}
+	}
+	return true
+}
+
+func wordsOf(s string) map[string]bool {
+	out := map[string]bool{}
+	for _, w := range strings.Fields(norm.Normalize(s)) {
+		if len(w) > 1 {
+			out[w] = true
+		}
 	}
 	return out
 }

@@ -26,6 +26,10 @@ type Turn struct {
 	// Earlier is the user's message before this one, read only for what a
 	// correction in this one corrects.
 	Earlier string `json:"earlier,omitempty"`
+	// Framed: an earlier message of the conversation set up a role-play
+	// or a story the user plays in (see Framed); only what the user says
+	// stepping out of it teaches.
+	Framed bool `json:"framed,omitempty"`
 	// Before are the messages before the user's, kept as the turn's
 	// context (see Memory.Context).
 	Before []string `json:"before,omitempty"`
@@ -93,6 +97,9 @@ func Learn(t *Turn) (mems []Memory, responseID string, err error) {
 	if t.Conversation != "" {
 		meta["conversation"] = t.Conversation
 	}
+	if t.Framed {
+		meta["framed"] = "1" // said in a role-play or a story: not about the user
+	}
 
 	// A response that is only tool calls is not the turn's answer; the
 	// request that carries the tool results gets the answer and stores the
@@ -113,9 +120,9 @@ func Learn(t *Turn) (mems []Memory, responseID string, err error) {
 		})
 	}
 	if t.NewTurn {
-		for _, f := range FactsAfter(stripQuoted(t.Earlier, needles), user) {
+		for _, f := range FactsIn(stripQuoted(t.Earlier, needles), user, t.Framed) {
 			mems = append(mems, Memory{
-				Session: t.Session, Kind: f.Kind, Key: f.Key, Content: f.Content,
+				Session: t.Session, Kind: f.Kind, Key: f.Key, Content: absoluteDates(f.Content, t.Time),
 				Ref: ref, Time: t.Time, Meta: map[string]string{"turn": turnKey},
 			})
 		}

@@ -18,7 +18,7 @@ func TestFactsEverydayStatements(t *testing.T) {
 		{"I'm a nurse at Santa Maria hospital.", []fact{{"identity:job", "User is a nurse at Santa Maria hospital."}}},
 		{"I'm a nurse.", []fact{{"identity:job", "User is a nurse."}}},
 		{"I started a new job as a nurse.", []fact{{"identity:job", "User started a new job as a nurse."}}},
-		{"My new job at Spotify starts Monday.", []fact{{"identity:employer", "User's new job at Spotify starts Monday."}}},
+		{"My new job at Spotify starts Monday.", []fact{{"identity:job", "User's new job at Spotify starts Monday."}}},
 		{"I'm studying law at the University of Coimbra.", []fact{{"identity:study", "User is studying law at the University of Coimbra."}}},
 		// constraints
 		{"I have a severe nut allergy.", []fact{{"health:allergy:nut", "User has a severe nut allergy."}}},

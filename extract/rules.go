@@ -152,7 +152,7 @@ var rules = []rule{
 	{kind: "identity", clause: true, re: re(`(?i)\bi\s+(?:no longer\s+work\s+as\s+|(?:don't|do not)\s+work\s+as\s+.{1,40}?\s+(?:anymore|any more)\b)`),
 		build: fixedKey("job"), needs: noLonger},
 	{kind: "identity", clause: true, re: re(`(?i)\bi\s+(?:no longer\s+work\s+(?:at|for)\s+|(?:don't|do not)\s+work\s+(?:at|for)\s+.{1,40}?\s+(?:anymore|any more)\b)`),
-		build: fixedKey("employer"), needs: noLonger},
+		build: fixedKey("job"), needs: noLonger},
 	{kind: "health", re: re(`(?i)\bi\s+(?:don't|do not|never)\s+drink(?:\s+alcohol)?\s*[.!]*$`),
 		build: func([]string, string) (string, string, bool) { return "alcohol", "User does not drink alcohol.", true }},
 
@@ -200,10 +200,10 @@ var rules = []rule{
 	{kind: "identity", re: re(`(?i)\bi(?:'m|\s+am)?\s+(?:currently\s+|still\s+|now\s+)?(?:work|working)\s+(?:at|for)\s+(.+)`),
 		build: func(m []string, _ string) (string, string, bool) {
 			o, ok := object(m[1])
-			return "employer", "User works at " + thirdPerson(o) + ".", ok
+			return "job", "User works at " + thirdPerson(o) + ".", ok
 		}},
 	{kind: "identity", clause: true, free: true, re: re(`(?i)\b(?:my\s+(?:new\s+)?(?:job|role|position)\s+(?:is\s+)?(?:at|with)|i\s+(?:just\s+|recently\s+)?(?:started|got|landed|took|accepted|began)\s+(?:a\s+)?(?:new\s+)?(?:job|role|position)\s+(?:at|with)|i(?:'ve| have)?\s+(?:just\s+)?(?:quit|left)\s+my\s+(?:old\s+)?job)\b`),
-		build: fixedKey("employer")},
+		build: fixedKey("job")},
 	{kind: "identity", clause: true, re: re(`(?i)\b(?:i(?:'m| am)\s+(?:currently\s+|now\s+|still\s+)?(?:studying|doing a (?:degree|masters|master's|phd|bachelor's) in|majoring in|a\s+(?:[\p{L}-]+\s+){1,2}?student)|i\s+(?:study|major in)|my\s+(?:major|degree|course)\s+is(?:\s+in)?|i\s+(?:changed|switched)\s+my\s+(?:major|degree|course|studies)\s+to)\s+`),
 		build: fixedKey("study")},
 
@@ -226,7 +226,7 @@ var rules = []rule{
 	{kind: "family", re: re(`(?i)\bi have\s+(a|an|one|two|three|four|five|six|\d{1,2})\s+(kids?|children|child|sons?|daughters?|brothers?|sisters?|siblings?|dogs?|cats?|pets?|grandchildren|grandkids?)\b`),
 		build: func(m []string, _ string) (string, string, bool) {
 			noun := strings.ToLower(m[2])
-			return "count:" + singularOf(noun), "User has " + strings.ToLower(m[1]) + " " + noun + ".", true
+			return "count:" + countKey(noun), "User has " + strings.ToLower(m[1]) + " " + noun + ".", true
 		}},
 
 	// What the user owns and uses, and how they get around.
@@ -345,6 +345,8 @@ func relationKey(rel, name string) string {
 		return "partner"
 	case singular[rel]:
 		return rel
+	case english.pets[rel] != "":
+		return "pet:" + strings.ToLower(name) // one key however the pet is called
 	}
 	return rel + ":" + strings.ToLower(name)
 }

@@ -126,8 +126,20 @@ var smallTalk = regexp.MustCompile(`(?i)^(?:(?:hi|hello|hey|thanks|thank you|tha
 // OnlyAsks reports whether a user's message only asks something (questions,
 // requests, thanks): it teaches nothing about the user, so its transcript
 // is no memory about them.
-func OnlyAsks(text string) bool {
-	text = fenced.ReplaceAllString(text, "\n")
+func OnlyAsks(text string) bool { return OnlyAsksIn(text, false) }
+
+// OnlyAsksIn is OnlyAsks in a conversation that may be framed (Framed):
+// what is not the user's own words (a role-play's lines, a text to
+// translate) says nothing about them either, so a message that is only
+// that, or that and a request, only asks.
+func OnlyAsksIn(text string, framed bool) bool {
+	if strings.TrimSpace(text) == "" {
+		return false
+	}
+	text = ownWords(fenced.ReplaceAllString(text, "\n"), framed)
+	if strings.TrimSpace(text) == "" {
+		return true
+	}
 	n := 0
 	for _, s := range splitter.Split(text, -1) {
 		s = strings.TrimSpace(s)

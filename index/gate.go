@@ -70,6 +70,15 @@ var (
 		"lol": true, "haha": true, "please": true, "cheers": true, "there": true, "much": true, "very": true,
 		"alright": true, "fine": true, "awesome": true, "perfect": true, "got": true, "it": true, "see": true, "ya": true,
 		"welcome": true, "sounds": true, "a": true, "s": true, "what": true, "up": true, "whats": true, "sup": true,
+		"that": true, "all": true, "for": true, "today": true, "tonight": true, "now": true, "later": true, "soon": true,
+		"talk": true, "to": true, "enough": true, "done": true, "again": true,
+		// Greetings and thanks in the other languages the learners read.
+		"danke": true, "schon": true, "bis": true, "spater": true, "tschuss": true, "hallo": true, "servus": true,
+		"gracias": true, "hola": true, "adios": true, "hasta": true, "luego": true, "pronto": true, "buenas": true,
+		"merci": true, "bonjour": true, "salut": true, "bonsoir": true, "au": true, "revoir": true, "plus": true,
+		"obrigado": true, "obrigada": true, "ola": true, "oi": true, "ate": true, "mais": true, "tchau": true, "valeu": true,
+		"ciao": true, "grazie": true, "schön": true, "später": true, "tschüss": true, "adiós": true, "olá": true,
+		"até": true, "à": true, "bientôt": true, "bientot": true,
 	}
 )
 

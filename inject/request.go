@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -141,6 +142,20 @@ func (r *Request) EarlierUser(n int) string {
 		return t
 	}
 	return ""
+}
+
+// EarlierUsers returns the texts of the last n user messages before the
+// latest, oldest first (as sent: a learner that reads them strips what it
+// must).
+func (r *Request) EarlierUsers(n int) []string {
+	var out []string
+	for j := r.LatestUser() - 1; j >= 0 && len(out) < n; j-- {
+		if r.Messages[j].Role == "user" {
+			out = append(out, r.Messages[j].Text)
+		}
+	}
+	slices.Reverse(out)
+	return out
 }
 
 // UserTurns counts the user messages: the position of the latest turn in the

@@ -1,0 +1,85 @@
+package extract
+
+// german is the slot table of German (see slots.go). Nouns are written
+// with a capital, so a name is read only where a name is said ("ich
+// heiße", "mein Sohn Leo"), never after a bare "ich bin".
+var german = &langTable{
+	code: "de",
+	relations: words(`frau:wife ehefrau:wife mann:husband ehemann:husband partner:partner partnerin:partner
+		freundin:girlfriend freund:boyfriend verlobte:fiancee verlobter:fiance sohn:son tochter:daughter mutter:mother
+		mama:mother vater:father papa:father bruder:brother schwester:sister oma:grandmother opa:grandfather
+		großmutter:grandmother großvater:grandfather baby:baby`),
+	pets: words(`hunde:dogs katzen:cats hund:dog hündin:dog kater:cat katze:cat kaninchen:rabbit hamster:hamster papagei:parrot pferd:horse
+		schildkröte:tortoise wellensittich:budgie`),
+	diets: words(`vegan:vegan veganer:vegan veganerin:vegan vegetarier:vegetarian vegetarierin:vegetarian
+		vegetarisch:vegetarian pescetarier:pescatarian pescetarierin:pescatarian`),
+	jobs: words(`lehrer:teacher lehrerin:teacher arzt:doctor ärztin:doctor krankenpfleger:nurse krankenschwester:nurse
+		pflegerin:nurse anwalt:lawyer anwältin:lawyer ingenieur:engineer ingenieurin:engineer entwickler:developer
+		entwicklerin:developer programmierer:programmer programmiererin:programmer designer:designer designerin:designer
+		architekt:architect architektin:architect buchhalter:accountant buchhalterin:accountant koch:cook köchin:cook
+		kellner:waiter kellnerin:waitress journalist:journalist journalistin:journalist schriftsteller:writer
+		schriftstellerin:writer student:student studentin:student apotheker:pharmacist apothekerin:pharmacist
+		zahnarzt:dentist zahnärztin:dentist tierarzt:vet tierärztin:vet psychologe:psychologist psychologin:psychologist
+		polizist:police-officer polizistin:police-officer übersetzer:translator übersetzerin:translator
+		fotograf:photographer fotografin:photographer musiker:musician musikerin:musician elektriker:electrician
+		mechaniker:mechanic mechanikerin:mechanic beamter:civil-servant beamtin:civil-servant forscher:researcher
+		forscherin:researcher bäcker:baker bäckerin:baker`),
+	allergens: words(`nüsse:nuts nuss:nuts erdnüsse:peanuts erdnuss:peanuts meeresfrüchte:shellfish schalentiere:shellfish
+		fisch:fish eier:eggs ei:eggs milch:milk gluten:gluten weizen:wheat soja:soy sesam:sesame penicillin:penicillin
+		latex:latex pollen:pollen katzen:cats hunde:dogs bienen:bees laktose:lactose erdbeeren:strawberries`),
+	languages: words(`deutsch:German englisch:English spanisch:Spanish französisch:French portugiesisch:Portuguese
+		italienisch:Italian türkisch:Turkish polnisch:Polish russisch:Russian arabisch:Arabic niederländisch:Dutch
+		chinesisch:Chinese japanisch:Japanese griechisch:Greek schwedisch:Swedish`),
+	numbers:  numberWords("ein:1 eine:1 einen:1 zwei:2 drei:3 vier:4 fünf:5 sechs:6 sieben:7 acht:8 neun:9 zehn:10 elf:11 zwölf:12"),
+	children: words(`kinder:children söhne:sons töchter:daughters kind:children`),
+	foods:    words(`fleisch:meat fisch:fish alles:everything`),
+	statuses: words(`geheiratet:married`),
+	workplaces: words(`apotheke:a-pharmacy krankenhaus:a-hospital klinik:a-clinic schule:a-school bank:a-bank büro:an-office
+		praxis:a-practice restaurant:a-restaurant`),
+	conditions: words(`zöliakie:celiac-disease diabetes:diabetes diabetiker:diabetes diabetikerin:diabetes asthma:asthma epilepsie:epilepsy`),
+	relDates: words(`letzten-monat:last-month letzte-woche:last-week letztes-jahr:last-year gestern:yesterday
+		letzten-sommer:last-summer vor-einem-monat:a-month-ago vor-einem-jahr:a-year-ago vor-zwei-jahren:two-years-ago
+		vor-zwei-monaten:two-months-ago dieses-jahr:this-year`),
+	leads: []string{"übrigens", "eigentlich", "also", "hallo", "jetzt", "auch", "ach ja", "kurzes update", "update", "ich habe beschlossen", "inzwischen"},
+	joins: []string{"und"},
+	slips: []string{`nein,?\s+(?:moment|warte)`, `moment`, `ich\s+meine`, `äh`, `sorry`, `quatsch`},
+	patterns: []rawPattern{
+		{"name", `(?:ich\s+heiße|mein\s+name\s+ist|ich\s+bin\s+(?:der|die))\s+{NAME}`},
+		{"age", `ich\s+bin\s+{NUM}(?:\s+jahre\s+alt)?{END}`},
+		{"home", `(?:ich\s+|wir\s+)?(?:wohne|wohnen|lebe|leben)\s+(?:jetzt\s+|inzwischen\s+|seit\s+\S+\s+\S+\s+)?in\s+{PLACE}`},
+		{"moved", `(?:ich\s+bin|wir\s+sind)\s+(?:{WHEN}\s+)?(?:nach|in)\s+{PLACE}\s+(?:gezogen|umgezogen)`},
+		{"home-neg", `(?:ich|wir)\s+(?:wohne|wohnen|lebe|leben)\s+nicht\s+mehr\s+in\s+{PLACE}`},
+		{"origin", `ich\s+(?:komme|bin)\s+aus\s+{PLACE}`},
+		{"job", `(?:ich\s+)?bin\s+(?:jetzt\s+|inzwischen\s+|von\s+beruf\s+)?(?P<x>{JOB})(?P<at>\s+(?:bei|in|im|an\s+der|am)\s+[^,.;:!?]{1,50}?)?{END}`},
+		{"job", `(?:ich\s+)?arbeite\s+(?:jetzt\s+)?als\s+(?P<x>{JOB})(?P<at>\s+(?:bei|in|im|an\s+der|am)\s+[^,.;:!?]{1,50}?)?{END}`},
+		{"job", `(?:ich\s+)?arbeite\s+(?:jetzt\s+)?als\s+{X}{END}`},
+		{"job-neg", `ich\s+bin\s+(?:kein(?:e)?\s+{JOB}\s+mehr|nicht\s+mehr\s+{JOB})`},
+		{"employer", `(?:ich\s+)?arbeite\s+(?:jetzt\s+|inzwischen\s+)?(?:bei|für|in|im)\s+(?:einer\s+|einem\s+|der\s+|dem\s+)?{ORG}{END}`},
+		{"employer-neg", `ich\s+(?:habe\s+(?:bei\s+)?{ORG}\s+gekündigt|arbeite\s+nicht\s+mehr\s+(?:bei|für)\s+{ORG}{END})`},
+		{"diet", `(?:ich\s+bin|wir\s+sind|bin)\s+(?:jetzt\s+|inzwischen\s+|seit\s+[^,.;!?]{1,25}?\s+)?{DIET}{END}`},
+		{"eats-again", `(?:ich\s+)?esse\s+(?:jetzt\s+)?(?P<again>wieder\s+)?(?P<food>fleisch|fisch|alles)`},
+		{"diet-neg", `ich\s+bin\s+(?:kein(?:e)?\s+{DIET}\s+mehr|nicht\s+mehr\s+{DIET})`},
+		{"allergy", `ich\s+bin\s+(?:sehr\s+|stark\s+)?allergisch\s+(?:gegen|auf)\s+(?:{ALLERGEN}{END}|{X}{END})`},
+		{"allergy", `ich\s+habe\s+eine\s+{ALLERGEN}-?allergie`},
+		{"allergy-neg", `ich\s+bin\s+(?:nicht|nicht\s+mehr)\s+allergisch\s+(?:gegen|auf)\s+(?:{ALLERGEN}{END}|{X}{END})`},
+		{"intolerance", `ich\s+(?:habe\s+eine\s+{ALLERGEN}-?intoleranz|bin\s+{ALLERGEN}-?intolerant|vertrage\s+keine\s+{ALLERGEN})`},
+		{"condition", `ich\s+(?:habe|bin)\s+{COND}`},
+		{"member", `(?:mein|meine)\s+{REL}\s+heißt\s+{NAME}`},
+		{"member", `(?:mein|meine|unser|unsere)\s+{REL}\s+{NAME}(?:\s+ist\s+{NUM}(?:\s+jahre\s+alt)?)?`},
+		{"~member", `mit\s+(?:meinem|meiner|meinen|unserem|unserer|unseren)\s+{REL},?\s+{NAME}`},
+		{"member-cond", `(?:mein|meine|unser|unsere)\s+{REL}(?:\s+{NAME})?\s+(?:ist|hat)\s+{COND}`},
+		{"member-intolerance", `(?:mein|meine|unser|unsere)\s+{REL}(?:\s+{NAME})?\s+(?:verträgt\s+kein(?:e|en)?\s+{ALLERGEN}|ist\s+{ALLERGEN}-?intolerant|hat\s+eine\s+{ALLERGEN}-?intoleranz)`},
+		{"pronoun-age", `(?:er|sie)\s+ist\s+{NUM}(?:\s+jahre\s+alt)?{END}`},
+		{"member-allergy", `(?:mein|meine|unser|unsere)\s+{REL}(?:\s+{NAME})?\s+ist\s+allergisch\s+(?:gegen|auf)\s+(?:{ALLERGEN}{END}|{X}{END})`},
+		{"count", `(?:ich\s+habe|wir\s+haben|habe)\s+(?:übrigens\s+|auch\s+)?{NUM}\s+{KIDS}`},
+		{"~count", `mit\s+(?:meinen|unseren)\s+{NUM}\s+{KIDS}`},
+		{"pets", `(?:ich\s+habe|wir\s+haben|habe)\s+(?:übrigens\s+|auch\s+)?{NUM}\s+{PETS}`},
+		{"~pet", `(?:mein|meine|meinem|meinen|unser|unsere|unserem|unseren)\s+{PET}\s+{NAME}`},
+		{"pet", `(?:ich\s+habe|wir\s+haben)\s+(?:einen|eine|ein)\s+{PET},?\s+(?:namens|der\s+heißt|die\s+heißt)\s+{NAME}`},
+		{"pet", `(?:mein|meine|unser|unsere)\s+{PET}\s+heißt\s+{NAME}`},
+		{"languages", `ich\s+spreche\s+{LANGS}`},
+		{"married", `wir\s+haben\s+(?:{WHEN}\s+)?(?P<status>geheiratet)`},
+		{"study", `(?:ich\s+)?studiere\s+(?:jetzt\s+)?{X}{END}`},
+		{"team", `(?:ich\s+bin\s+fan\s+von|mein\s+lieblingsverein\s+ist)\s+{ORG}{END}`},
+	},
+}

@@ -1,0 +1,117 @@
+package extract
+
+// english is the slot table of English (see slots.go). The rules of
+// rules.go read English too, for what is not a slot (preferences, habits,
+// decisions, plans); where both read a statement, the slot's fact is kept.
+var english = &langTable{
+	code: "en",
+	relations: words(`wife:wife husband:husband partner:partner spouse:spouse girlfriend:girlfriend boyfriend:boyfriend
+		fiance:fiance fiancee:fiancee fiancé:fiance fiancée:fiancee son:son daughter:daughter mother:mother mom:mother mum:mother
+		father:father dad:father brother:brother sister:sister grandmother:grandmother grandfather:grandfather
+		grandma:grandmother grandpa:grandfather stepson:stepson stepdaughter:stepdaughter aunt:aunt uncle:uncle
+		niece:niece nephew:nephew cousin:cousin baby:baby twins:child twin:child`),
+	pets: words(`dog:dog dogs:dogs puppy:dog cat:cat cats:cats kitten:cat rabbits:rabbits labrador:dog lab:dog beagle:dog
+		greyhound:greyhound spaniel:spaniel terrier:terrier poodle:poodle collie:collie retriever:retriever husky:husky
+		dachshund:dachshund pug:pug corgi:corgi whippet:whippet lurcher:lurcher bulldog:bulldog rabbit:rabbit bunny:rabbit hamster:hamster parrot:parrot
+		budgie:budgie horse:horse pony:pony tortoise:tortoise turtle:turtle guinea-pig:guinea-pig goldfish:goldfish
+		gecko:gecko snake:snake ferret:ferret`),
+	diets: words(`vegetarian:vegetarian vegan:vegan pescatarian:pescatarian pescetarian:pescatarian
+		flexitarian:flexitarian kosher:kosher halal:halal keto:keto paleo:paleo teetotal:teetotal`),
+	jobs: words(`nurse:nurse doctor:doctor physician:physician surgeon:surgeon dentist:dentist pharmacist:pharmacist
+		paramedic:paramedic midwife:midwife therapist:therapist psychologist:psychologist vet:vet veterinarian:veterinarian
+		teacher:teacher professor:professor lecturer:lecturer tutor:tutor researcher:researcher scientist:scientist
+		engineer:engineer developer:developer programmer:programmer designer:designer architect:architect lawyer:lawyer
+		attorney:attorney solicitor:solicitor judge:judge accountant:accountant banker:banker analyst:analyst
+		consultant:consultant manager:manager chef:chef cook:cook baker:baker barista:barista bartender:bartender
+		waiter:waiter waitress:waitress cashier:cashier receptionist:receptionist librarian:librarian journalist:journalist
+		writer:writer author:author editor:editor translator:translator photographer:photographer artist:artist
+		musician:musician actor:actor actress:actress electrician:electrician plumber:plumber carpenter:carpenter
+		mechanic:mechanic farmer:farmer gardener:gardener pilot:pilot firefighter:firefighter nanny:nanny
+		student:student freelancer:freelancer salesperson:salesperson coach:coach trainer:trainer hairdresser:hairdresser
+		driver:driver cleaner:cleaner landlord:landlord landlady:landlady receptionist:receptionist social-worker:social-worker software-engineer:software-engineer
+		data-scientist:data-scientist civil-servant:civil-servant police-officer:police-officer`),
+	allergens: words(`nuts:nuts peanuts:peanuts peanut:peanuts tree-nuts:tree-nuts shellfish:shellfish fish:fish
+		eggs:eggs egg:eggs milk:milk dairy:dairy gluten:gluten wheat:wheat soy:soy soya:soy sesame:sesame
+		penicillin:penicillin latex:latex pollen:pollen cats:cats dogs:dogs bees:bees wasps:wasps mustard:mustard
+		celery:celery lactose:lactose strawberries:strawberries kiwi:kiwi`),
+	languages: words(`english:English spanish:Spanish portuguese:Portuguese french:French german:German italian:Italian
+		dutch:Dutch polish:Polish russian:Russian ukrainian:Ukrainian chinese:Chinese mandarin:Mandarin
+		cantonese:Cantonese japanese:Japanese korean:Korean arabic:Arabic hindi:Hindi urdu:Urdu bengali:Bengali
+		turkish:Turkish greek:Greek swedish:Swedish norwegian:Norwegian danish:Danish finnish:Finnish czech:Czech
+		hungarian:Hungarian romanian:Romanian catalan:Catalan basque:Basque galician:Galician hebrew:Hebrew
+		vietnamese:Vietnamese thai:Thai tagalog:Tagalog swahili:Swahili irish:Irish welsh:Welsh`),
+	numbers:  numberWords("one:1 a:1 an:1 two:2 three:3 four:4 five:5 six:6 seven:7 eight:8 nine:9 ten:10 eleven:11 twelve:12"),
+	children: words(`kids:children children:children sons:sons daughters:daughters kid:children child:children`),
+	conditions: words(`celiac-disease:celiac-disease coeliac-disease:celiac-disease celiac:celiac-disease coeliac:celiac-disease
+		diabetes:diabetes diabetic:diabetes asthma:asthma asthmatic:asthma epilepsy:epilepsy epileptic:epilepsy`),
+	foods:    words(`meat:meat fish:fish chicken:chicken dairy:dairy everything:everything`),
+	statuses: words(`married:married engaged:engaged divorced:divorced`),
+	relDates: words(`last-month:last-month last-week:last-week last-year:last-year yesterday:yesterday
+		last-summer:last-summer last-winter:last-winter last-spring:last-spring last-autumn:last-autumn
+		this-year:this-year a-month-ago:a-month-ago a-year-ago:a-year-ago two-years-ago:two-years-ago
+		two-months-ago:two-months-ago recently:recently`),
+	leads: []string{"by the way", "btw", "fyi", "for context", "for the record", "just so you know", "update", "quick update", "honestly", "actually", "in real life", "seriously", "ok", "okay", "so", "well", "anyway", "also", "i've decided", "i have decided", "i decided", "i realised", "i realized", "i guess", "turns out", "sadly", "luckily", "unfortunately", "confession", "big news", "good news", "news"},
+	joins: []string{"and", "&"},
+	slips: []string{`no\s+wait`, `no,\s*wait`, `wait,?\s+no`, `sorry`, `i\s+mean`, `i\s+meant`, `make\s+that`, `actually`},
+	patterns: []rawPattern{
+		{"name", `my\s+name(?:'s|\s+is)\s+{NAME}`},
+		{"name", `(?:call\s+me|i\s+go\s+by)\s+{NAME}`},
+		{"name", `i(?:'m|\s+am)\s+{NAME}(?:\s*$|\s*[,.!;]|\s+(?:and|from|here|by|btw|but|nice)\b|\s+[-–—])`},
+		{"age", `i(?:'m|\s+am)\s+(?:now\s+)?{NUM}(?:\s+years?\s+old|\s+y/?o)?{END}`},
+		{"home", `(?:i|we)(?:'m|'re|\s+am|\s+are)?\s+(?:(?:still|now|currently|also|all)\s+)?(?:live|living|reside|residing|based)\s+in\s+{PLACE}`},
+		{"home", `(?:my|our)\s+home\s+is\s+(?:in\s+)?{PLACE}`},
+		{"home", `we(?:'re|\s+are)\s+(?:now\s+|still\s+)?(?:in|based\s+in)\s+{PLACE}{END}`},
+		{"property", `i\s+(?:also\s+)?own\s+(?P<num>a|an|one|two|three|four|five|\d+)\s+(?P<x>flats?|houses?|properties|property|apartments?|homes?)(?:\s+in\s+{PLACE})?`},
+		{"moved", `(?:i|we)(?:'ve|\s+have)?\s+(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)\s+(?:back\s+)?to\s+{PLACE}(?:,?\s+{WHEN})?`},
+		{"home-neg", `(?:i|we)\s+(?:don't|do\s+not|no\s+longer)\s+live\s+in\s+{PLACE}`},
+		{"origin", `i(?:'m|\s+am)\s+(?:originally\s+)?from\s+{PLACE}`},
+		{"job", `i(?:'m|\s+am)\s+(?:now\s+|currently\s+|still\s+|actually\s+|really\s+)?(?:a|an|the)\s+(?P<x>(?:[\p{L}-]+\s+){0,2}?{JOB})(?P<at>\s+(?:at|in|for|with|on|based\s+in|from)\s+[^,.;:!?]{1,50}?)?{END}`},
+		{"job", `i(?:'m|\s+am)?\s+(?:now\s+|currently\s+)?(?:\w+ly\s+)?(?:work|working)\s+(?:\w+ly\s+)?as\s+(?:a|an)\s+(?P<x>[^,.;:!?]{1,60}?){END}`},
+		{"job", `i(?:'ve|\s+have|'m|\s+am)?\s+(?:just\s+)?(?:started\s+)?(?P<training>training|retraining)\s+(?:as|to\s+be(?:come)?)\s+(?:a|an)\s+(?P<x>[^,.;:!?]{1,60}?){END}`},
+		{"job", `i(?:'ve|\s+have)?\s+(?:just\s+)?(?:became|become)\s+(?:a|an)\s+{JOB}`},
+		{"job-neg", `i(?:'m|\s+am)\s+(?:no\s+longer\s+(?:a|an)\s+{JOB}|not\s+(?:a|an)\s+{JOB}\s+any\s*more)`},
+		{"employer", `i(?:'m|\s+am)?\s+(?:now\s+|currently\s+|still\s+)?(?:work|working)\s+(?:(?P<how>nights|days|weekends|shifts|part[- ]time|full[- ]time|remotely|from\s+home)\s+)?(?:at|for)\s+{ORG}{END}`},
+		{"employer-neg", `i(?:'ve|\s+have)?\s+(?:just\s+)?(?:handed\s+in\s+my\s+notice|resigned|been\s+laid\s+off|was\s+(?:laid\s+off|made\s+redundant|fired|let\s+go))\s+(?:at|from)\s+{ORG}{END}`},
+		{"employer-neg", `i(?:'ve|\s+have)?\s+(?:just\s+)?(?:quit|left)\s+my\s+(?:job|position|role)\s+(?:at|with)\s+{ORG}{END}`},
+		{"employer-neg", `i(?:'ve|\s+have)?\s+(?:just\s+)?(?:quit|left)\s+(?P<org>the\s+(?:bank|company|firm|agency|hospital|school|startup|restaurant|shop|store|office|factory|hotel|bakery|cafe|café|clinic|university|lab|newspaper|council|ministry|army|navy|practice|studio|warehouse))\b`},
+		{"employer-neg", `i(?:'ve|\s+have)?\s+(?:just\s+)?(?:quit|left)\s+(?P<org>(?-i:\p{Lu})[\p{L}\d&'’.-]*(?:\s+(?-i:\p{Lu})[\p{L}\d&'’.-]*){0,3}){END}`},
+		{"employer-neg", `i\s+(?:no\s+longer|don't)\s+work\s+(?:at|for)\s+{ORG}{END}`},
+		{"diet", `(?:i|we)(?:'m|'re|\s+am|\s+are)\s+(?:now\s+|all\s+|strictly\s+|fully\s+|also\s+|a\s+)?{DIET}{END}`},
+		{"diet", `(?:i|we)(?:'ve|\s+have)\s+been\s+{DIET}`},
+		{"diet", `(?:i'm|i\s+am)\s+[^,.;!?]{1,40}?\s+and\s+{DIET}{END}`},
+		{"diet-neg", `i(?:'m|\s+am)\s+(?:no\s+longer\s+(?:a\s+)?{DIET}|not\s+(?:a\s+)?{DIET}\s+(?:any\s*more|at\s+all))`},
+		{"eats-again", `i(?:'m|\s+am)?\s*(?:eating|eat|started\s+eating)\s+(?P<food>meat|fish|chicken|dairy|everything)\s+(?P<again>again)`},
+		{"eats-again", `i\s+eat\s+(?P<food>everything)`},
+		{"allergy", `i(?:'m|\s+am)\s+(?:(?:very|severely|highly|mildly|also|really)\s+)?allergic\s+to\s+(?:(?:all|most)\s+)?(?:{ALLERGEN}{END}|{X}{END})`},
+		{"allergy", `i\s+(?:have|'ve\s+got|have\s+got)\s+(?:a|an)\s+(?:(?:severe|mild|serious|bad)\s+)?(?:{ALLERGEN}\s+)allergy`},
+		{"cleft-allergy", `it(?:'s|\s+is|\s+was)\s+(?:{ALLERGEN}|{X})\s+(?:that\s+)?i(?:'m|\s+am)\s+allergic\s+to,?\s+not\s+(?P<not>[\p{L} -]{2,30}?){END}`},
+		{"allergy-neg", `i(?:'m|\s+am)\s+(?:not|no\s+longer)\s+allergic\s+to\s+(?:{ALLERGEN}{END}|{X}{END})`},
+		{"intolerance", `i(?:'m|\s+am)\s+{ALLERGEN}[\s-]intolerant`},
+		{"condition", `i\s+(?:have|'ve\s+got|was\s+diagnosed\s+with)\s+(?:type\s+(?P<type>[12])\s+)?{COND}`},
+		{"condition", `(?:i(?:'m|\s+am)|as)\s+an?\s+(?:type\s+(?P<type>[12])\s+)?{COND}`},
+		{"member", `my\s+{REL}(?:'s\s+name\s+is|\s+is\s+called|\s+is\s+named|,)?\s+{NAME}(?:,?\s+(?:who\s+is|is|who's|he's|she's|aged)\s+{NUM}(?:\s+years?\s+old)?)?`},
+		{"~member", `(?:with|and)\s+(?:my|our)\s+{REL},?\s+{NAME}`},
+		{"member-cond", `(?:my|our)\s+{REL}(?:\s+{NAME})?\s+(?:is|has)\s+(?:a\s+)?(?:type\s+(?P<type>[12])\s+)?{COND}`},
+		{"member-intolerance", `(?:my|our)\s+{REL}(?:\s+{NAME})?\s+(?:is\s+{ALLERGEN}[\s-]intolerant|(?:can't|cannot)\s+(?:have|eat|tolerate)\s+{ALLERGEN})`},
+		{"member", `(?:our|my)\s+{REL}\s+{NAME}(?:\s+is\s+{NUM})?`},
+		{"pronoun-age", `(?:he|she)(?:'s|\s+is)\s+{NUM}(?:\s+years?\s+old)?{END}`},
+		{"member-allergy", `my\s+{REL}(?:\s+{NAME})?\s+is\s+(?:(?:very|severely|also)\s+)?allergic\s+to\s+(?:{ALLERGEN}{END}|{X}{END})`},
+		{"count", `(?:i|we)\s+(?:also\s+)?(?:have|'ve\s+got|have\s+got)\s+{NUM}\s+{KIDS}`},
+		{"pets", `(?:i|we)\s+(?:also\s+)?(?:have|'ve\s+got|have\s+got|got|adopted)\s+{NUM}\s+{PETS}`},
+		{"pet", `(?:i|we)\s+(?:also\s+)?(?:have|'ve\s+got|have\s+got|got|adopted|rescued|just\s+got|just\s+adopted)\s+(?:a|an|one)\s+(?:[\p{L}-]+\s+){0,2}?{PET}\s+(?:call(?:e)?d|named)\s+{NAME}(?:\s+{WHEN})?`},
+		{"~pet", `(?:my|our)\s+(?:old\s+|little\s+|new\s+|lazy\s+)?{PET}(?:'s\s+name\s+is|\s+is\s+called|\s+is\s+named|,)?\s+{NAME}(?P<died>\s+(?:passed\s+away|died))?`},
+		{"languages", `i\s+(?:speak|can\s+speak)\s+{LANGS}`},
+		{"languages", `i(?:'m|\s+am)\s+(?:fluent|bilingual)\s+in\s+{LANGS}`},
+		{"team", `my\s+(?:favou?rite|fav)\s+(?:football\s+|soccer\s+|basketball\s+|baseball\s+|hockey\s+)?(?:team|club)\s+is\s+{ORG}{END}`},
+		{"team", `i\s+(?:support|root\s+for)\s+{ORG}{END}`},
+		{"team", `{ORG}\s+(?:fan|supporter)\s+(?:since|for|all)\b`},
+		{"team", `i(?:'ve|\s+have)?\s+switched\s+(?:allegiance|teams|sides|clubs)\s+to\s+{ORG}{END}`},
+		{"married", `(?:i|we)\s+(?:just\s+)?got\s+(?P<status>married|engaged|divorced)(?:\s+{WHEN})?`},
+		{"study", `i(?:'m|\s+am)\s+(?:now\s+)?(?:studying|doing\s+a\s+degree\s+in|majoring\s+in)\s+{X}{END}`},
+		{"done-with", `i(?:'m|\s+am)\s+(?:done|finished|through)\s+with\s+{X}{END}`},
+		{"switched", `i\s+(?:finally\s+|just\s+)?switched\s+(?:from\s+(?P<x>[^,.;]{1,30}?)\s+)?to\s+(?P<y>[^,.;!?]{1,30}?){END}`},
+		{"team", `i(?:'m|\s+am)\s+an?\s+{ORG}\s+(?:fan|supporter){END}`},
+		{"rather", `i(?:'d|\s+would)\s+(?:much\s+)?rather\s+(?P<x>[^,.;!?]{2,40}?)\s+than\s+(?P<y>[^,.;!?]{2,40}?){END}`},
+		{"activity", `i(?:'ve|\s+have)\s+been\s+(?P<verb>learning|studying|playing|practi[cs]ing|taking)\s+{X}\s+(?P<since>(?:for\s+(?:about\s+|around\s+|almost\s+|nearly\s+|over\s+)?(?:a|an|one|two|three|four|five|six|\d+)\s+(?:weeks?|months?|years?)|since\s+(?:\d{4}|last\s+\w+|[\p{L}]+)))`},
+	},
+}

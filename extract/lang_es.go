@@ -1,0 +1,85 @@
+package extract
+
+// spanish is the slot table of Spanish (see slots.go).
+var spanish = &langTable{
+	code: "es",
+	relations: words(`esposa:wife mujer:wife marido:husband esposo:husband pareja:partner novia:girlfriend novio:boyfriend
+		hijo:son hija:daughter madre:mother mamá:mother padre:father papá:father hermano:brother hermana:sister
+		abuela:grandmother abuelo:grandfather prometida:fiancee prometido:fiance bebé:baby`),
+	pets: words(`perros:dogs gatos:cats perro:dog perra:dog perrito:dog perrita:dog gato:cat gata:cat gatito:cat gatita:cat conejo:rabbit
+		hámster:hamster loro:parrot caballo:horse tortuga:tortoise`),
+	diets: words(`vegano:vegan vegana:vegan veganos:vegan veganas:vegan vegetariano:vegetarian vegetariana:vegetarian
+		vegetarianos:vegetarian vegetarianas:vegetarian pescetariano:pescatarian pescetariana:pescatarian`),
+	jobs: words(`profesor:teacher profesora:teacher maestro:teacher maestra:teacher médico:doctor médica:doctor
+		doctora:doctor enfermero:nurse enfermera:nurse abogado:lawyer abogada:lawyer ingeniero:engineer ingeniera:engineer
+		programador:programmer programadora:programmer diseñador:designer diseñadora:designer arquitecto:architect
+		arquitecta:architect contable:accountant contador:accountant contadora:accountant cocinero:cook cocinera:cook
+		camarero:waiter camarera:waitress periodista:journalist escritor:writer escritora:writer estudiante:student
+		farmacéutico:pharmacist farmacéutica:pharmacist dentista:dentist veterinario:vet veterinaria:vet
+		psicólogo:psychologist psicóloga:psychologist policía:police-officer bombero:firefighter traductor:translator
+		traductora:translator fotógrafo:photographer fotógrafa:photographer músico:musician música:musician
+		electricista:electrician fontanero:plumber mecánico:mechanic mecánica:mechanic funcionario:civil-servant
+		funcionaria:civil-servant investigador:researcher investigadora:researcher`),
+	allergens: words(`frutos-secos:nuts nueces:nuts cacahuetes:peanuts cacahuete:peanuts maní:peanuts marisco:shellfish
+		mariscos:shellfish pescado:fish huevo:eggs huevos:eggs leche:milk lácteos:dairy gluten:gluten trigo:wheat
+		soja:soy sésamo:sesame penicilina:penicillin látex:latex polen:pollen gatos:cats perros:dogs abejas:bees
+		lactosa:lactose fresas:strawberries`),
+	languages: words(`español:Spanish castellano:Spanish inglés:English portugués:Portuguese francés:French alemán:German
+		italiano:Italian catalán:Catalan euskera:Basque gallego:Galician chino:Chinese japonés:Japanese árabe:Arabic
+		ruso:Russian neerlandés:Dutch holandés:Dutch`),
+	numbers:  numberWords("un:1 una:1 uno:1 dos:2 tres:3 cuatro:4 cinco:5 seis:6 siete:7 ocho:8 nueve:9 diez:10"),
+	children: words(`hijos:children hijas:daughters niños:children niñas:daughters`),
+	foods:    words(`carne:meat pescado:fish de-todo:everything`),
+	statuses: words(`casamos:married casado:married casé:married comprometimos:engaged divorciamos:divorced divorcié:divorced`),
+	workplaces: words(`una-tienda:a-shop un-hospital:a-hospital una-farmacia:a-pharmacy un-colegio:a-school una-escuela:a-school
+		un-banco:a-bank una-oficina:an-office un-restaurante:a-restaurant`),
+	conditions: words(`celíaco:celiac-disease celíaca:celiac-disease diabético:diabetes diabética:diabetes asma:asthma diabetes:diabetes epilepsia:epilepsy`),
+	relDates: words(`el-mes-pasado:last-month la-semana-pasada:last-week el-año-pasado:last-year ayer:yesterday
+		el-verano-pasado:last-summer hace-un-mes:a-month-ago hace-un-año:a-year-ago hace-dos-años:two-years-ago
+		hace-dos-meses:two-months-ago este-año:this-year`),
+	leads: []string{"la verdad", "en realidad", "por cierto", "bueno", "pues", "además", "también", "ahora", "hola", "oye", "mira", "al final", "he decidido que", "he decidido", "decidí que"},
+	joins: []string{"y", "e"},
+	slips: []string{`no,?\s+espera`, `perdón`, `digo`, `quiero\s+decir`, `mejor\s+dicho`},
+	patterns: []rawPattern{
+		{"name", `(?:me\s+llamo|mi\s+nombre\s+es)\s+{NAME}`},
+		{"name", `soy\s+(?:el\s+|la\s+)?{NAME}(?:\s*$|\s*[,.!]|\s+y\b)`},
+		{"age", `tengo\s+{NUM}\s+años`},
+		{"home", `(?:(?:ahora|también|todavía|aún)\s+)?(?:vivo|vivimos|resido|residimos)\s+(?:ahora\s+)?en\s+{PLACE}`},
+		{"moved", `(?:me|nos)\s+(?:he\s+|hemos\s+)?(?:mudé|mudamos|mudado|trasladé|trasladamos)\s+a\s+{PLACE}(?:,?\s+{WHEN})?`},
+		{"home-neg", `ya\s+no\s+(?:vivo|vivimos)\s+en\s+{PLACE}`},
+		{"origin", `soy\s+(?:de|del)\s+{PLACE}`},
+		{"job", `(?:ahora\s+)?soy\s+(?:un\s+|una\s+)?(?P<x>{JOB})(?P<at>\s+(?:de|en)\s+[^,.;:!?]{1,50}?)?{END}`},
+		{"job", `(?:estoy\s+)?(?P<training>estudiando\s+para\s+ser|formándome\s+como)\s+(?P<x>[^,.;:!?]{1,50}?){END}`},
+		{"job", `trabajo\s+(?:ahora\s+)?(?:como|de)\s+{X}{END}`},
+		{"job-neg", `ya\s+no\s+soy\s+{JOB}`},
+		{"employer", `trabajo\s+(?:ahora\s+)?(?:en|para)\s+{ORG}{END}`},
+		{"employer-neg", `(?:dejé|he\s+dejado)\s+(?:mi\s+trabajo\s+en\s+)?(?:el\s+|la\s+)?{ORG}{END}`},
+		{"employer-neg", `ya\s+no\s+trabajo\s+(?:en|para)\s+{ORG}{END}`},
+		{"diet", `(?:soy|somos)\s+(?:ahora\s+)?{DIET}`},
+		{"diet", `soy\s+[^,.;!?]{1,40}?\s+y\s+{DIET}{END}`},
+		{"eats-again", `(?:ya\s+)?(?:vuelvo\s+a\s+comer|como|volví\s+a\s+comer)\s+(?P<food>carne|pescado|de\s+todo)(?P<again>\s+otra\s+vez|\s+de\s+nuevo)?`},
+		{"diet-neg", `ya\s+no\s+(?:soy|somos)\s+{DIET}`},
+		{"allergy", `(?:soy|es)\s+(?:muy\s+)?alérgic[oa]s?\s+(?:a|al)\s+(?:la\s+|las\s+|los\s+|el\s+)?(?:{ALLERGEN}{END}|{X}{END})`},
+		{"allergy", `tengo\s+alergia\s+(?:a|al)\s+(?:la\s+|las\s+|los\s+|el\s+)?(?:{ALLERGEN}{END}|{X}{END})`},
+		{"allergy-neg", `(?:ya\s+)?no\s+soy\s+alérgic[oa]\s+(?:a|al)\s+(?:la\s+|las\s+|los\s+|el\s+)?(?:{ALLERGEN}{END}|{X}{END})`},
+		{"intolerance", `soy\s+intolerante\s+a\s+la\s+{ALLERGEN}`},
+		{"condition", `(?:soy|tengo)\s+{COND}`},
+		{"member", `mi\s+{REL}\s+se\s+llama\s+{NAME}`},
+		{"member", `mi\s+{REL}\s+{NAME}(?:,?\s+(?:que\s+)?tiene\s+{NUM}\s+años)?`},
+		{"~member", `(?:con|y)\s+(?:mi|nuestr[oa])\s+{REL},?\s+(?:el\s+|la\s+)?{NAME}`},
+		{"member-cond", `mi\s+{REL}(?:\s+{NAME})?\s+(?:es|tiene)\s+{COND}`},
+		{"member-intolerance", `mi\s+{REL}(?:\s+{NAME})?\s+es\s+intolerante\s+a\s+la\s+{ALLERGEN}`},
+		{"pronoun-age", `tiene\s+{NUM}\s+años`},
+		{"member-allergy", `mi\s+{REL}(?:\s+{NAME})?\s+es\s+alérgic[oa]\s+(?:a|al)\s+(?:la\s+|las\s+|los\s+|el\s+)?(?:{ALLERGEN}{END}|{X}{END})`},
+		{"count", `(?:tengo|tenemos)\s+{NUM}\s+{KIDS}`},
+		{"pets", `(?:tengo|tenemos)\s+{NUM}\s+{PETS}`},
+		{"pet", `(?:tengo|tenemos)\s+(?:un|una)\s+{PET}\s+(?:que\s+se\s+llama|llamad[oa])\s+{NAME}`},
+		{"pet", `(?:mi|nuestr[oa])\s+{PET}\s+se\s+llama\s+{NAME}`},
+		{"languages", `hablo\s+{LANGS}`},
+		{"married", `nos\s+(?:hemos\s+)?(?P<status>casamos|casado|comprometimos|divorciamos)(?:\s+{WHEN})?`},
+		{"married", `me\s+(?:he\s+)?(?P<status>casé|casado|divorcié)(?:\s+{WHEN})?`},
+		{"study", `(?:estudio|estoy\s+estudiando)\s+{X}{END}`},
+		{"switched", `cambié\s+(?:mi\s+)?(?P<x>[^,.;]{1,30}?)\s+por\s+(?:un|una)\s+(?P<y>[^,.;!?]{1,30}?){END}`},
+		{"team", `(?:soy\s+(?:del|hincha\s+del|aficionad[oa]\s+del)|mi\s+equipo(?:\s+favorito)?\s+es\s+el)\s+{ORG}{END}`},
+	},
+}

@@ -1,0 +1,81 @@
+package extract
+
+// french is the slot table of French (see slots.go).
+var french = &langTable{
+	code: "fr",
+	relations: words(`femme:wife épouse:wife mari:husband époux:husband conjoint:partner conjointe:partner compagnon:partner
+		compagne:partner copine:girlfriend copain:boyfriend fiancée:fiancee fiancé:fiance fils:son fille:daughter
+		mère:mother maman:mother père:father papa:father frère:brother sœur:sister soeur:sister grand-mère:grandmother
+		grand-père:grandfather bébé:baby`),
+	pets: words(`chiens:dogs chats:cats chien:dog chienne:dog chiot:dog chat:cat chatte:cat chaton:cat lapin:rabbit hamster:hamster
+		perroquet:parrot cheval:horse tortue:tortoise`),
+	diets: words(`végétarien:vegetarian végétarienne:vegetarian végétariens:vegetarian végétariennes:vegetarian
+		végétalien:vegan végétalienne:vegan végane:vegan végan:vegan vegan:vegan vegane:vegan pescétarien:pescatarian
+		pescétarienne:pescatarian`),
+	jobs: words(`professeur:teacher professeure:teacher prof:teacher enseignant:teacher enseignante:teacher
+		instituteur:teacher institutrice:teacher médecin:doctor infirmier:nurse infirmière:nurse avocat:lawyer
+		avocate:lawyer ingénieur:engineer ingénieure:engineer développeur:developer développeuse:developer
+		programmeur:programmer programmeuse:programmer designer:designer architecte:architect comptable:accountant
+		cuisinier:cook cuisinière:cook serveur:waiter serveuse:waitress journaliste:journalist écrivain:writer
+		écrivaine:writer étudiant:student étudiante:student pharmacien:pharmacist pharmacienne:pharmacist
+		dentiste:dentist vétérinaire:vet psychologue:psychologist policier:police-officer policière:police-officer
+		pompier:firefighter traducteur:translator traductrice:translator photographe:photographer musicien:musician
+		musicienne:musician électricien:electrician plombier:plumber mécanicien:mechanic fonctionnaire:civil-servant
+		chercheur:researcher chercheuse:researcher boulanger:baker boulangère:baker`),
+	allergens: words(`noix:nuts fruits-à-coque:nuts cacahuètes:peanuts arachides:peanuts cacahuète:peanuts
+		fruits-de-mer:shellfish crustacés:shellfish poisson:fish œufs:eggs oeufs:eggs lait:milk produits-laitiers:dairy
+		gluten:gluten blé:wheat soja:soy sésame:sesame pénicilline:penicillin latex:latex pollen:pollen chats:cats
+		chiens:dogs abeilles:bees lactose:lactose fraises:strawberries`),
+	languages: words(`français:French anglais:English espagnol:Spanish portugais:Portuguese allemand:German italien:Italian
+		arabe:Arabic néerlandais:Dutch chinois:Chinese japonais:Japanese russe:Russian breton:Breton occitan:Occitan`),
+	numbers:    numberWords("un:1 une:1 deux:2 trois:3 quatre:4 cinq:5 six:6 sept:7 huit:8 neuf:9 dix:10"),
+	children:   words(`enfants:children fils:sons filles:daughters`),
+	foods:      words(`de-la-viande:meat du-poisson:fish de-tout:everything`),
+	statuses:   words(`marié:married mariée:married mariés:married mariées:married pacsé:in-a-civil-union pacsée:in-a-civil-union pacsés:in-a-civil-union`),
+	workplaces: words(`une-pharmacie:a-pharmacy un-hôpital:a-hospital une-école:a-school une-banque:a-bank un-bureau:an-office`),
+	conditions: words(`cœliaque:celiac-disease coeliaque:celiac-disease diabétique:diabetes diabète:diabetes asthme:asthma épilepsie:epilepsy`),
+	relDates: words(`le-mois-dernier:last-month la-semaine-dernière:last-week l'année-dernière:last-year
+		l'an-dernier:last-year hier:yesterday l'été-dernier:last-summer il-y-a-un-mois:a-month-ago
+		il-y-a-un-an:a-year-ago il-y-a-deux-ans:two-years-ago cette-année:this-year`),
+	leads: []string{"en fait", "bonjour", "d'ailleurs", "aussi", "maintenant", "sinon", "au fait", "petite mise à jour", "moi", "j'ai décidé que", "finalement", "salut"},
+	joins: []string{"et"},
+	slips: []string{`non,?\s+attends`, `je\s+veux\s+dire`, `pardon`, `plutôt`, `enfin\s+non`},
+	patterns: []rawPattern{
+		{"name", `(?:je\s+m['’]appelle|mon\s+nom\s+est|moi\s+c['’]est)\s+{NAME}`},
+		{"age", `j['’]ai\s+{NUM}\s+ans`},
+		{"home", `(?:j['’]habite|je\s+vis|nous\s+habitons|nous\s+vivons|on\s+habite|on\s+vit)\s+(?:maintenant\s+|désormais\s+)?(?:à|a|en|au)\s+{PLACE}`},
+		{"moved", `(?:j['’]ai|nous\s+avons|on\s+a)\s+déménagé\s+(?:à|a|en|au)\s+{PLACE}(?:,?\s+{WHEN})?`},
+		{"moved", `je\s+me\s+suis\s+installée?\s+(?:à|a|en|au)\s+{PLACE}(?:,?\s+{WHEN})?`},
+		{"home-neg", `(?:je\s+n['’]habite|je\s+ne\s+vis|nous\s+n['’]habitons)\s+plus\s+(?:à|a|en|au)\s+{PLACE}`},
+		{"origin", `(?:je\s+viens|je\s+suis\s+originaire)\s+(?:de|du|d['’])\s*{PLACE}`},
+		{"job", `je\s+suis\s+(?:maintenant\s+|désormais\s+)?(?P<x>{JOB})(?P<at>\s+(?:de|à|a|au|en|chez|dans)\s+[^,.;:!?]{1,50}?)?{END}`},
+		{"job", `je\s+travaille\s+(?:maintenant\s+)?comme\s+(?:{JOB}|{X}){END}`},
+		{"job-neg", `je\s+ne\s+suis\s+plus\s+{JOB}`},
+		{"employer", `je\s+travaille\s+(?:maintenant\s+)?(?:chez|pour)\s+{ORG}{END}`},
+		{"employer-neg", `(?:j['’]ai\s+quitté\s+(?:mon\s+(?:travail|poste)\s+(?:chez|à)\s+)?|je\s+ne\s+travaille\s+plus\s+(?:chez|pour)\s+){ORG}{END}`},
+		{"diet", `(?:je\s+suis|nous\s+sommes)\s+(?:maintenant\s+|désormais\s+)?{DIET}{END}`},
+		{"diet-neg", `je\s+ne\s+suis\s+plus\s+{DIET}`},
+		{"diet", `je\s+suis\s+[^,.;!?]{1,40}?\s+et\s+{DIET}{END}`},
+		{"eats-again", `(?:j['’]ai\s+recommencé\s+à\s+manger|je\s+remange|je\s+mange)\s+(?P<food>de\s+la\s+viande|du\s+poisson|de\s+tout)(?P<again>\s+à\s+nouveau)?`},
+		{"allergy", `je\s+suis\s+(?:très\s+)?allergique\s+(?:à|a|au|aux)\s+(?:la\s+|l['’]|les\s+)?(?:{ALLERGEN}{END}|{X}{END})`},
+		{"allergy", `j['’]ai\s+une\s+allergie\s+(?:à|a|au|aux)\s+(?:la\s+|l['’]|les\s+)?(?:{ALLERGEN}{END}|{X}{END})`},
+		{"allergy-neg", `je\s+ne\s+suis\s+(?:pas|plus)\s+allergique\s+(?:à|a|au|aux)\s+(?:la\s+|l['’]|les\s+)?(?:{ALLERGEN}{END}|{X}{END})`},
+		{"intolerance", `je\s+suis\s+intolérante?\s+(?:au|à\s+la|aux)\s+{ALLERGEN}`},
+		{"condition", `(?:je\s+suis|j['’]ai)\s+(?:de\s+l['’])?{COND}`},
+		{"member", `(?:mon|ma)\s+{REL}\s+s['’]appelle\s+{NAME}`},
+		{"member", `(?:mon|ma|notre)\s+{REL}\s+{NAME}(?:,?\s+(?:qui\s+)?a\s+{NUM}\s+ans)?`},
+		{"~member", `avec\s+(?:mon|ma|notre)\s+{REL},?\s+{NAME}`},
+		{"member-cond", `(?:mon|ma|notre)\s+{REL}(?:\s+{NAME})?\s+(?:est|a)\s+{COND}`},
+		{"member-intolerance", `(?:mon|ma|notre)\s+{REL}(?:\s+{NAME})?\s+est\s+intolérante?\s+(?:au|à\s+la|aux)\s+{ALLERGEN}`},
+		{"pronoun-age", `(?:il|elle)\s+a\s+{NUM}\s+ans`},
+		{"member-allergy", `(?:mon|ma|notre)\s+{REL}(?:\s+{NAME})?\s+est\s+allergique\s+(?:à|a|au|aux)\s+(?:la\s+|l['’]|les\s+)?(?:{ALLERGEN}{END}|{X}{END})`},
+		{"count", `(?:j['’]ai|nous\s+avons|on\s+a)\s+{NUM}\s+{KIDS}`},
+		{"pets", `(?:j['’]ai|nous\s+avons|on\s+a)\s+{NUM}\s+{PETS}`},
+		{"pet", `(?:j['’]ai|nous\s+avons|on\s+a)\s+(?:un|une)\s+{PET}\s+(?:qui\s+s['’]appelle|nommée?|appelée?)\s+{NAME}`},
+		{"pet", `(?:mon|ma|notre)\s+{PET}\s+s['’]appelle\s+{NAME}`},
+		{"languages", `je\s+parle\s+{LANGS}`},
+		{"married", `(?:nous\s+nous\s+sommes|on\s+s['’]est|je\s+me\s+suis)\s+(?P<status>mariée?s?|pacsée?s?)(?:\s+{WHEN})?`},
+		{"study", `(?:j['’]étudie|je\s+fais\s+des\s+études\s+de)\s+{X}{END}`},
+		{"team", `(?:je\s+supporte|je\s+suis\s+(?:fan|supporter)\s+(?:de|du|des)|mon\s+équipe\s+préférée\s+est)\s+(?:le\s+|la\s+|l['’])?{ORG}{END}`},
+	},
+}

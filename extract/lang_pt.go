@@ -1,0 +1,84 @@
+package extract
+
+// portuguese is the slot table of Portuguese (see slots.go).
+var portuguese = &langTable{
+	code: "pt",
+	relations: words(`esposa:wife mulher:wife marido:husband esposo:husband parceiro:partner parceira:partner
+		companheiro:partner companheira:partner namorada:girlfriend namorado:boyfriend noiva:fiancee noivo:fiance
+		filho:son filha:daughter mãe:mother pai:father irmão:brother irmã:sister avó:grandmother avô:grandfather
+		bebê:baby bebé:baby`),
+	pets: words(`cachorros:dogs gatos:cats cachorro:dog cachorra:dog cão:dog cadela:dog gato:cat gata:cat gatinho:cat coelho:rabbit hamster:hamster
+		papagaio:parrot cavalo:horse tartaruga:tortoise`),
+	diets: words(`vegano:vegan vegana:vegan veganos:vegan vegetariano:vegetarian vegetariana:vegetarian
+		vegetarianos:vegetarian pescetariano:pescatarian pescetariana:pescatarian`),
+	jobs: words(`professor:teacher professora:teacher médico:doctor médica:doctor enfermeiro:nurse enfermeira:nurse
+		advogado:lawyer advogada:lawyer engenheiro:engineer engenheira:engineer programador:programmer
+		programadora:programmer desenvolvedor:developer desenvolvedora:developer designer:designer arquiteto:architect
+		arquiteta:architect contador:accountant contadora:accountant cozinheiro:cook cozinheira:cook garçom:waiter
+		garçonete:waitress empregado-de-mesa:waiter jornalista:journalist escritor:writer escritora:writer
+		estudante:student farmacêutico:pharmacist farmacêutica:pharmacist dentista:dentist veterinário:vet
+		veterinária:vet psicólogo:psychologist psicóloga:psychologist policial:police-officer bombeiro:firefighter
+		tradutor:translator tradutora:translator fotógrafo:photographer fotógrafa:photographer músico:musician
+		eletricista:electrician mecânico:mechanic funcionário-público:civil-servant pesquisador:researcher
+		pesquisadora:researcher padeiro:baker padeira:baker`),
+	allergens: words(`nozes:nuts castanhas:nuts frutos-secos:nuts amendoim:peanuts amendoins:peanuts frutos-do-mar:shellfish
+		marisco:shellfish mariscos:shellfish camarão:shellfish peixe:fish ovo:eggs ovos:eggs leite:milk
+		laticínios:dairy lacticínios:dairy glúten:gluten trigo:wheat soja:soy gergelim:sesame sésamo:sesame
+		penicilina:penicillin látex:latex pólen:pollen gatos:cats cães:dogs cachorros:dogs abelhas:bees
+		lactose:lactose morangos:strawberries`),
+	languages: words(`português:Portuguese inglês:English espanhol:Spanish francês:French alemão:German italiano:Italian
+		árabe:Arabic holandês:Dutch chinês:Chinese japonês:Japanese russo:Russian crioulo:Creole`),
+	numbers:    numberWords("um:1 uma:1 dois:2 duas:2 três:3 quatro:4 cinco:5 seis:6 sete:7 oito:8 nove:9 dez:10"),
+	children:   words(`filhos:children filhas:daughters crianças:children`),
+	foods:      words(`carne:meat peixe:fish de-tudo:everything`),
+	statuses:   words(`casamos:married divorciamos:divorced noivamos:engaged`),
+	workplaces: words(`uma-farmácia:a-pharmacy um-hospital:a-hospital uma-escola:a-school um-banco:a-bank um-escritório:an-office uma-agência:an-agency`),
+	conditions: words(`celíaco:celiac-disease celíaca:celiac-disease doença-celíaca:celiac-disease diabético:diabetes diabética:diabetes diabetes:diabetes asma:asthma epilepsia:epilepsy`),
+	relDates: words(`no-mês-passado:last-month mês-passado:last-month na-semana-passada:last-week semana-passada:last-week
+		no-ano-passado:last-year ano-passado:last-year ontem:yesterday há-um-mês:a-month-ago há-um-ano:a-year-ago
+		há-dois-anos:two-years-ago este-ano:this-year`),
+	leads: []string{"na verdade", "aliás", "olá", "oi", "agora", "também", "bom", "então", "enfim", "por falar nisso", "decidi que", "pois é"},
+	joins: []string{"e"},
+	slips: []string{`não,?\s+espera`, `quer\s+dizer`, `digo`, `desculpa`, `aliás`, `ou\s+melhor`},
+	patterns: []rawPattern{
+		{"name", `(?:(?:eu\s+)?me\s+chamo|meu\s+nome\s+é)\s+{NAME}`},
+		{"name", `(?:eu\s+)?sou\s+(?:o|a)\s+{NAME}`},
+		{"age", `tenho\s+{NUM}\s+anos`},
+		{"home", `(?:eu\s+)?(?:moro|vivo|moramos|vivemos)\s+(?:agora\s+)?(?:em|no|na)\s+{PLACE}`},
+		{"moved", `(?:eu\s+)?(?:me\s+mudei|nos\s+mudamos|mudei-me|mudamo-nos)\s+(?:para|pra|pro)\s+(?:o\s+|a\s+)?{PLACE}(?:,?\s+{WHEN})?`},
+		{"home-neg", `(?:eu\s+)?(?:não\s+moro\s+mais|já\s+não\s+moro)\s+(?:em|no|na)\s+{PLACE}`},
+		{"origin", `sou\s+(?:de|do|da)\s+{PLACE}`},
+		{"job", `(?:agora\s+)?sou\s+(?P<x>{JOB})(?P<at>\s+(?:de|em|na|no|numa|num)\s+[^,.;:!?]{1,50}?)?{END}`},
+		{"job", `trabalho\s+(?:agora\s+)?como\s+(?:{JOB}|{X}){END}`},
+		{"job-neg", `(?:não\s+sou\s+mais|já\s+não\s+sou)\s+{JOB}`},
+		{"employer", `trabalho\s+(?:agora\s+)?(?:na|no|em|para\s+a|para\s+o|para)\s+{ORG}{END}`},
+		{"employer-neg", `(?:saí|deixei|larguei|pedi\s+demissão)\s+(?:do|da|de)\s+{ORG}{END}`},
+		{"employer-neg", `não\s+trabalho\s+mais\s+(?:na|no|em|para)\s+{ORG}{END}`},
+		{"diet", `(?:sou|somos)\s+(?:agora\s+)?{DIET}{END}`},
+		{"diet-neg", `(?:não\s+sou\s+mais|já\s+não\s+sou)\s+{DIET}`},
+		{"diet", `sou\s+[^,.;!?]{1,40}?\s+e\s+{DIET}{END}`},
+		{"eats-again", `(?:voltei\s+a\s+comer|como)\s+(?P<food>carne|peixe|de\s+tudo)(?P<again>\s+de\s+novo|\s+outra\s+vez)?`},
+		{"allergy", `(?:sou|é)\s+(?:muito\s+)?alérgic[oa]s?\s+(?:a|ao|à|aos|às)\s+(?:{ALLERGEN}{END}|{X}{END})`},
+		{"allergy", `tenho\s+alergia\s+(?:a|ao|à|aos|às)\s+(?:{ALLERGEN}{END}|{X}{END})`},
+		{"allergy-neg", `não\s+sou\s+(?:mais\s+)?alérgic[oa]\s+(?:a|ao|à|aos|às)\s+(?:{ALLERGEN}{END}|{X}{END})`},
+		{"intolerance", `sou\s+intolerante\s+(?:à|ao|a)\s+{ALLERGEN}`},
+		{"condition", `(?:sou|tenho)\s+{COND}`},
+		{"member", `(?:meu|minha)\s+{REL}\s+se\s+chama\s+{NAME}`},
+		{"member", `(?:meu|minha|nosso|nossa)\s+{REL}\s+{NAME}(?:,?\s+(?:que\s+)?tem\s+{NUM}\s+anos)?`},
+		{"~member", `com\s+(?:o\s+meu|a\s+minha|meu|minha|nosso|nossa)\s+{REL},?\s+(?:o\s+|a\s+)?{NAME}`},
+		{"member-cond", `(?:meu|minha|nosso|nossa)\s+{REL}(?:\s+{NAME})?\s+(?:é|tem)\s+{COND}`},
+		{"member-intolerance", `(?:meu|minha|nosso|nossa)\s+{REL}(?:\s+{NAME})?\s+é\s+intolerante\s+(?:à|ao|a)\s+{ALLERGEN}`},
+		{"pronoun-age", `(?:ele|ela)\s+tem\s+{NUM}\s+anos`},
+		{"member-allergy", `(?:meu|minha|nosso|nossa)\s+{REL}(?:\s+{NAME})?\s+é\s+alérgic[oa]\s+(?:a|ao|à|aos|às)\s+(?:{ALLERGEN}{END}|{X}{END})`},
+		{"count", `(?:tenho|temos)\s+{NUM}\s+{KIDS}`},
+		{"~member", `(?:tenho|temos)\s+(?:um|uma)\s+{REL},?\s+(?:o\s+|a\s+)?{NAME}(?:,?\s+de\s+{NUM}\s+anos)?`},
+		{"pets", `(?:tenho|temos)\s+{NUM}\s+{PETS}`},
+		{"pet", `(?:tenho|temos)\s+(?:um|uma)\s+{PET}\s+(?:chamad[oa]|que\s+se\s+chama)\s+{NAME}`},
+		{"pet", `(?:meu|minha|nosso|nossa)\s+{PET}\s+se\s+chama\s+{NAME}`},
+		{"languages", `(?:eu\s+)?falo\s+{LANGS}`},
+		{"married", `(?:nós\s+)?nos\s+(?P<status>casamos|divorciamos|noivamos)(?:\s+{WHEN})?`},
+		{"study", `(?:estudo|estou\s+estudando|estou\s+a\s+estudar|faço\s+faculdade\s+de)\s+{X}{END}`},
+		{"switched", `troquei\s+(?:o\s+)?(?:meu\s+|minha\s+)?(?P<x>[^,.;]{1,30}?)\s+por\s+(?:um|uma)\s+(?P<y>[^,.;!?]{1,30}?){END}`},
+		{"team", `(?:sou\s+(?:torcedora?\s+)?(?:do|da)|torço\s+(?:para\s+o|pelo|pro)|meu\s+time(?:\s+favorito|\s+do\s+coração)?\s+é\s+o)\s+{ORG}{END}`},
+	},
+}

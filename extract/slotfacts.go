@@ -1,0 +1,542 @@
+package extract
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/caddy-memory/memory/internal/norm"
+)
+
+// slotfacts.go writes what a slot's match says as a fact: in English, in
+// the third person, keyed by the slot (and, for one of several, by whom):
+// a newer statement of the same slot, in any language, has the same key
+// and so replaces the older (the third question).
+
+// build is what m states; last is the family member or pet the
+// sentence named last ("our son Leo, he's 5").
+func (m *slotMatch) build(last *slotMatch) []Fact {
+	f, ok := m.fact(last)
+	out := []Fact(nil)
+	if ok {
+		out = append(out, f)
+	}
+	switch m.slot {
+	case "count", "pets", "member", "pet":
+		out = append(out, m.named()...)
+	case "cleft-allergy":
+		if not := m.lang.en(m.lang.t.allergens, m.g["not"]); not != "" {
+			out = append(out, Fact{Kind: "health", Key: "health:allergy:" + head(strings.ToLower(not)), Content: "User is not allergic to " + strings.ToLower(not) + "."})
+		}
+	}
+	return out
+}
+
+// en is a word of the language in English, as said when the table does
+// not have it.
+func (l *language) en(words map[string]string, w string) string {
+	if e, ok := words[strings.ToLower(w)]; ok {
+		return e
+	}
+	return w
+}
+
+// fact is the one fact m states, if any.
+func (m *slotMatch) fact(last *slotMatch) (Fact, bool) {
+	t, g := m.lang.t, m.g
+	en := m.lang.en
+	rel := en(t.relations, g["rel"])
+	name := g["name"]
+	when := ""
+	if d := g["when"]; d != "" {
+		when = " " + en(t.relDates, d)
+	}
+	switch m.slot {
+	case "name":
+		if notNames[name] || t.jobs[strings.ToLower(name)] != "" || t.diets[strings.ToLower(name)] != "" {
+			return Fact{}, false
+		}
+		return newFact("identity", "identity:name", "User's name is "+name+".")
+	case "age":
+		n := m.number()
+		if n < 5 || n > 110 {
+			return Fact{}, false
+		}
+		return newFact("identity", "identity:age", "User is "+strconv.Itoa(n)+" years old.")
+	case "home":
+		return newFact("identity", "identity:location", "User lives in "+g["place"]+".")
+	case "moved":
+		return newFact("identity", "identity:location", "User moved to "+g["place"]+when+" and lives there.")
+	case "home-neg":
+		return newFact("identity", "identity:location", "User no longer lives in "+g["place"]+".")
+	case "origin":
+		return newFact("identity", "identity:origin", "User is from "+g["place"]+".")
+	case "property":
+		what := strings.TrimSpace(g["num"] + " " + strings.ToLower(g["x"]))
+		if g["place"] != "" {
+			what += " in " + g["place"]
+		}
+		return newFact("identity", "identity:property", "User owns "+what+".")
+	case "job":
+		job := en(t.jobs, g["job"])
+		said := strings.TrimSpace(g["x"])
+		at := strings.TrimSpace(g["at"])
+		switch {
+		case job != "" && t == english:
+			if said == "" {
+				said = job
+			}
+			return newFact("identity", "identity:job", strings.TrimSpace("User is "+withArticle(said)+" "+at)+".")
+		case job != "":
+			// In English, with what was said beside it.
+			asSaid := strings.TrimSpace(said + " " + at)
+			if strings.EqualFold(asSaid, g["job"]) {
+				return newFact("identity", "identity:job", "User is "+withArticle(job)+".")
+			}
+			return newFact("identity", "identity:job", "User is "+withArticle(job)+" ("+asSaid+").")
+		}
+		said = cleanValue(strings.TrimSpace(said + " " + at))
+		if said == "" {
+			return Fact{}, false
+		}
+		verb := "works as "
+		if g["training"] != "" {
+			verb = "is training as "
+		}
+		return newFact("identity", "identity:job", "User "+verb+withArticle(said)+".")
+	case "job-neg":
+		return newFact("identity", "identity:job", "User is no longer "+withArticle(en(t.jobs, g["job"]))+".")
+	case "employer":
+		org := m.workplace()
+		if org == "" {
+			return Fact{}, false
+		}
+		how := ""
+		if h := strings.ToLower(g["how"]); h != "" {
+			how = " " + h
+		}
+		return newFact("identity", "identity:job", "User works"+how+" at "+org+".")
+	case "employer-neg":
+		org := m.workplace()
+		if org == "" {
+			return Fact{}, false
+		}
+		return newFact("identity", "identity:job", "User no longer works at "+org+".")
+	case "study":
+		x := cleanValue(g["x"])
+		if x == "" {
+			return Fact{}, false
+		}
+		return newFact("identity", "identity:study", "User studies "+x+".")
+	case "diet":
+		return newFact("identity", "identity:diet", "User is "+en(t.diets, g["diet"])+".")
+	case "diet-neg":
+		return newFact("identity", "identity:diet", "User is no longer "+en(t.diets, g["diet"])+".")
+	case "eats-again":
+		what := strings.ToLower(en(t.foods, g["food"]))
+		if what == "" {
+			what = "everything"
+		}
+		if g["again"] == "" {
+			return newFact("identity", "identity:diet", "User eats "+what+".")
+		}
+		return newFact("identity", "identity:diet", "User eats "+what+" again.")
+	case "allergy", "allergy-neg", "intolerance", "cleft-allergy":
+		what := m.allergen()
+		if what == "" {
+			return Fact{}, false
+		}
+		key := "health:allergy:" + head(what)
+		switch m.slot {
+		case "allergy-neg":
+			return newFact("health", key, "User is not allergic to "+what+".")
+		case "intolerance":
+			return newFact("health", key, "User is "+what+" intolerant.")
+		}
+		return newFact("health", key, "User is allergic to "+what+".")
+	case "condition":
+		c := en(t.conditions, g["cond"])
+		if n := g["type"]; n != "" && !strings.Contains(c, "type") {
+			c = "type " + n + " " + c
+		}
+		key := strings.TrimPrefix(strings.TrimPrefix(c, "type 1 "), "type 2 ")
+		return newFact("health", "health:condition:"+head(key), "User has "+c+".")
+	case "member", "member-age":
+		if rel == "" || name == "" || notNames[name] {
+			return Fact{}, false
+		}
+		content := "User's " + rel + " is named " + name + "."
+		if n := m.number(); n > 0 && n < 120 {
+			content = "User's " + rel + " " + name + " is " + strconv.Itoa(n) + " years old."
+		}
+		return newFact("family", "family:"+relationKey(rel, name), content)
+	case "pronoun-age":
+		if last == nil || last == m {
+			return Fact{}, false
+		}
+		n := m.number()
+		lname := last.g["name"]
+		if n <= 0 || n > 120 || lname == "" {
+			return Fact{}, false
+		}
+		if p := last.g["pet"]; p != "" {
+			pet := last.lang.en(last.lang.t.pets, p)
+			return newFact("family", "family:pet:"+strings.ToLower(lname), "User has "+withArticle(pet)+" named "+lname+", "+strconv.Itoa(n)+" years old.")
+		}
+		lrel := last.lang.en(last.lang.t.relations, last.g["rel"])
+		return newFact("family", "family:"+relationKey(lrel, lname), "User's "+lrel+" "+lname+" is "+strconv.Itoa(n)+" years old.")
+	case "member-allergy", "member-intolerance", "member-cond":
+		if rel == "" {
+			return Fact{}, false
+		}
+		who := rel
+		if name != "" {
+			who += " " + name
+		}
+		key := "health:" + relationKey(rel, name)
+		switch m.slot {
+		case "member-cond":
+			c := en(t.conditions, g["cond"])
+			return newFact("health", key+":condition:"+head(c), "User's "+who+" has "+c+".")
+		case "member-intolerance":
+			what := m.allergen()
+			return newFact("health", key+":allergy:"+head(what), "User's "+who+" is "+what+" intolerant.")
+		}
+		what := m.allergen()
+		if what == "" {
+			return Fact{}, false
+		}
+		return newFact("health", key+":allergy:"+head(what), "User's "+who+" is allergic to "+what+".")
+	case "count":
+		n := m.number()
+		kids := en(t.children, g["kids"])
+		if n <= 0 || n > 20 || kids == "" {
+			return Fact{}, false
+		}
+		// As said, in English; counted in digits otherwise.
+		num, noun := strings.ToLower(g["num"]), strings.ToLower(g["kids"])
+		if t != english {
+			num, noun = strconv.Itoa(n), kids
+			if n == 1 {
+				noun = singularOf(kids)
+			}
+		}
+		return newFact("family", "family:count:"+countKey(kids), "User has "+num+" "+noun+".")
+	case "pets":
+		n := m.number()
+		pet := en(t.pets, g["pet"])
+		if n <= 0 || n > 20 {
+			return Fact{}, false
+		}
+		noun := singularOf(pet)
+		if n > 1 {
+			noun = plural(noun)
+		}
+		return newFact("family", "family:count:"+singularOf(pet), "User has "+strconv.Itoa(n)+" "+noun+".")
+	case "pet":
+		pet := singularOf(en(t.pets, g["pet"]))
+		if name == "" || notNames[name] {
+			return Fact{}, false
+		}
+		if g["died"] != "" {
+			return newFact("family", "family:pet:"+strings.ToLower(name), "User's "+pet+" "+name+" has died.")
+		}
+		return newFact("family", "family:pet:"+strings.ToLower(name), "User has "+withArticle(pet)+" named "+name+when+".")
+	case "languages":
+		langs := m.languageList()
+		if langs == "" {
+			return Fact{}, false
+		}
+		return newFact("identity", "identity:languages", "User speaks "+langs+".")
+	case "team":
+		org := cleanValue(g["org"])
+		if org == "" || !startsUpper(org) {
+			return Fact{}, false
+		}
+		return newFact("preference", "preference:favorite:team", "User supports "+org+".")
+	case "married":
+		status := strings.ToLower(en(t.statuses, g["status"]))
+		return newFact("identity", "identity:relationship", "User got "+status+when+".")
+	case "switched":
+		to := cleanValue(g["y"])
+		class := deviceClass(to)
+		if class == "" {
+			class = deviceClass(g["x"])
+		}
+		if to == "" || class == "" {
+			return Fact{}, false
+		}
+		if from := cleanValue(g["x"]); from != "" {
+			return newFact("possession", "possession:"+class, "User switched from "+from+" to "+to+".")
+		}
+		return newFact("possession", "possession:"+class, "User switched to "+to+".")
+	case "done-with":
+		x := cleanValue(g["x"])
+		if x == "" {
+			return Fact{}, false
+		}
+		return newFact("preference", "preference:"+head(x), "User is done with "+x+".")
+	case "rather":
+		x, y := cleanValue(g["x"]), cleanValue(g["y"])
+		if x == "" || y == "" {
+			return Fact{}, false
+		}
+		return newFact("preference", "preference:"+head(x), "User would rather "+thirdPerson(x)+" than "+thirdPerson(y)+".")
+	case "activity":
+		x := cleanValue(g["x"])
+		if x == "" {
+			return Fact{}, false
+		}
+		verb := strings.ToLower(g["verb"])
+		return newFact("habit", "habit:"+head(x), "User has been "+en(activityVerbs, verb)+" "+x+" "+g["since"]+".")
+	}
+	return Fact{}, false
+}
+
+// workplace is where a match says the user works: a workplace the table
+// names, in English ("a pharmacy"), else the name as said.
+func (m *slotMatch) workplace() string {
+	org := cleanValue(m.g["org"])
+	if w, ok := m.lang.t.workplaces[strings.ToLower(org)]; ok {
+		return w
+	}
+	return org
+}
+
+// named are the facts of the names a count, or a member, goes on to list:
+// "two kids, Paul (9) and Lina (6)", "two cats, Mango and Pepper".
+func (m *slotMatch) named() []Fact {
+	rel := ""
+	switch m.slot {
+	case "count", "member":
+		rel = singularOf(m.lang.en(m.lang.t.children, m.g["kids"]))
+		if m.slot == "member" {
+			rel = m.lang.en(m.lang.t.relations, m.g["rel"])
+		}
+		if rel == "children" || rel == "kid" || rel == "kids" || rel == "twins" {
+			rel = "child"
+		}
+	}
+	pet := ""
+	if m.slot == "pets" || m.slot == "pet" {
+		pet = singularOf(m.lang.en(m.lang.t.pets, m.g["pet"]))
+	}
+	names := namesIn(m.rest, m.lang)
+	if n := m.g["names"]; n != "" {
+		names = append(namesIn(n, m.lang), names...)
+	}
+	if m.slot == "member" || m.slot == "pet" {
+		// The first name is the match's own; more may follow ("our twins
+		// Kofi and Esi").
+		if len(names) == 0 || m.slot == "pet" && len(names) < 2 {
+			return nil
+		}
+	}
+	var out []Fact
+	for _, n := range names {
+		if n.name == m.g["name"] {
+			continue
+		}
+		switch {
+		case pet != "":
+			content := "User has " + withArticle(pet) + " named " + n.name + "."
+			out = append(out, Fact{Kind: "family", Key: "family:pet:" + strings.ToLower(n.name), Content: content})
+		case rel != "":
+			content := "User's " + rel + " is named " + n.name + "."
+			if n.age > 0 {
+				content = "User's " + rel + " " + n.name + " is " + strconv.Itoa(n.age) + " years old."
+			}
+			out = append(out, Fact{Kind: "family", Key: "family:" + relationKey(rel, n.name), Content: content})
+		}
+	}
+	return out
+}
+
+// namedAge is a name a list gives, with an age if it says one.
+type namedAge struct {
+	name string
+	age  int
+}
+
+// listWord skips what joins a list of names and ages: commas, "and",
+// articles, brackets, the words of an age.
+var listWords = wordSet(`and y e und et a o la el der die le the aged de von years year old años anos jahre jahren ans ano`)
+
+// namesIn reads the list of names (with ages) that starts s, stopping at
+// the first word that is neither.
+func namesIn(s string, l *language) []namedAge {
+	var out []namedAge
+	for _, w := range strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == ',' || r == '(' || r == ')' || r == ':' }) {
+		low := strings.ToLower(strings.Trim(w, ".!?;"))
+		switch {
+		case low == "":
+		case listWords[low] || l.t.joins != nil && slices.Contains(l.t.joins, low):
+		case isNumber(low, l):
+			if len(out) > 0 && out[len(out)-1].age == 0 {
+				n, _ := strconv.Atoi(low)
+				if n == 0 {
+					n = l.t.numbers[low]
+				}
+				out[len(out)-1].age = n
+			}
+		case startsUpper(w) && !notNames[w] && len(out) < 6:
+			out = append(out, namedAge{name: strings.Trim(w, ".!?;")})
+		default:
+			return out
+		}
+		if strings.ContainsAny(w, ".!?;") {
+			return out
+		}
+	}
+	return out
+}
+
+func isNumber(w string, l *language) bool {
+	if _, err := strconv.Atoi(w); err == nil {
+		return true
+	}
+	_, ok := l.t.numbers[w]
+	return ok
+}
+
+// plural is an English noun's plural.
+func plural(noun string) string {
+	if strings.HasSuffix(noun, "s") || strings.HasSuffix(noun, "sh") || strings.HasSuffix(noun, "ch") {
+		return noun + "es"
+	}
+	return noun + "s"
+}
+
+// countKey is the key of a count of children, however they are called.
+func countKey(kids string) string {
+	switch k := singularOf(strings.ToLower(kids)); k {
+	case "kid", "children", "child":
+		return "child"
+	default:
+		return k
+	}
+}
+
+func newFact(kind, key, content string) (Fact, bool) {
+	return Fact{Kind: kind, Key: key, Content: content}, true
+}
+
+// activityVerbs are the English forms of what the user has been doing.
+var activityVerbs = map[string]string{"aprendiendo": "learning", "estudiando": "studying", "tocando": "playing",
+	"lerne": "learning", "spiele": "playing", "apprends": "learning", "joue": "playing", "aprendendo": "learning",
+	"estudando": "studying", "tocando violão": "playing"}
+
+// number is the match's number, 0 for none.
+func (m *slotMatch) number() int {
+	if v := m.g["num"]; v != "" {
+		if n, err := strconv.Atoi(v); err == nil {
+			return n
+		}
+		return m.lang.t.numbers[strings.ToLower(v)]
+	}
+	return 0
+}
+
+// allergen is what the match says an allergy is to, in English when the
+// language names it, else as said.
+func (m *slotMatch) allergen() string {
+	if a := m.g["allergen"]; a != "" {
+		if e, ok := m.lang.t.allergens[strings.ToLower(a)]; ok {
+			return e
+		}
+		return strings.ToLower(a)
+	}
+	x := cleanValue(m.g["x"])
+	if x == "" || len(strings.Fields(x)) > 4 {
+		return ""
+	}
+	return strings.ToLower(x)
+}
+
+// languageList is the languages a match lists, in English, joined.
+func (m *slotMatch) languageList() string {
+	var names []string
+	seen := map[string]bool{}
+	for _, w := range splitList(m.g["langs"], m.lang.t.joins) {
+		e, ok := m.lang.t.languages[strings.ToLower(w)]
+		if !ok || seen[e] {
+			continue
+		}
+		seen[e] = true
+		names = append(names, e)
+	}
+	switch len(names) {
+	case 0:
+		return ""
+	case 1:
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
+// splitList splits "Portuguese, English and Spanish" into its items.
+func splitList(s string, joins []string) []string {
+	s = strings.ReplaceAll(s, ",", " , ")
+	var out []string
+	var cur []string
+	for _, w := range strings.Fields(s) {
+		sep := w == ","
+		for _, j := range joins {
+			sep = sep || strings.EqualFold(w, j)
+		}
+		if sep {
+			if len(cur) > 0 {
+				out = append(out, strings.Join(cur, " "))
+			}
+			cur = nil
+			continue
+		}
+		cur = append(cur, w)
+	}
+	if len(cur) > 0 {
+		out = append(out, strings.Join(cur, " "))
+	}
+	return out
+}
+
+// cleanValue trims an open value of the words that lead or trail it
+// without naming anything: articles, "now", "anymore".
+func cleanValue(v string) string {
+	v = strings.TrimSpace(strings.Trim(v, ".,;:!?\"'“”"))
+	for {
+		l := strings.ToLower(v)
+		cut := false
+		for _, w := range []string{" now", " anymore", " any more", " again", " too", " as well", " these days", " currently"} {
+			if strings.HasSuffix(l, w) {
+				v, cut = strings.TrimSpace(v[:len(v)-len(w)]), true
+			}
+		}
+		if !cut {
+			break
+		}
+	}
+	if norm.Normalize(v) == "" || pronounObjects[strings.ToLower(strings.Fields(v + " x")[0])] {
+		return ""
+	}
+	return v
+}
+
+// withArticle is a noun with "a" or "an" (a job, a pet).
+func withArticle(noun string) string {
+	if noun == "" {
+		return noun
+	}
+	l := strings.ToLower(noun)
+	for _, a := range []string{"a ", "an ", "the "} {
+		if strings.HasPrefix(l, a) {
+			return noun
+		}
+	}
+	r, _ := utf8.DecodeRuneInString(l)
+	if strings.ContainsRune("aeiou", unicode.ToLower(r)) && !strings.HasPrefix(l, "uni") && !strings.HasPrefix(l, "eu") {
+		return "an " + noun
+	}
+	return "a " + noun
+}

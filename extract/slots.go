@@ -1,0 +1,324 @@
+package extract
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// What is said (the second question): in the user's own words, a statement
+// of a standing attribute of the user or their household fills a slot:
+// name, age, home, origin, work (job and employer), family members with
+// their names and ages, pets, diet, allergies and conditions (theirs and
+// their household's), languages spoken, the team they support, what they
+// have been learning. A slot has one value at a time (or one per person or
+// pet), so its key is how the newer statement replaces the older (the third
+// question), in whatever language either was said.
+//
+// Each language is a table (lang_*.go): its words (relations, pets, diets,
+// jobs, allergens, languages, numbers) and its statement patterns, written
+// with placeholders for those words ({REL}, {NAME}, {PLACE}, ...). The
+// engine is the same for all: it compiles the patterns, finds which
+// languages a sentence may be in, reads each match where a clause starts,
+// and writes the fact in English, in the third person. A language is data.
+
+// slotPattern is one way a language states a slot.
+type slotPattern struct {
+	slot string
+	// free: the statement need not start a clause ("I live with my wife
+	// Grace": the wife is named inside another statement). A table marks
+	// it with a leading "~".
+	free bool
+	re   *regexp.Regexp
+	// holds are strings a sentence must hold (folded) for the pattern to
+	// match: read from the pattern, so most patterns cost a lookup.
+	holds literals
+}
+
+// language is a compiled table.
+type language struct {
+	code string
+	t    *langTable
+	pats []slotPattern
+	slip *regexp.Regexp // a slip corrected in the same sentence
+}
+
+// langTable is a language as its file writes it.
+type langTable struct {
+	code string
+	// Words, lower case, to their English form.
+	relations map[string]string // "esposa": "wife"
+	pets      map[string]string // "perro": "dog"
+	diets     map[string]string // "vegana": "vegan"
+	jobs      map[string]string // "profesora": "teacher"
+	allergens map[string]string // "frutos secos": "nuts"
+	languages map[string]string // "portugués": "Portuguese"
+	numbers   map[string]int
+	children  map[string]string // "hijos": "children"
+	// conditions: words of a health condition "I am"/"I have" states.
+	conditions map[string]string
+	// foods a diet leaves out ("carne": "meat"); statuses of a
+	// relationship ("casado": "married").
+	foods, statuses map[string]string
+	// relDates: phrases of a relative date, to their English form ("el
+	// mes pasado": "last month"), resolved when learned (dates.go).
+	relDates map[string]string
+	// joins join items of a list ("and", "y"); slips mark a correction
+	// of what was just said ("no wait", "no, espera"); leads only lead a
+	// statement in ("by the way", "na verdade").
+	joins, slips, leads []string
+	// workplaces are the places of work said without a name, in English
+	// ("Apotheke": "a pharmacy").
+	workplaces map[string]string
+	// patterns, by slot (see slotBuilders).
+	patterns []rawPattern
+}
+
+type rawPattern struct{ slot, tmpl string }
+
+// Placeholders of the patterns, with the group each fills.
+const (
+	namePat  = `(?P<name>(?-i:\p{Lu}[\p{Ll}'’-]+(?:[ -]\p{Lu}[\p{Ll}'’-]+)?))`
+	placePat = `(?P<place>(?-i:\p{Lu}[\p{L}'’.-]*(?:[ -](?:(?:de|del|la|le|les|los|las|do|da|dos|das|am|an|im|sur|upon|on|of)[ -])?\p{Lu}[\p{L}'’.-]*){0,4}))`
+	xPat     = `(?P<x>[^,.;:!?()\n]{1,60}?)`
+	orgPat   = `(?P<org>[\p{L}\d&'’.-]+(?:\s+[\p{L}\d&'’.-]+){0,4}?)`
+	// end is where a statement's open value ends.
+	endPat = `(?:\s*$|\s*[,.;:!?()\n]|\s+(?:and|but|because|since|so|now|anymore|y|e|pero|porque|ahora|und|aber|weil|jetzt|et|mais|parce|maintenant|mas|porque|agora)\b)`
+)
+
+// compile builds the language's patterns from its table.
+func (t *langTable) compile() *language {
+	l := &language{code: t.code, t: t}
+	alt := func(group string, words ...map[string]string) string {
+		var ws []string
+		for _, m := range words {
+			for w := range m {
+				ws = append(ws, regexp.QuoteMeta(w))
+			}
+		}
+		// Longest first: "frutos secos" before "frutos".
+		sortByLength(ws)
+		return `(?P<` + group + `>` + strings.Join(ws, "|") + `)`
+	}
+	nums := map[string]string{}
+	for w := range t.numbers {
+		nums[w] = w
+	}
+	langs := alt("l", t.languages)
+	langList := `(?P<langs>` + strings.ReplaceAll(langs, "?P<l>", "?:") + `(?:(?:\s*,\s*|\s+(?:` + strings.Join(t.joins, "|") + `)\s+)` + strings.ReplaceAll(langs, "?P<l>", "?:") + `){0,5})`
+	r := strings.NewReplacer(
+		"{NAME}", namePat, "{PLACE}", placePat, "{X}", xPat, "{ORG}", orgPat, "{END}", endPat,
+		"{REL}", alt("rel", t.relations), "{PET}", alt("pet", t.pets), "{DIET}", alt("diet", t.diets),
+		"{JOB}", alt("job", t.jobs), "{ALLERGEN}", alt("allergen", t.allergens), "{LANGS}", langList,
+		"{NUM}", `(?P<num>\d{1,3}|`+strings.TrimPrefix(alt("numw", nums), "(?P<numw>"),
+		"{KIDS}", alt("kids", t.children), "{COND}", alt("cond", t.conditions),
+		"{WHEN}", strings.ReplaceAll(alt("when", t.relDates), " ", `\s+`),
+		"{PETS}", alt("pet", t.pets), "{NAMES}", `(?P<names>(?-i:\p{Lu}[\p{Ll}'’-]+)(?:\s*(?:,|\s(?:and|y|e|und|et))\s*(?-i:\p{Lu}[\p{Ll}'’-]+)){0,5})`,
+	)
+	for _, p := range t.patterns {
+		src := `(?i)(?:^|[^\p{L}\d'’])(?P<stmt>` + r.Replace(p.tmpl) + `)`
+		re := regexp.MustCompile(src)
+		slot, free := strings.CutPrefix(p.slot, "~")
+		l.pats = append(l.pats, slotPattern{slot: slot, free: free, re: re, holds: mustHold(re.String())})
+	}
+	if len(t.slips) > 0 {
+		l.slip = regexp.MustCompile(`(?i)(?:,|\s+-|\s*—)?\s*(?:` + strings.Join(t.slips, "|") + `)[,:]?\s+(?P<v>[^,.;!?]{1,30}?)\s*(?:[,.;!?]|$)`)
+	}
+	return l
+}
+
+func sortByLength(ws []string) {
+	for i := 1; i < len(ws); i++ {
+		for j := i; j > 0 && (len(ws[j]) > len(ws[j-1]) || len(ws[j]) == len(ws[j-1]) && ws[j] < ws[j-1]); j-- {
+			ws[j], ws[j-1] = ws[j-1], ws[j]
+		}
+	}
+}
+
+// languages are the compiled tables; English first.
+var languages []*language
+
+func init() {
+	for _, t := range []*langTable{english, spanish, german, french, portuguese} {
+		languages = append(languages, t.compile())
+	}
+}
+
+// slotMatch is one slot a sentence states.
+type slotMatch struct {
+	lang  *language
+	slot  string
+	start int
+	end   int
+	g     map[string]string
+	// rest is the sentence after the match: a list of names may follow
+	// a count ("two kids, Paul (9) and Lina (6)").
+	rest string
+}
+
+// slotFacts are the facts of the slots a sentence states, in the order
+// said.
+func slotFacts(s string) []Fact {
+	for _, l := range languages {
+		s = l.fixSlip(s)
+	}
+	folded := fold(s)
+	var ms []slotMatch
+	for _, l := range languages {
+		for _, p := range l.pats {
+			if !p.holds.heldBy(folded) {
+				continue
+			}
+			for _, loc := range p.re.FindAllStringSubmatchIndex(s, 4) {
+				g := namedGroups(p.re, s, loc)
+				start := loc[2*p.re.SubexpIndex("stmt")]
+				if !p.free && !clauseStart(s, start, l) || hedgedIn(s[:start]) {
+					continue
+				}
+				ms = append(ms, slotMatch{lang: l, slot: p.slot, start: start, end: loc[1], g: g, rest: s[loc[1]:]})
+			}
+		}
+	}
+	sortMatches(ms)
+	var out []Fact
+	var last *slotMatch // the family member or pet named last, for "he's 5"
+	for i := range ms {
+		m := &ms[i]
+		if (m.g["rel"] != "" || m.g["pet"] != "") && m.g["name"] != "" {
+			last = m
+		}
+		out = append(out, m.build(last)...)
+	}
+	return out
+}
+
+// sortMatches orders matches by where they start, the longer first, and
+// drops those inside an earlier one of the same slot.
+func sortMatches(ms []slotMatch) {
+	for i := 1; i < len(ms); i++ {
+		for j := i; j > 0 && (ms[j].start < ms[j-1].start || ms[j].start == ms[j-1].start && ms[j].end > ms[j-1].end); j-- {
+			ms[j], ms[j-1] = ms[j-1], ms[j]
+		}
+	}
+}
+
+func namedGroups(re *regexp.Regexp, s string, loc []int) map[string]string {
+	g := map[string]string{}
+	for i, name := range re.SubexpNames() {
+		if name != "" && loc[2*i] >= 0 && g[name] == "" {
+			g[name] = strings.TrimSpace(s[loc[2*i]:loc[2*i+1]])
+		}
+	}
+	return g
+}
+
+// clauseStart reports whether a statement starting at i of s starts a
+// clause: as subjectAt, or after one of the language's joins.
+func clauseStart(s string, i int, l *language) bool {
+	if subjectAt(s, i) {
+		return true
+	}
+	before := strings.ToLower(strings.TrimSpace(s[:i]))
+	// Words that only lead a statement in ("na verdade", "übrigens",
+	// "I've decided"), as far back as they go.
+	for cut := true; cut; {
+		cut = false
+		for _, f := range l.t.leads {
+			if rest, ok := strings.CutSuffix(before, f); ok && (rest == "" || !isLetterByte(rest[len(rest)-1])) {
+				before, cut = strings.TrimRight(rest, " ,"), true
+			}
+		}
+	}
+	if before == "" || strings.ContainsAny(before[len(before)-1:], ",;:!-–—(") {
+		return true
+	}
+	for _, j := range l.t.joins {
+		if strings.HasSuffix(before, " "+j) || before == j {
+			return true
+		}
+	}
+	return false
+}
+
+func isLetterByte(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c >= 0x80 }
+
+// hedgesAny are the words, in any of the languages read, that in the
+// clause before a statement mean it is not asserted ("if I lived in",
+// "imagine I", "si viviera en").
+var hedgesAny = regexp.MustCompile(`(?i)(?:^|[^\p{L}])(?:if|whether|unless|wish|imagine|suppose|pretend|doubt|wonder|si|imagina|supongamos|ojalá|wenn|falls|ob|stell|angenommen|imaginons|imagine|supposons|se|imagine|suponha|caso)(?:[^\p{L}]|$)`)
+
+// hedgedIn reports whether the clause leading up to a statement hedges it.
+func hedgedIn(before string) bool {
+	if locs := clauseBreak.FindAllStringIndex(before, -1); len(locs) > 0 {
+		before = before[locs[len(locs)-1][1]:]
+	}
+	return hedgesAny.MatchString(before) || hedges.MatchString(before)
+}
+
+// fixSlip applies a slip corrected in the same sentence: "we have three
+// kids, no wait, four" is "we have four kids". The value after the slip
+// mark replaces the last value of its kind before it (a number, a name);
+// "", the sentence as it was.
+func (l *language) fixSlip(s string) string {
+	if l.slip == nil {
+		return s
+	}
+	loc := l.slip.FindStringSubmatchIndex(s)
+	if loc == nil {
+		return s
+	}
+	v := strings.TrimSpace(s[loc[2]:loc[3]])
+	before, after := s[:loc[0]], s[loc[1]:]
+	isNum := func(w string) bool {
+		w = strings.ToLower(strings.Trim(w, ".,"))
+		if _, ok := l.t.numbers[w]; ok {
+			return true
+		}
+		_, err := fmt.Sscanf(w, "%d", new(int))
+		return err == nil
+	}
+	words := strings.Fields(before)
+	for i := len(words) - 1; i > 0; i-- {
+		w := strings.Trim(words[i], ".,")
+		r, _ := utf8.DecodeRuneInString(v)
+		if isNum(v) && isNum(w) || unicode.IsUpper(r) && startsUpper(w) && !isNum(v) {
+			words[i] = v
+			return strings.Join(words, " ") + " " + strings.TrimLeft(after, " ")
+		}
+	}
+	return s
+}
+
+func startsUpper(w string) bool {
+	r, _ := utf8.DecodeRuneInString(w)
+	return unicode.IsUpper(r)
+}
+
+// words reads a table's word list: "key:value" pairs, a dash for a space
+// in either ("social-worker:social-worker").
+func words(list string) map[string]string {
+	m := map[string]string{}
+	for _, kv := range strings.Fields(list) {
+		k, v, ok := strings.Cut(kv, ":")
+		if !ok {
+			panic("extract: word list entry without a value: " + kv)
+		}
+		m[strings.ReplaceAll(k, "-", " ")] = strings.ReplaceAll(v, "-", " ")
+	}
+	return m
+}
+
+// numberWords reads a table's numbers: "two:2 three:3".
+func numberWords(list string) map[string]int {
+	m := map[string]int{}
+	for k, v := range words(list) {
+		n := 0
+		for _, c := range v {
+			n = n*10 + int(c-'0')
+		}
+		m[k] = n
+	}
+	return m
+}

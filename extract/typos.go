@@ -1,0 +1,107 @@
+package extract
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// People misspell the words that matter most: "I'm alergic to shelfish" is
+// an allergy. Before a sentence is read, a word one edit away (a letter
+// added, dropped or changed) from one of the words the slots and rules key
+// on is read as that word. Only words without a common English neighbour
+// one edit away are keyed on ("daughter" is one from "laughter"), and only
+// words of six letters or more are corrected, so a short word is never
+// taken for another.
+
+// keyWords are the words corrected towards.
+var keyWords = strings.Fields(`allergic allergy allergies intolerant intolerance vegetarian vegetarians pescatarian
+	shellfish peanuts peanut gluten lactose penicillin celiac coeliac diabetic diabetes asthma epilepsy sesame
+	strawberries allergique allergisch alérgico alérgica alergia vegetariano vegetariana celíaco celíaca
+	végétarien végétarienne vegetarier vegetarierin intolerante`)
+
+// minTypo is the shortest word corrected.
+const minTypo = 6
+
+// typoIndex maps each key word, and each form of it with one letter
+// dropped, to the key word.
+var typoIndex = func() map[string]string {
+	m := map[string]string{}
+	for _, w := range keyWords {
+		m[w] = w
+		for _, d := range dropOne(w) {
+			if _, taken := m[d]; !taken {
+				m[d] = w
+			}
+		}
+	}
+	return m
+}()
+
+// dropOne are the forms of w with one letter dropped.
+func dropOne(w string) []string {
+	var out []string
+	for i := 0; i < len(w); {
+		_, n := utf8.DecodeRuneInString(w[i:])
+		out = append(out, w[:i]+w[i+n:])
+		i += n
+	}
+	return out
+}
+
+// fixTypos returns s with each word one edit from a key word spelled as
+// that word.
+func fixTypos(s string) string {
+	var b strings.Builder
+	changed := false
+	start := -1
+	flush := func(end int) {
+		if start < 0 {
+			return
+		}
+		word := s[start:end]
+		if fixed := keyWordFor(word); fixed != "" {
+			b.WriteString(fixed)
+			changed = true
+		} else {
+			b.WriteString(word)
+		}
+		start = -1
+	}
+	for i, r := range s {
+		letter := r == '\'' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || r >= 0xC0
+		if letter && start < 0 {
+			start = i
+		} else if !letter {
+			flush(i)
+			b.WriteRune(r)
+		}
+	}
+	flush(len(s))
+	if !changed {
+		return s
+	}
+	return b.String()
+}
+
+// keyWordFor is the key word a word is a misspelling of, "" for none (or
+// when it is spelled right).
+func keyWordFor(word string) string {
+	if utf8.RuneCountInString(word) < minTypo {
+		return ""
+	}
+	low := strings.ToLower(word)
+	if w, ok := typoIndex[low]; ok {
+		if w == low {
+			return "" // spelled right
+		}
+		return w // a letter dropped
+	}
+	for _, d := range dropOne(low) {
+		w, ok := typoIndex[d]
+		if !ok || w == low || low == w+"s" || low == w+"es" {
+			continue // a plural is no misspelling
+		}
+		return w // a letter added, or changed
+	}
+	return ""
+}

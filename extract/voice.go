@@ -1,0 +1,305 @@
+package extract
+
+import (
+	"regexp"
+	"strings"
+)
+
+// Whose words (the first of a turn's three questions, DESIGN.md): only what
+// the user says about themselves teaches facts about them. Material they
+// are working on (text to translate, proofread, rewrite, summarise or
+// answer; a pasted letter or email), quotations, and stories, role-play and
+// games are someone else's words, or nobody's: learned as the user's, they
+// would ride with every later request as the user's home, allergy or name.
+// ownWords cuts them from a message before anything is read in it; a frame
+// (role-play, a story the user is in) opened in one message holds for the
+// rest of the conversation (Framed) until the user steps out of it. The
+// transcript keeps every word.
+//
+// The cues are data, one table per language read together (a message may
+// mix them): what starts a task on material, what opens, steps out of and
+// ends a frame, and how a letter begins and ends.
+
+var (
+	// taskStart is a request to work on material: it leads the sentence
+	// (after a politeness) and names the work.
+	taskStart = regexp.MustCompile(`(?i)^(?:(?:hi|hey|hello|ok|okay|so|please|pls|now|and|also)[,!]?\s+)*(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?|(?:i\s+(?:need|want|would\s+like)\s+you\s+to|i'?d\s+like\s+you\s+to|help\s+me(?:\s+to)?|please)\s+)?` +
+		// Work that always has material.
+		`(?:(?:translate|proof-?read|re-?write|rephrase|paraphrase|reword|summari[sz]e|sum\s+up|tl;?dr|quote\s+of\s+the\s+day|respond\s+to|reply\s+to|draft\s+(?:a\s+)?(?:reply|response|answer)\s+to|continue|finish|complete|expand(?:\s+on)?|extend)\b` +
+		// Work that has material when it names it.
+		`|(?:correct|edit|polish|improve|shorten|simplify|reformat|format|review|critique|analy[sz]e|grade|check|fix|answer|explain|turn|make)\s+(?:(?:the|my|this|these|that)\s+)?(?:this|these|following|grammar|spelling|typos|text|email|e-mail|letter|message|essay|paragraph|draft|post|note|bio|wording|sentence|sentences)\b` +
+		// Spanish, German, French, Portuguese.
+		`|(?:traduce|traduzca|traducir|tradúceme|corrige|corregir|revisa|resume|resúmeme|reescribe|responde\s+a|contesta\s+a` +
+		`|übersetze?n?|korrigiere|korrekturlesen|fasse\s+(?:das|den|die|diesen|diese)|schreib(?:e)?\s+(?:das|den|die|diesen|diese)\s+um|antworte\s+auf` +
+		`|traduis|traduire|traduisez|corrige[rz]?|relis|résume[rz]?|reformule[rz]?|réécris|réponds?\s+à` +
+		`|traduza|traduzir|corrija|revise|resuma|reescreva|responda\s+(?:a|ao|à))\b)`)
+
+	// hereIs presents pasted material by what it is: "Here's my friend's
+	// bio:".
+	hereIs = regexp.MustCompile(`(?i)^(?:(?:here(?:'s|\s+is|\s+are)|this\s+is|below\s+is|aquí\s+(?:está|tienes)|hier\s+ist|voici|aqui\s+está)\s+(?:[\p{L}'’]+\s+){0,3}(?:text|email|e-mail|mail|letter|message|note|paragraph|draft|essay|story|poem|bio|profile|review|post|cover\s+letter|speech|quote|texto|correo|carta|mensaje|brief|nachricht|lettre|courriel|message|texte|mensagem|carta)\b[^:\n]*:|quote\s+of\s+the\s+day\s*:)`)
+
+	// letterOpen and letterClose are the salutation and sign-off lines of a
+	// pasted letter or email; headers are its header lines.
+	letterOpen  = regexp.MustCompile(`(?i)^(?:dear|hi|hello|hey|greetings|to\s+whom\s+it\s+may\s+concern|hola|querid[oa]s?|estimad[oa]s?|hallo|liebe[rs]?|sehr\s+geehrte[rs]?|bonjour|salut|cher|chère|madame|monsieur|olá|oi|prezad[oa]s?|car[oa]s?)\b[^.!?\n]{0,40}[,:!]?\s*$`)
+	letterClose = regexp.MustCompile(`(?i)^(?:best|best\s+wishes|best\s+regards|kind\s+regards|warm\s+regards|regards|cheers|thanks|thank\s+you|many\s+thanks|sincerely|yours(?:\s+(?:truly|sincerely|faithfully))?|love|xoxo|all\s+the\s+best|talk\s+soon|saludos|un\s+saludo|atentamente|gracias|besos|abrazos|viele\s+grüße|liebe\s+grüße|mit\s+freundlichen\s+grüßen|beste\s+grüße|lg|vg|cordialement|bien\s+à\s+vous|bises|amitiés|merci|abraços|atenciosamente|beijos|obrigad[oa])\b[^.!?\n]{0,30}[,!.]?\s*$`)
+	headers     = regexp.MustCompile(`(?im)^(?:from|to|cc|subject|date|sent|de|para|asunto|fecha|von|an|betreff|datum|objet|à|assunto|data)\s*:`)
+
+	// frameOpen sets up a story, game or role-play the user takes part in;
+	// frameOut steps out of one for a message (what follows is the user
+	// again); frameEnd ends it.
+	frameOpen = regexp.MustCompile(`(?i)(?:\blet'?s\s+(?:do\s+a\s+)?(?:role-?play|play\s+(?:a\s+)?(?:game|pretend|role)|pretend)|\brole-?play(?:ing)?\s+(?:with\s+me|as|where|game)|\bpretend\s+(?:to\s+be|you(?:'re|\s+are)|that|i(?:'m|\s+am))|\bact\s+as\s+(?:a|an|my|the)\b|\bplay\s+the\s+(?:role|part)\s+of\b|\byou(?:'re|\s+are)\s+(?:a|an|the)\s+[\p{L} -]{1,30}\s+and\s+i(?:'m|\s+am|'ll\s+be|\s+will\s+be)\b|\bwrite\s+(?:me\s+)?(?:a|an)\s+(?:story|tale|poem|scene|dialogue|script|fanfic)\s+(?:where|in\s+which|about\s+me|starring\s+me)|\bin\s+this\s+(?:story|game|role-?play|scenario)\b|\bstay\s+in\s+character\b|\bi(?:'m|\s+am)\s+writing\s+(?:a|an|my)\s+(?:[\p{L}-]+\s+){0,2}(?:novel|story|book|screenplay|script|fanfic|memoir\s+in\s+character)\b` +
+		`|\bjuguemos\s+a\b|\bhagamos\s+un\s+(?:juego\s+de\s+)?rol\b|\bjuego\s+de\s+rol\b|\bfinge\s+que\b|\bimagina\s+que\s+(?:eres|somos|soy)\b|\btú\s+eres\s+(?:un|una|el|la)\s+[\p{L} -]{1,30}\s+y\s+yo\s+(?:soy|seré)\b|\bescribe(?:me)?\s+(?:una|un)\s+(?:historia|cuento)\b` +
+		`|\brollenspiel\b|\blass\s+uns\s+(?:so\s+tun|spielen)\b|\btu\s+so,?\s+als\b|\bstell\s+dir\s+vor,?\s+(?:du\s+bist|wir|ich\s+bin)\b|\bdu\s+bist\s+(?:ein|eine|der|die)\s+[\p{L} -]{1,30}\s+und\s+ich\s+bin\b|\bschreib(?:e)?\s+(?:mir\s+)?eine\s+geschichte\b` +
+		`|\bjouons\s+(?:à|un\s+jeu)\b|\bjeu\s+de\s+rôle\b|\bfais\s+semblant\b|\bimagine\s+que\s+(?:tu\s+es|nous|je\s+suis)\b|\btu\s+es\s+(?:un|une|le|la)\s+[\p{L} -]{1,30}\s+et\s+je\s+suis\b|\bécris(?:-moi)?\s+une\s+histoire\b` +
+		`|\bvamos\s+(?:fazer\s+um\s+)?(?:role-?play|rpg|brincar\s+de|fingir)\b|\bjogo\s+de\s+(?:rpg|papéis)\b|\bfinja\s+que\b|\bimagine\s+que\s+(?:você\s+é|somos|eu\s+sou)\b|\bvocê\s+é\s+(?:um|uma|o|a)\s+[\p{L} -]{1,30}\s+e\s+eu\s+sou\b|\bescreva\s+uma\s+história\b)`)
+	frameOut = regexp.MustCompile(`(?i)(?:\bout\s+of\s+character\b|\(?\booc\b|\bin\s+real\s+life\b|\birl\b|\bseriously(?:,|\s+though)|\bfor\s+real(?:,|\s+though)|\bbreaking\s+character\b|\bfuera\s+del?\s+(?:personaje|rol)\b|\ben\s+la\s+vida\s+real\b|\bhablando\s+en\s+serio\b|\baußerhalb\s+der\s+rolle\b|\bim\s+echten\s+leben\b|\bim\s+ernst\b|\bhors\s+(?:personnage|rp|jeu)\b|\bdans\s+la\s+vraie\s+vie\b|\bsérieusement\b|\bfora\s+do\s+personagem\b|\bna\s+vida\s+real\b|\bfalando\s+sério\b)[\s:,)-]*`)
+	frameEnd = regexp.MustCompile(`(?i)(?:\b(?:let'?s\s+)?(?:stop|end|quit|exit|drop|finish)\s+(?:the|this|our)\s+(?:role-?play|game|story|pretending)\b|\b(?:ok(?:ay)?,?\s+)?enough\s+role-?play\b|\bback\s+to\s+reality\b|\bgame\s+over\b|\bfin\s+del\s+(?:juego|rol)\b|\bende\s+des\s+rollenspiels\b|\bfin\s+du\s+(?:jeu|rp)\b|\bfim\s+do\s+(?:jogo|roleplay)\b)`)
+)
+
+// maxFrameScan bounds the earlier messages Framed reads, and of each the
+// bytes: a frame is set up near where it is played.
+const (
+	maxFrameScan  = 40
+	maxFrameBytes = 2000
+)
+
+// Framed reports whether a conversation whose earlier user messages are
+// msgs (oldest first) is inside a role-play or story at its next message:
+// one of them opened a frame, and none since ended it.
+func Framed(msgs []string) bool {
+	if len(msgs) > maxFrameScan {
+		msgs = msgs[len(msgs)-maxFrameScan:]
+	}
+	framed := false
+	for _, m := range msgs {
+		if len(m) > maxFrameBytes {
+			m = m[:maxFrameBytes]
+		}
+		if !mayFrame(m) {
+			continue
+		}
+		switch {
+		case frameEnd.MatchString(m):
+			framed = false
+		case frameOpen.MatchString(m):
+			framed = true
+		}
+	}
+	return framed
+}
+
+// mayFrame is a cheap look for a word every frame cue holds, before the
+// patterns are run: most messages hold none. It runs for every earlier
+// message of every request learned from, so it allocates nothing.
+func mayFrame(m string) bool {
+	for _, w := range frameWords {
+		if containsFold(m, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// containsFold reports whether s holds sub (lower case ASCII), whatever
+// the case of s's ASCII letters.
+func containsFold(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		j := 0
+		for ; j < len(sub); j++ {
+			c := s[i+j]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if c != sub[j] {
+				break
+			}
+		}
+		if j == len(sub) {
+			return true
+		}
+	}
+	return false
+}
+
+var frameWords = []string{"play", "pretend", "act as", "story", "game", "character", "scenario", "role", "writing",
+	"you're a", "you are a", "juego", "juguemos", "finge", "imagina", "eres un", "historia", "rollenspiel",
+	"tu so", "stell dir", "du bist", "geschichte", "jouons", "jeu", "semblant", "imagine", "tu es", "histoire",
+	"vamos", "finja", "você é", "rpg", "reality", "over", "fin ", "ende", "fim "}
+
+// ownWords is text with what is not the user speaking about themselves
+// cut out: material a task works on, pasted letters and quoted lines, and
+// what is said inside a frame (the whole message when the conversation is
+// framed, but for what follows a step out of it).
+func ownWords(text string, framed bool) string {
+	if framed {
+		return steppedOut(text)
+	}
+	if loc := frameOpen.FindStringIndex(text); loc != nil {
+		// A frame opened here: what comes before is the user's.
+		text = text[:sentenceStartBefore(text, loc[0])]
+	}
+	text = cutLetters(text)
+	text = cutQuoted(text)
+	return cutMaterial(text)
+}
+
+// quotedAfter is a quotation a colon introduces: 'Saw this on twitter:
+// "I'm moving to Mars"'. selfSaid is how the user introduces their own
+// words, which stay theirs (speech.go).
+var (
+	quotedAfter = regexp.MustCompile(`:\s*["“][^"”\n]{8,}(?:["”]|$)`)
+	selfSaid    = regexp.MustCompile(`(?i)(?:\bi\s+(?:just\s+|then\s+)?(?:said|say|told|tell|wrote|write|replied|answered|texted|messaged)\b[^:]{0,30}|\b(?:note\s+to\s+(?:self|myself)|reminder|for\s+the\s+record|my\s+(?:note|status|bio|update|motto))\s*)$`)
+)
+
+// cutQuoted cuts the quotations a colon introduces, but for the user's
+// own words reported.
+func cutQuoted(text string) string {
+	locs := quotedAfter.FindAllStringIndex(text, -1)
+	if locs == nil {
+		return text
+	}
+	var b strings.Builder
+	last := 0
+	for _, loc := range locs {
+		lineStart := strings.LastIndexByte(text[:loc[0]], '\n') + 1
+		if selfSaid.MatchString(text[max(lineStart, loc[0]-60):loc[0]]) || speakerLabel(text[lineStart:loc[0]]) {
+			continue // the user's own words; a speaker's line goes whole (speech.go)
+		}
+		b.WriteString(text[last:loc[0]])
+		b.WriteString(".")
+		last = loc[1]
+	}
+	b.WriteString(text[last:])
+	return b.String()
+}
+
+// steppedOut is what a message said inside a frame says out of it: the
+// words after a step out ("Out of character: I'm vegan"), to the end of
+// its parenthesis or its line.
+func steppedOut(text string) string {
+	var b strings.Builder
+	for _, loc := range frameOut.FindAllStringIndex(text, -1) {
+		rest := text[loc[1]:]
+		open := strings.Contains(text[max(0, loc[0]-1):loc[1]], "(")
+		end := len(rest)
+		if open {
+			if i := strings.IndexByte(rest, ')'); i >= 0 {
+				end = i
+			}
+		} else if i := strings.IndexByte(rest, '\n'); i >= 0 {
+			end = i
+		}
+		b.WriteString(rest[:end])
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// sentenceStartBefore is where the sentence holding text[i] starts.
+func sentenceStartBefore(text string, i int) int {
+	for j := i - 1; j > 0; j-- {
+		switch text[j] {
+		case '.', '!', '?', '\n':
+			return j + 1
+		}
+	}
+	return 0
+}
+
+// cutLetters cuts a pasted letter or email: from its header lines or
+// salutation line to the name under its sign-off.
+func cutLetters(text string) string {
+	if !strings.Contains(text, "\n") {
+		return text
+	}
+	lines := strings.Split(text, "\n")
+	start, end := -1, -1
+	for i, l := range lines {
+		t := strings.TrimSpace(l)
+		switch {
+		case start < 0 && (headers.MatchString(t) || letterOpen.MatchString(t) && i+1 < len(lines)):
+			start = i
+		case start >= 0 && letterClose.MatchString(t):
+			end = i + 1
+			// The name under the sign-off, on a short line of its own.
+			if end < len(lines) && len(strings.Fields(lines[end])) <= 3 && !strings.ContainsAny(lines[end], ".?!:") {
+				end++
+			}
+		}
+	}
+	if start < 0 || end < 0 {
+		return text
+	}
+	return strings.Join(append(append([]string(nil), lines[:start]...), lines[end:]...), "\n")
+}
+
+// cutMaterial cuts what a task works on, and quoted lines: a request to
+// translate, proofread, summarise or answer something, or text presented as
+// pasted ("Here's my friend's bio:"), is followed by its material (after a
+// colon, in quotes, or on the lines after it) or, asked last of something
+// ("Can you proofread that?"), follows it.
+func cutMaterial(text string) string {
+	lines := strings.Split(text, "\n")
+	var kept []string
+	for i := 0; i < len(lines); i++ {
+		line := lines[i]
+		if strings.HasPrefix(strings.TrimSpace(line), ">") {
+			continue // a quoted line
+		}
+		at, end := taskIn(line)
+		if at < 0 {
+			kept = append(kept, line)
+			continue
+		}
+		// What leads up to the task on its line is the user's; the task
+		// itself (its quotes included) and its material are not.
+		kept = append(kept, line[:at])
+		task := line[at:end]
+		if strings.ContainsAny(task, ":\"“") || strings.TrimSpace(line[end:]+strings.Join(lines[i+1:], "")) != "" {
+			break // the material follows, to the end
+		}
+		if refersBack.MatchString(task) {
+			return "" // asked last of what came before: all of it was the material
+		}
+		break // a request that names no material: only it goes
+	}
+	return strings.Join(kept, "\n")
+}
+
+// refersBack is how a request asked last points at its material: "Can
+// you proofread that?", "Translate the above".
+var refersBack = regexp.MustCompile(`(?i)\b(?:this|that|these|it|the\s+above|above|the\s+text|my\s+text|esto|eso|esta|este|das|dies|diesen|diese|ça|cela|ceci|ce\s+texte|isso|isto|este\s+texto)\b`)
+
+// taskIn finds the sentence of line that asks for work on material:
+// where it starts and ends (-1, -1 for none).
+func taskIn(line string) (at, end int) {
+	for start := 0; start < len(line); {
+		s := strings.TrimLeft(line[start:], " \t\"'“")
+		off := start + len(line[start:]) - len(s)
+		n := sentenceEnd(s)
+		if taskStart.MatchString(s[:n]) || hereIs.MatchString(s[:n]) {
+			return off, off + n
+		}
+		if n >= len(s) {
+			break
+		}
+		start = off + n
+	}
+	return -1, -1
+}
+
+// sentenceEnd is the end of the first sentence of s (after its mark), or
+// of s; a colon ends it too, what follows being its material.
+func sentenceEnd(s string) int {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case ':':
+			return i + 1
+		case '.', '!', '?':
+			if i+1 == len(s) || s[i+1] == ' ' {
+				return i + 1
+			}
+		}
+	}
+	return len(s)
+}
