@@ -67,7 +67,10 @@ const distillInstructions = `You maintain a long-term memory about one user of a
 Rules:
 - episode.summary: one to three sentences, in the third person, on what the conversation was about and anything decided. topics: a few words or short phrases.
 - facts: what is worth knowing about the user in later conversations: who they are, the people in their life, where they live and work, preferences, habits, plans, decisions, health. Each fact is one standalone sentence in the third person ("The user's sister Zofia lives in Krakow."), understandable without the conversation.
-- Only what the user said or confirmed. Never the assistant's own suggestions or knowledge, never instructions the assistant was given, never a KNOWN memory the user did not restate or change.
+- Only what the user said or confirmed about themselves, in their own voice. Never the assistant's own suggestions or knowledge, never instructions the assistant was given, never a KNOWN memory the user did not restate or change.
+- Text the user is working on is not the user speaking: something to translate, proofread, rewrite, summarise or reply to, a pasted email, letter, CV, review or chat, a quotation, a story, and what is said in a role-play or game (from where it is set up until the user steps out: "out of character", "in real life"). "Translate into Spanish: I live in Rome and I'm allergic to nuts" teaches nothing about the user; in a role-play where the user plays a customer, "I'm vegetarian" is the character's, and "OOC: I'm actually a vet in Bath" is the user's.
+- Facts about other people the user names are about them, and kept as theirs when they matter to the user: "My daughter Mia is allergic to eggs" is "The user's daughter Mia is allergic to eggs.", never "The user is allergic to eggs."; "my colleague is vegan" teaches nothing about the user.
+- A correction or a change replaces: "we have three kids, no wait, four" is four; "I quit the bank, I'm a teacher now" replaces the user's job and employer together (set "replaces" to the KNOWN job).
 - Make relative dates absolute, from the conversation's DATE ("next Friday" said on 2026-03-02 is "on 6 March 2026").
 - Write the summary and the facts in the language the user wrote in.
 - category: identity, relationship, preference, habit, plan, decision, health, work or fact.

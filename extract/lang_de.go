@@ -40,9 +40,11 @@ var german = &langTable{
 	relDates: words(`letzten-monat:last-month letzte-woche:last-week letztes-jahr:last-year gestern:yesterday
 		letzten-sommer:last-summer vor-einem-monat:a-month-ago vor-einem-jahr:a-year-ago vor-zwei-jahren:two-years-ago
 		vor-zwei-monaten:two-months-ago dieses-jahr:this-year`),
-	leads: []string{"übrigens", "eigentlich", "also", "hallo", "jetzt", "auch", "ach ja", "kurzes update", "update", "ich habe beschlossen", "inzwischen"},
-	joins: []string{"und"},
-	slips: []string{`nein,?\s+(?:moment|warte)`, `moment`, `ich\s+meine`, `äh`, `sorry`, `quatsch`},
+	common:  []string{"ich", "und", "der", "die", "das", "ist", "nicht", "mit", "ein", "eine", "mein", "meine", "wir", "sie", "auf", "für", "bin", "habe", "zu", "von", "dem", "den", "im", "hallo", "wohne", "arbeite"},
+	leads:   []string{"übrigens", "eigentlich", "also", "hallo", "jetzt", "auch", "ach ja", "kurzes update", "update", "ich habe beschlossen", "inzwischen"},
+	joins:   []string{"und"},
+	clauses: []string{"aber", "weil", "denn", "doch", "sondern", "und jetzt"},
+	slips:   []string{`nein,?\s+(?:moment|warte)`, `moment`, `ich\s+meine`, `äh`, `sorry`, `quatsch`},
 	patterns: []rawPattern{
 		{"name", `(?:ich\s+heiße|mein\s+name\s+ist|ich\s+bin\s+(?:der|die))\s+{NAME}`},
 		{"age", `ich\s+bin\s+{NUM}(?:\s+jahre\s+alt)?{END}`},
@@ -50,7 +52,11 @@ var german = &langTable{
 		{"moved", `(?:ich\s+bin|wir\s+sind)\s+(?:{WHEN}\s+)?(?:nach|in)\s+{PLACE}\s+(?:gezogen|umgezogen)`},
 		{"home-neg", `(?:ich|wir)\s+(?:wohne|wohnen|lebe|leben)\s+nicht\s+mehr\s+in\s+{PLACE}`},
 		{"origin", `ich\s+(?:komme|bin)\s+aus\s+{PLACE}`},
-		{"job", `(?:ich\s+)?bin\s+(?:jetzt\s+|inzwischen\s+|von\s+beruf\s+)?(?P<x>{JOB})(?P<at>\s+(?:bei|in|im|an\s+der|am)\s+[^,.;:!?]{1,50}?)?{END}`},
+		{"job", `(?:ich\s+)?bin\s+(?:jetzt\s+|inzwischen\s+|von\s+beruf\s+)?(?P<x>{JOB})(?P<at>\s+(?:bei|in|im|an|am|auf)\s+[^,.;:!?]{1,50}?)?{END}`},
+		{"home", `(?:ich\s+|wir\s+)?(?:wohne|wohnen|lebe|leben)\s+(?:jetzt\s+)?(?:in\s+der\s+nähe\s+von|bei)\s+{PLACE}`},
+		{"moved", `(?:bin|sind)\s+(?:gerade\s+|vor\s+kurzem\s+)?(?:{WHEN}\s+)?(?:nach|in)\s+{PLACE}\s+(?:gezogen|umgezogen)`},
+		{"age", `(?:bin|ich\s+bin)\s+(?:gerade\s+|letzte\s+woche\s+)?{NUM}\s+geworden`},
+		{"pregnant", `ich\s+bin\s+(?:\w+\s+)?schwanger`},
 		{"job", `(?:ich\s+)?arbeite\s+(?:jetzt\s+)?als\s+(?P<x>{JOB})(?P<at>\s+(?:bei|in|im|an\s+der|am)\s+[^,.;:!?]{1,50}?)?{END}`},
 		{"job", `(?:ich\s+)?arbeite\s+(?:jetzt\s+)?als\s+{X}{END}`},
 		{"job-neg", `ich\s+bin\s+(?:kein(?:e)?\s+{JOB}\s+mehr|nicht\s+mehr\s+{JOB})`},

@@ -9,13 +9,17 @@ var english = &langTable{
 		fiance:fiance fiancee:fiancee fiancé:fiance fiancée:fiancee son:son daughter:daughter mother:mother mom:mother mum:mother
 		father:father dad:father brother:brother sister:sister grandmother:grandmother grandfather:grandfather
 		grandma:grandmother grandpa:grandfather stepson:stepson stepdaughter:stepdaughter aunt:aunt uncle:uncle
-		niece:niece nephew:nephew cousin:cousin baby:baby twins:child twin:child`),
+		niece:niece nephew:nephew cousin:cousin baby:baby twins:child twin:child youngest:child eldest:child
+		oldest:child little-one:child stepmom:stepmother stepdad:stepfather`),
 	pets: words(`dog:dog dogs:dogs puppy:dog cat:cat cats:cats kitten:cat rabbits:rabbits labrador:dog lab:dog beagle:dog
 		greyhound:greyhound spaniel:spaniel terrier:terrier poodle:poodle collie:collie retriever:retriever husky:husky
 		dachshund:dachshund pug:pug corgi:corgi whippet:whippet lurcher:lurcher bulldog:bulldog rabbit:rabbit bunny:rabbit hamster:hamster parrot:parrot
 		budgie:budgie horse:horse pony:pony tortoise:tortoise turtle:turtle guinea-pig:guinea-pig goldfish:goldfish
-		gecko:gecko snake:snake ferret:ferret`),
-	diets: words(`vegetarian:vegetarian vegan:vegan pescatarian:pescatarian pescetarian:pescatarian
+		gecko:gecko snake:snake ferret:ferret border-collie:border-collie cocker-spaniel:cocker-spaniel
+		jack-russell:jack-russell golden-retriever:golden-retriever german-shepherd:german-shepherd
+		french-bulldog:french-bulldog labradoodle:labradoodle cockapoo:cockapoo maine-coon:cat ragdoll:cat tabby:cat
+		hamsters:hamsters rabbits:rabbits`),
+	diets: words(`veggie:vegetarian plant-based:vegan vegetarian:vegetarian vegan:vegan pescatarian:pescatarian pescetarian:pescatarian
 		flexitarian:flexitarian kosher:kosher halal:halal keto:keto paleo:paleo teetotal:teetotal`),
 	jobs: words(`nurse:nurse doctor:doctor physician:physician surgeon:surgeon dentist:dentist pharmacist:pharmacist
 		paramedic:paramedic midwife:midwife therapist:therapist psychologist:psychologist vet:vet veterinarian:veterinarian
@@ -29,7 +33,11 @@ var english = &langTable{
 		mechanic:mechanic farmer:farmer gardener:gardener pilot:pilot firefighter:firefighter nanny:nanny
 		student:student freelancer:freelancer salesperson:salesperson coach:coach trainer:trainer hairdresser:hairdresser
 		driver:driver cleaner:cleaner landlord:landlord landlady:landlady receptionist:receptionist social-worker:social-worker software-engineer:software-engineer
-		data-scientist:data-scientist civil-servant:civil-servant police-officer:police-officer`),
+		data-scientist:data-scientist civil-servant:civil-servant police-officer:police-officer 
+		cpa:accountant paramedic:paramedic physio:physiotherapist physiotherapist:physiotherapist carer:carer
+		caregiver:caregiver dietitian:dietitian optician:optician surveyor:surveyor welder:welder chemist:chemist
+		economist:economist estate-agent:estate-agent teaching-assistant:teaching-assistant midwife:midwife
+		software-developer:software-developer ux-designer:ux-designer product-manager:product-manager`),
 	allergens: words(`nuts:nuts peanuts:peanuts peanut:peanuts tree-nuts:tree-nuts shellfish:shellfish fish:fish
 		eggs:eggs egg:eggs milk:milk dairy:dairy gluten:gluten wheat:wheat soy:soy soya:soy sesame:sesame
 		penicillin:penicillin latex:latex pollen:pollen cats:cats dogs:dogs bees:bees wasps:wasps mustard:mustard
@@ -39,9 +47,16 @@ var english = &langTable{
 		cantonese:Cantonese japanese:Japanese korean:Korean arabic:Arabic hindi:Hindi urdu:Urdu bengali:Bengali
 		turkish:Turkish greek:Greek swedish:Swedish norwegian:Norwegian danish:Danish finnish:Finnish czech:Czech
 		hungarian:Hungarian romanian:Romanian catalan:Catalan basque:Basque galician:Galician hebrew:Hebrew
-		vietnamese:Vietnamese thai:Thai tagalog:Tagalog swahili:Swahili irish:Irish welsh:Welsh`),
-	numbers:  numberWords("one:1 a:1 an:1 two:2 three:3 four:4 five:5 six:6 seven:7 eight:8 nine:9 ten:10 eleven:11 twelve:12"),
-	children: words(`kids:children children:children sons:sons daughters:daughters kid:children child:children`),
+		vietnamese:Vietnamese thai:Thai tagalog:Tagalog swahili:Swahili irish:Irish welsh:Welsh tamil:Tamil telugu:Telugu
+		malayalam:Malayalam kannada:Kannada marathi:Marathi gujarati:Gujarati punjabi:Punjabi yoruba:Yoruba igbo:Igbo
+		hausa:Hausa zulu:Zulu xhosa:Xhosa afrikaans:Afrikaans persian:Persian farsi:Persian pashto:Pashto
+		indonesian:Indonesian malay:Malay filipino:Filipino croatian:Croatian serbian:Serbian bosnian:Bosnian
+		slovak:Slovak slovenian:Slovenian bulgarian:Bulgarian lithuanian:Lithuanian latvian:Latvian estonian:Estonian
+		icelandic:Icelandic albanian:Albanian armenian:Armenian georgian:Georgian amharic:Amharic somali:Somali
+		nepali:Nepali sinhala:Sinhala khmer:Khmer burmese:Burmese mongolian:Mongolian kazakh:Kazakh uzbek:Uzbek
+		portugese:Portuguese sign-language:sign-language asl:ASL bsl:BSL`),
+	numbers:  englishNumbers(),
+	children: words(`kids:children children:children sons:sons daughters:daughters kid:children child:children boys:sons girls:daughters`),
 	conditions: words(`celiac-disease:celiac-disease coeliac-disease:celiac-disease celiac:celiac-disease coeliac:celiac-disease
 		diabetes:diabetes diabetic:diabetes asthma:asthma asthmatic:asthma epilepsy:epilepsy epileptic:epilepsy`),
 	foods:    words(`meat:meat fish:fish chicken:chicken dairy:dairy everything:everything`),
@@ -58,19 +73,30 @@ var english = &langTable{
 		{"name", `(?:call\s+me|i\s+go\s+by)\s+{NAME}`},
 		{"name", `i(?:'m|\s+am)\s+{NAME}(?:\s*$|\s*[,.!;]|\s+(?:and|from|here|by|btw|but|nice)\b|\s+[-–—])`},
 		{"age", `i(?:'m|\s+am)\s+(?:now\s+)?{NUM}(?:\s+years?\s+old|\s+y/?o)?{END}`},
+		{"age", `i\s+(?:just\s+)?turned\s+{NUM}\b`},
 		{"home", `(?:i|we)(?:'m|'re|\s+am|\s+are)?\s+(?:(?:still|now|currently|also|all)\s+)?(?:live|living|reside|residing|based)\s+in\s+{PLACE}`},
-		{"home", `(?:my|our)\s+home\s+is\s+(?:in\s+)?{PLACE}`},
+		{"home", `(?:my\s+|our\s+)?home(?:\s+for\s+(?:me|us))?\s+is\s+(?:in\s+)?{PLACE}`},
+		{"home", `(?:i|we)(?:'ve|\s+have)\s+(?:always\s+)?lived\s+in\s+{PLACE}`},
+		{"home", `(?:(?:i|we)(?:'m|'re|\s+am|\s+are)?\s+)?(?:now\s+)?(?:based\s+(?:out\s+of|near)|living\s+near|live\s+near)\s+{PLACE}`},
+		{"home", `(?:i|we)\s+(?:just\s+|finally\s+|recently\s+)?(?:bought|rent|rented|found)\s+(?:a\s+|our\s+)?(?:place|house|flat|apartment|home|condo)\s+in\s+{PLACE}`},
 		{"home", `we(?:'re|\s+are)\s+(?:now\s+|still\s+)?(?:in|based\s+in)\s+{PLACE}{END}`},
 		{"property", `i\s+(?:also\s+)?own\s+(?P<num>a|an|one|two|three|four|five|\d+)\s+(?P<x>flats?|houses?|properties|property|apartments?|homes?)(?:\s+in\s+{PLACE})?`},
-		{"moved", `(?:i|we)(?:'ve|\s+have)?\s+(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)\s+(?:back\s+)?to\s+{PLACE}(?:,?\s+{WHEN})?`},
+		{"moved", `(?:(?:i|we)(?:'ve|\s+have)?\s+)?(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)\s+(?:back\s+)?to\s+{PLACE}(?:,?\s+{WHEN})?`},
+		{"origin", `i\s+grew\s+up\s+in\s+{PLACE}`},
 		{"home-neg", `(?:i|we)\s+(?:don't|do\s+not|no\s+longer)\s+live\s+in\s+{PLACE}`},
 		{"origin", `i(?:'m|\s+am)\s+(?:originally\s+)?from\s+{PLACE}`},
 		{"job", `i(?:'m|\s+am)\s+(?:now\s+|currently\s+|still\s+|actually\s+|really\s+)?(?:a|an|the)\s+(?P<x>(?:[\p{L}-]+\s+){0,2}?{JOB})(?P<at>\s+(?:at|in|for|with|on|based\s+in|from)\s+[^,.;:!?]{1,50}?)?{END}`},
 		{"job", `i(?:'m|\s+am)?\s+(?:now\s+|currently\s+)?(?:\w+ly\s+)?(?:work|working)\s+(?:\w+ly\s+)?as\s+(?:a|an)\s+(?P<x>[^,.;:!?]{1,60}?){END}`},
+		{"job", `i\s+(?:now\s+)?(?P<verb>teach|nurse|coach|tutor)\s+(?P<x>[^,.;:!?]{1,50}?){END}`},
+		{"job", `i\s+(?:run|own|have)\s+(?:my\s+own|a|an)\s+(?P<x>(?:small\s+|little\s+)?(?:bakery|business|company|restaurant|cafe|café|shop|store|salon|studio|practice|agency|firm|startup|farm|clinic|bar|pub|garage|gym)\b[^,.;:!?]{0,30}?){END}`},
+		{"job", `i(?:'m|\s+am)\s+(?:now\s+)?(?P<x>freelancing|self-employed|freelance|unemployed|between\s+jobs|job\s+hunting|on\s+maternity\s+leave|on\s+paternity\s+leave|retired|a\s+stay-at-home\s+(?:mum|mom|dad|parent)|a\s+homemaker|a\s+housewife)\b`},
+		{"field", `i\s+(?:now\s+)?work\s+in\s+(?P<x>(?-i:[a-z])[\p{L} -]{1,30}?){END}`},
 		{"job", `i(?:'ve|\s+have|'m|\s+am)?\s+(?:just\s+)?(?:started\s+)?(?P<training>training|retraining)\s+(?:as|to\s+be(?:come)?)\s+(?:a|an)\s+(?P<x>[^,.;:!?]{1,60}?){END}`},
 		{"job", `i(?:'ve|\s+have)?\s+(?:just\s+)?(?:became|become)\s+(?:a|an)\s+{JOB}`},
 		{"job-neg", `i(?:'m|\s+am)\s+(?:no\s+longer\s+(?:a|an)\s+{JOB}|not\s+(?:a|an)\s+{JOB}\s+any\s*more)`},
 		{"employer", `i(?:'m|\s+am)?\s+(?:now\s+|currently\s+|still\s+)?(?:work|working)\s+(?:(?P<how>nights|days|weekends|shifts|part[- ]time|full[- ]time|remotely|from\s+home)\s+)?(?:at|for)\s+{ORG}{END}`},
+		{"employer", `i(?:'ve|\s+have)\s+been\s+(?:at|with)\s+(?P<org>(?-i:\p{Lu})[\p{L}\d&'’.-]*(?:\s+(?-i:\p{Lu})[\p{L}\d&'’.-]*){0,3})\s+(?P<since>(?:for|since)\s+[^,.;!?]{2,25})`},
+		{"employer-neg", `i(?:'m|\s+am)\s+(?:no\s+longer|not)\s+(?:with|at)\s+{ORG}(?:\s+any\s*more)?{END}`},
 		{"employer-neg", `i(?:'ve|\s+have)?\s+(?:just\s+)?(?:handed\s+in\s+my\s+notice|resigned|been\s+laid\s+off|was\s+(?:laid\s+off|made\s+redundant|fired|let\s+go))\s+(?:at|from)\s+{ORG}{END}`},
 		{"employer-neg", `i(?:'ve|\s+have)?\s+(?:just\s+)?(?:quit|left)\s+my\s+(?:job|position|role)\s+(?:at|with)\s+{ORG}{END}`},
 		{"employer-neg", `i(?:'ve|\s+have)?\s+(?:just\s+)?(?:quit|left)\s+(?P<org>the\s+(?:bank|company|firm|agency|hospital|school|startup|restaurant|shop|store|office|factory|hotel|bakery|cafe|café|clinic|university|lab|newspaper|council|ministry|army|navy|practice|studio|warehouse))\b`},
@@ -78,30 +104,39 @@ var english = &langTable{
 		{"employer-neg", `i\s+(?:no\s+longer|don't)\s+work\s+(?:at|for)\s+{ORG}{END}`},
 		{"diet", `(?:i|we)(?:'m|'re|\s+am|\s+are)\s+(?:now\s+|all\s+|strictly\s+|fully\s+|also\s+|a\s+)?{DIET}{END}`},
 		{"diet", `(?:i|we)(?:'ve|\s+have)\s+been\s+{DIET}`},
+		{"eats-again", `i(?:'m|\s+am)\s+back\s+on\s+(?P<food>meat|fish|dairy)(?P<again>)`},
+		{"pregnant", `i(?:'m|\s+am)\s+(?:\w+\s+)?pregnant`},
 		{"diet", `(?:i'm|i\s+am)\s+[^,.;!?]{1,40}?\s+and\s+{DIET}{END}`},
 		{"diet-neg", `i(?:'m|\s+am)\s+(?:no\s+longer\s+(?:a\s+)?{DIET}|not\s+(?:a\s+)?{DIET}\s+(?:any\s*more|at\s+all))`},
 		{"eats-again", `i(?:'m|\s+am)?\s*(?:eating|eat|started\s+eating)\s+(?P<food>meat|fish|chicken|dairy|everything)\s+(?P<again>again)`},
 		{"eats-again", `i\s+eat\s+(?P<food>everything)`},
-		{"allergy", `i(?:'m|\s+am)\s+(?:(?:very|severely|highly|mildly|also|really)\s+)?allergic\s+to\s+(?:(?:all|most)\s+)?(?:{ALLERGEN}{END}|{X}{END})`},
+		{"allergy", `i(?:'m|\s+am)\s+(?:(?:very|also|really|[a-z]+ly)\s+)?allergic\s+to\s+(?:(?:all|most)\s+)?(?:{ALLERGEN}{END}|{X}{END})`},
 		{"allergy", `i\s+(?:have|'ve\s+got|have\s+got)\s+(?:a|an)\s+(?:(?:severe|mild|serious|bad)\s+)?(?:{ALLERGEN}\s+)allergy`},
 		{"cleft-allergy", `it(?:'s|\s+is|\s+was)\s+(?:{ALLERGEN}|{X})\s+(?:that\s+)?i(?:'m|\s+am)\s+allergic\s+to,?\s+not\s+(?P<not>[\p{L} -]{2,30}?){END}`},
 		{"allergy-neg", `i(?:'m|\s+am)\s+(?:not|no\s+longer)\s+allergic\s+to\s+(?:{ALLERGEN}{END}|{X}{END})`},
-		{"intolerance", `i(?:'m|\s+am)\s+{ALLERGEN}[\s-]intolerant`},
+		{"intolerance", `i(?:'m|\s+am)\s+{ALLERGEN}[\s-](?:intolerant|free)`},
+		{"avoid", `i\s+(?:can't|cannot|can\s+not)\s+(?P<verb>have|eat|tolerate|digest|drink)\s+(?:any\s+)?{ALLERGEN}`},
+		{"allergy", `{ALLERGEN}\s+(?:make|makes|give|gives)\s+me\s+(?:break\s+out|hives|a\s+rash|sick|ill|swell|an\s+allergic\s+reaction|anaphyla)`},
 		{"condition", `i\s+(?:have|'ve\s+got|was\s+diagnosed\s+with)\s+(?:type\s+(?P<type>[12])\s+)?{COND}`},
 		{"condition", `(?:i(?:'m|\s+am)|as)\s+an?\s+(?:type\s+(?P<type>[12])\s+)?{COND}`},
 		{"member", `my\s+{REL}(?:'s\s+name\s+is|\s+is\s+called|\s+is\s+named|,)?\s+{NAME}(?:,?\s+(?:who\s+is|is|who's|he's|she's|aged)\s+{NUM}(?:\s+years?\s+old)?)?`},
 		{"~member", `(?:with|and)\s+(?:my|our)\s+{REL},?\s+{NAME}`},
 		{"member-cond", `(?:my|our)\s+{REL}(?:\s+{NAME})?\s+(?:is|has)\s+(?:a\s+)?(?:type\s+(?P<type>[12])\s+)?{COND}`},
 		{"member-intolerance", `(?:my|our)\s+{REL}(?:\s+{NAME})?\s+(?:is\s+{ALLERGEN}[\s-]intolerant|(?:can't|cannot)\s+(?:have|eat|tolerate)\s+{ALLERGEN})`},
-		{"member", `(?:our|my)\s+{REL}\s+{NAME}(?:\s+is\s+{NUM})?`},
+		{"member", `(?:our|my)\s+{REL},?\s+{NAME}(?:,?\s+(?:is|just\s+turned|turned)\s+{NUM})?`},
+		{"member", `(?:i|we)\s+(?:have|'ve\s+got|have\s+got)\s+(?:a|an|one)\s+{REL}(?:,|\s+(?:named|called))\s+{NAME}`},
+		{"~count", `(?:my|our)\s+{NUM}\s+{KIDS}`},
 		{"pronoun-age", `(?:he|she)(?:'s|\s+is)\s+{NUM}(?:\s+years?\s+old)?{END}`},
+		{"pronoun-age", `(?:(?:he|she)\s+)?(?:just\s+)?turned\s+{NUM}\b`},
 		{"member-allergy", `my\s+{REL}(?:\s+{NAME})?\s+is\s+(?:(?:very|severely|also)\s+)?allergic\s+to\s+(?:{ALLERGEN}{END}|{X}{END})`},
 		{"count", `(?:i|we)\s+(?:also\s+)?(?:have|'ve\s+got|have\s+got)\s+{NUM}\s+{KIDS}`},
-		{"pets", `(?:i|we)\s+(?:also\s+)?(?:have|'ve\s+got|have\s+got|got|adopted)\s+{NUM}\s+{PETS}`},
-		{"pet", `(?:i|we)\s+(?:also\s+)?(?:have|'ve\s+got|have\s+got|got|adopted|rescued|just\s+got|just\s+adopted)\s+(?:a|an|one)\s+(?:[\p{L}-]+\s+){0,2}?{PET}\s+(?:call(?:e)?d|named)\s+{NAME}(?:\s+{WHEN})?`},
+		{"pets", `(?:i|we){HAVE}\s+{NUM}\s+(?:[\p{L}-]+\s+)?{PETS}`},
+		{"pet", `(?:i|we){HAVE}\s+(?:a|an|one)\s+(?:[\p{L}-]+\s+){0,2}?{PET}(?:\s+(?:call(?:e)?d|named)|,)\s+{NAME}(?:\s+{WHEN})?`},
 		{"~pet", `(?:my|our)\s+(?:old\s+|little\s+|new\s+|lazy\s+)?{PET}(?:'s\s+name\s+is|\s+is\s+called|\s+is\s+named|,)?\s+{NAME}(?P<died>\s+(?:passed\s+away|died))?`},
 		{"languages", `i\s+(?:speak|can\s+speak)\s+{LANGS}`},
 		{"languages", `i(?:'m|\s+am)\s+(?:fluent|bilingual)\s+in\s+{LANGS}`},
+		{"languages", `my\s+(?:native\s+language|mother\s+tongue|first\s+language)\s+is\s+{LANGS}`},
+		{"sold", `(?:i|we)\s+(?:just\s+)?sold\s+(?:the|my|our)\s+(?P<x>car|house|flat|bike|motorbike|motorcycle|van|boat)`},
 		{"team", `my\s+(?:favou?rite|fav)\s+(?:football\s+|soccer\s+|basketball\s+|baseball\s+|hockey\s+)?(?:team|club)\s+is\s+{ORG}{END}`},
 		{"team", `i\s+(?:support|root\s+for)\s+{ORG}{END}`},
 		{"team", `{ORG}\s+(?:fan|supporter)\s+(?:since|for|all)\b`},
@@ -114,4 +149,19 @@ var english = &langTable{
 		{"rather", `i(?:'d|\s+would)\s+(?:much\s+)?rather\s+(?P<x>[^,.;!?]{2,40}?)\s+than\s+(?P<y>[^,.;!?]{2,40}?){END}`},
 		{"activity", `i(?:'ve|\s+have)\s+been\s+(?P<verb>learning|studying|playing|practi[cs]ing|taking)\s+{X}\s+(?P<since>(?:for\s+(?:about\s+|around\s+|almost\s+|nearly\s+|over\s+)?(?:a|an|one|two|three|four|five|six|\d+)\s+(?:weeks?|months?|years?)|since\s+(?:\d{4}|last\s+\w+|[\p{L}]+)))`},
 	},
+}
+
+// englishNumbers are the numbers said in words, to ninety-nine.
+func englishNumbers() map[string]int {
+	m := numberWords(`one:1 a:1 an:1 two:2 three:3 four:4 five:5 six:6 seven:7 eight:8 nine:9 ten:10 eleven:11
+		twelve:12 thirteen:13 fourteen:14 fifteen:15 sixteen:16 seventeen:17 eighteen:18 nineteen:19`)
+	tens := []string{"twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"}
+	units := []string{"one", "two", "three", "four", "five", "six", "seven", "eight", "nine"}
+	for i, t := range tens {
+		m[t] = 20 + 10*i
+		for j, u := range units {
+			m[t+"-"+u] = 20 + 10*i + j + 1
+		}
+	}
+	return m
 }

@@ -37,14 +37,20 @@ var french = &langTable{
 	relDates: words(`le-mois-dernier:last-month la-semaine-dernière:last-week l'année-dernière:last-year
 		l'an-dernier:last-year hier:yesterday l'été-dernier:last-summer il-y-a-un-mois:a-month-ago
 		il-y-a-un-an:a-year-ago il-y-a-deux-ans:two-years-ago cette-année:this-year`),
-	leads: []string{"en fait", "bonjour", "d'ailleurs", "aussi", "maintenant", "sinon", "au fait", "petite mise à jour", "moi", "j'ai décidé que", "finalement", "salut"},
-	joins: []string{"et"},
-	slips: []string{`non,?\s+attends`, `je\s+veux\s+dire`, `pardon`, `plutôt`, `enfin\s+non`},
+	common:  []string{"je", "et", "le", "la", "les", "des", "une", "un", "est", "pas", "mon", "ma", "mes", "nous", "avec", "pour", "dans", "du", "au", "suis", "j'ai", "ce", "qui", "que", "on", "bonjour", "j'habite"},
+	leads:   []string{"en fait", "bonjour", "d'ailleurs", "aussi", "maintenant", "sinon", "au fait", "petite mise à jour", "moi", "j'ai décidé que", "finalement", "salut"},
+	joins:   []string{"et"},
+	clauses: []string{"mais", "car", "donc", "parce que", "et maintenant"},
+	slips:   []string{`non,?\s+attends`, `je\s+veux\s+dire`, `pardon`, `plutôt`, `enfin\s+non`},
 	patterns: []rawPattern{
 		{"name", `(?:je\s+m['’]appelle|mon\s+nom\s+est|moi\s+c['’]est)\s+{NAME}`},
 		{"age", `j['’]ai\s+{NUM}\s+ans`},
 		{"home", `(?:j['’]habite|je\s+vis|nous\s+habitons|nous\s+vivons|on\s+habite|on\s+vit)\s+(?:maintenant\s+|désormais\s+)?(?:à|a|en|au)\s+{PLACE}`},
 		{"moved", `(?:j['’]ai|nous\s+avons|on\s+a)\s+déménagé\s+(?:à|a|en|au)\s+{PLACE}(?:,?\s+{WHEN})?`},
+		{"moved", `(?:je\s+viens|on\s+vient|nous\s+venons)\s+(?:de\s+déménager|d['’]emménager|de\s+m['’]installer|de\s+nous\s+installer)\s+(?:à|a|en|au)\s+{PLACE}`},
+		{"home", `(?:j['’]habite|je\s+vis|nous\s+habitons|on\s+habite)\s+(?:près\s+de|à\s+côté\s+de)\s+{PLACE}`},
+		{"age", `(?:je\s+viens\s+d['’]avoir|j['’]ai\s+eu)\s+{NUM}\s+ans`},
+		{"pregnant", `je\s+suis\s+enceinte`},
 		{"moved", `je\s+me\s+suis\s+installée?\s+(?:à|a|en|au)\s+{PLACE}(?:,?\s+{WHEN})?`},
 		{"home-neg", `(?:je\s+n['’]habite|je\s+ne\s+vis|nous\s+n['’]habitons)\s+plus\s+(?:à|a|en|au)\s+{PLACE}`},
 		{"origin", `(?:je\s+viens|je\s+suis\s+originaire)\s+(?:de|du|d['’])\s*{PLACE}`},

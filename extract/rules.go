@@ -347,6 +347,8 @@ func relationKey(rel, name string) string {
 		return rel
 	case english.pets[rel] != "":
 		return "pet:" + strings.ToLower(name) // one key however the pet is called
+	case name == "":
+		return rel
 	}
 	return rel + ":" + strings.ToLower(name)
 }

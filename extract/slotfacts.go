@@ -79,7 +79,35 @@ func (m *slotMatch) fact(last *slotMatch) (Fact, bool) {
 			what += " in " + g["place"]
 		}
 		return newFact("identity", "identity:property", "User owns "+what+".")
+	case "field":
+		x := cleanValue(g["x"])
+		if x == "" {
+			return Fact{}, false
+		}
+		return newFact("identity", "identity:job", "User works in "+x+".")
+	case "avoid":
+		what := m.allergen()
+		if what == "" {
+			return Fact{}, false
+		}
+		return newFact("health", "health:avoid:"+head(what), "User can't "+strings.ToLower(g["verb"])+" "+what+".")
+	case "pregnant":
+		return newFact("health", "health:pregnancy", "User is pregnant.")
+	case "sold":
+		x := strings.ToLower(g["x"])
+		class := deviceClass(x)
+		if class == "" {
+			class = x
+		}
+		return newFact("possession", "possession:"+class, "User sold their "+x+".")
 	case "job":
+		if v := strings.ToLower(g["verb"]); v != "" {
+			x := cleanValue(g["x"])
+			if x == "" {
+				return Fact{}, false
+			}
+			return newFact("identity", "identity:job", "User "+conjugate(v)+" "+x+".")
+		}
 		job := en(t.jobs, g["job"])
 		said := strings.TrimSpace(g["x"])
 		at := strings.TrimSpace(g["at"])
@@ -112,6 +140,9 @@ func (m *slotMatch) fact(last *slotMatch) (Fact, bool) {
 		org := m.workplace()
 		if org == "" {
 			return Fact{}, false
+		}
+		if since := g["since"]; since != "" {
+			return newFact("identity", "identity:job", "User has worked at "+org+" "+since+".")
 		}
 		how := ""
 		if h := strings.ToLower(g["how"]); h != "" {

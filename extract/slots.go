@@ -33,8 +33,11 @@ type slotPattern struct {
 	free bool
 	re   *regexp.Regexp
 	// holds are strings a sentence must hold (folded) for the pattern to
-	// match: read from the pattern, so most patterns cost a lookup.
+	// match: read from the pattern, so most patterns cost a lookup; needs
+	// are the kinds of word it must hold (a relation, a job, a number...),
+	// read from the placeholders the pattern cannot do without.
 	holds literals
+	needs wordClass
 }
 
 // language is a compiled table.
@@ -42,7 +45,15 @@ type language struct {
 	code string
 	t    *langTable
 	pats []slotPattern
-	slip *regexp.Regexp // a slip corrected in the same sentence
+	// common are the language's commonest words: a sentence holding none
+	// is not read with its patterns (English is read with every sentence:
+	// names and places are its).
+	common map[string]bool
+	// classes are the kinds of the table's words, by word (the first word
+	// of a phrase).
+	classes map[string]wordClass
+	slip    *regexp.Regexp // a slip corrected in the same sentence
+	slips   literals       // what a sentence holds for slip to match
 }
 
 // langTable is a language as its file writes it.
@@ -65,6 +76,11 @@ type langTable struct {
 	// relDates: phrases of a relative date, to their English form ("el
 	// mes pasado": "last month"), resolved when learned (dates.go).
 	relDates map[string]string
+	// common are the language's commonest words (see language.words).
+	common []string
+	// clauses are the words that join one clause to another ("pero",
+	// "aber"): a statement may start after them.
+	clauses []string
 	// joins join items of a list ("and", "y"); slips mark a correction
 	// of what was just said ("no wait", "no, espera"); leads only lead a
 	// statement in ("by the way", "na verdade").
@@ -90,7 +106,10 @@ const (
 
 // compile builds the language's patterns from its table.
 func (t *langTable) compile() *language {
-	l := &language{code: t.code, t: t}
+	l := &language{code: t.code, t: t, classes: t.classes(), common: map[string]bool{}}
+	for _, w := range t.common {
+		l.common[w] = true
+	}
 	alt := func(group string, words ...map[string]string) string {
 		var ws []string
 		for _, m := range words {
@@ -112,7 +131,8 @@ func (t *langTable) compile() *language {
 		"{NAME}", namePat, "{PLACE}", placePat, "{X}", xPat, "{ORG}", orgPat, "{END}", endPat,
 		"{REL}", alt("rel", t.relations), "{PET}", alt("pet", t.pets), "{DIET}", alt("diet", t.diets),
 		"{JOB}", alt("job", t.jobs), "{ALLERGEN}", alt("allergen", t.allergens), "{LANGS}", langList,
-		"{NUM}", `(?P<num>\d{1,3}|`+strings.TrimPrefix(alt("numw", nums), "(?P<numw>"),
+		"{NUM}", `(?P<num>\d{1,3}\b|(?:`+strings.TrimPrefix(alt("numw", nums), "(?P<numw>")+`\b)`,
+		"{HAVE}", `(?:'ve\s+got|'ve|\s+(?:also\s+|just\s+|recently\s+|now\s+)?(?:have\s+got|have|got|adopted|rescued|own))`,
 		"{KIDS}", alt("kids", t.children), "{COND}", alt("cond", t.conditions),
 		"{WHEN}", strings.ReplaceAll(alt("when", t.relDates), " ", `\s+`),
 		"{PETS}", alt("pet", t.pets), "{NAMES}", `(?P<names>(?-i:\p{Lu}[\p{Ll}'’-]+)(?:\s*(?:,|\s(?:and|y|e|und|et))\s*(?-i:\p{Lu}[\p{Ll}'’-]+)){0,5})`,
@@ -121,10 +141,11 @@ func (t *langTable) compile() *language {
 		src := `(?i)(?:^|[^\p{L}\d'’])(?P<stmt>` + r.Replace(p.tmpl) + `)`
 		re := regexp.MustCompile(src)
 		slot, free := strings.CutPrefix(p.slot, "~")
-		l.pats = append(l.pats, slotPattern{slot: slot, free: free, re: re, holds: mustHold(re.String())})
+		l.pats = append(l.pats, slotPattern{slot: slot, free: free, re: re, holds: mustHold(re.String()), needs: needed(p.tmpl)})
 	}
 	if len(t.slips) > 0 {
 		l.slip = regexp.MustCompile(`(?i)(?:,|\s+-|\s*—)?\s*(?:` + strings.Join(t.slips, "|") + `)[,:]?\s+(?P<v>[^,.;!?]{1,30}?)\s*(?:[,.;!?]|$)`)
+		l.slips = mustHold(l.slip.String())
 	}
 	return l
 }
@@ -146,6 +167,20 @@ func init() {
 	}
 }
 
+// languagesOf are the languages a sentence may be in.
+func languagesOf(t sentenceTokens) []*language {
+	out := languages[:1:1]
+	for _, l := range languages[1:] {
+		for _, w := range t.words {
+			if l.common[w] {
+				out = append(out, l)
+				break
+			}
+		}
+	}
+	return out
+}
+
 // slotMatch is one slot a sentence states.
 type slotMatch struct {
 	lang  *language
@@ -161,14 +196,21 @@ type slotMatch struct {
 // slotFacts are the facts of the slots a sentence states, in the order
 // said.
 func slotFacts(s string) []Fact {
-	for _, l := range languages {
-		s = l.fixSlip(s)
-	}
 	folded := fold(s)
+	tokens := tokensOf(s)
+	langs := languagesOf(tokens)
+	for _, l := range langs {
+		if l.slips.heldBy(folded) {
+			if fixed := l.fixSlip(s); fixed != s {
+				s, folded, tokens = fixed, fold(fixed), tokensOf(fixed)
+			}
+		}
+	}
 	var ms []slotMatch
-	for _, l := range languages {
+	for _, l := range langs {
+		has := l.classesIn(tokens)
 		for _, p := range l.pats {
-			if !p.holds.heldBy(folded) {
+			if p.needs&has != p.needs || !p.holds.heldBy(folded) {
 				continue
 			}
 			for _, loc := range p.re.FindAllStringSubmatchIndex(s, 4) {
@@ -234,7 +276,7 @@ func clauseStart(s string, i int, l *language) bool {
 	if before == "" || strings.ContainsAny(before[len(before)-1:], ",;:!-–—(") {
 		return true
 	}
-	for _, j := range l.t.joins {
+	for _, j := range append(l.t.joins, l.t.clauses...) {
 		if strings.HasSuffix(before, " "+j) || before == j {
 			return true
 		}
@@ -321,4 +363,124 @@ func numberWords(list string) map[string]int {
 		m[k] = n
 	}
 	return m
+}
+
+// wordClass is a set of kinds of word a sentence holds, or a pattern
+// needs: a cheap test, made once a sentence, that passes over most
+// patterns without running them.
+type wordClass uint16
+
+const (
+	classRel wordClass = 1 << iota
+	classPet
+	classDiet
+	classJob
+	classAllergen
+	classLanguage
+	classKids
+	classCond
+	classNumber
+	classCapital // a word with a capital, not the first of the sentence nor "I"
+)
+
+// placeholderClass are the kinds of word a placeholder matches.
+var placeholderClass = map[string]wordClass{"{REL}": classRel, "{PET}": classPet, "{PETS}": classPet,
+	"{DIET}": classDiet, "{JOB}": classJob, "{ALLERGEN}": classAllergen, "{LANGS}": classLanguage,
+	"{KIDS}": classKids, "{COND}": classCond, "{NUM}": classNumber, "{NAME}": classCapital, "{PLACE}": classCapital}
+
+// needed are the kinds of word a pattern's template cannot match without:
+// its placeholders outside any group (a group may be optional or one of
+// several).
+func needed(tmpl string) wordClass {
+	var c wordClass
+	depth := 0
+	for i := 0; i < len(tmpl); i++ {
+		switch tmpl[i] {
+		case '\\':
+			i++
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case '{':
+			if depth != 0 {
+				continue
+			}
+			if j := strings.IndexByte(tmpl[i:], '}'); j > 0 {
+				c |= placeholderClass[tmpl[i:i+j+1]]
+			}
+		}
+	}
+	return c
+}
+
+// classes are the kinds of the table's words, by word.
+func (t *langTable) classes() map[string]wordClass {
+	m := map[string]wordClass{}
+	add := func(words map[string]string, c wordClass) {
+		for w := range words {
+			first, _, _ := strings.Cut(w, " ")
+			m[first] |= c
+		}
+	}
+	add(t.relations, classRel)
+	add(t.pets, classPet)
+	add(t.diets, classDiet)
+	add(t.jobs, classJob)
+	add(t.allergens, classAllergen)
+	add(t.languages, classLanguage)
+	add(t.children, classKids)
+	add(t.conditions, classCond)
+	for w, n := range t.numbers {
+		if n > 1 || len(w) > 3 { // not the articles that are also "one"
+			m[w] |= classNumber
+		}
+	}
+	return m
+}
+
+// sentenceTokens are a sentence's words, lower case, and which kinds of
+// word it holds whatever the language (numbers in digits, capitals).
+type sentenceTokens struct {
+	words []string
+	own   wordClass
+}
+
+func tokensOf(s string) sentenceTokens {
+	var t sentenceTokens
+	for i, w := range strings.FieldsFunc(s, func(r rune) bool {
+		return r == ' ' || r == ',' || r == '.' || r == '!' || r == '?' || r == ';' || r == ':' || r == '(' || r == ')' || r == '"' || r == '\n' || r == '«' || r == '»' || r == '¿' || r == '¡'
+	}) {
+		if i > 0 && startsUpper(w) && w != "I" && !strings.HasPrefix(w, "I'") && !strings.HasPrefix(w, "I’") {
+			t.own |= classCapital
+		}
+		if w[0] >= '0' && w[0] <= '9' {
+			t.own |= classNumber
+		}
+		t.words = append(t.words, lowerWord(w))
+	}
+	return t
+}
+
+// lowerWord is w in lower case, w itself when it already is (most words).
+func lowerWord(w string) string {
+	for _, r := range w {
+		if unicode.IsUpper(r) {
+			return strings.ToLower(w)
+		}
+	}
+	return w
+}
+
+// classesIn are the kinds of word of the language a sentence holds.
+func (l *language) classesIn(t sentenceTokens) wordClass {
+	c := t.own
+	for _, w := range t.words {
+		c |= l.classes[w]
+		if strings.Contains(w, "-") { // "laktose-intolerant", "thirty-five"
+			first, _, _ := strings.Cut(w, "-")
+			c |= l.classes[first] | l.classes[w]
+		}
+	}
+	return c
 }

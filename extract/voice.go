@@ -75,25 +75,33 @@ func Framed(msgs []string) bool {
 		if len(m) > maxFrameBytes {
 			m = m[:maxFrameBytes]
 		}
-		if !mayFrame(m) {
-			continue
-		}
 		switch {
-		case frameEnd.MatchString(m):
+		case framed && holdsAny(m, frameEndWords) && frameEnd.MatchString(m):
 			framed = false
-		case frameOpen.MatchString(m):
-			framed = true
+		case !framed && mayFrame(m):
+			framed = frameOpen.MatchString(m)
 		}
 	}
 	return framed
 }
 
-// mayFrame is a cheap look for a word every frame cue holds, before the
-// patterns are run: most messages hold none. It runs for every earlier
+// mayFrame is a cheap look for a word every frame opener holds, before
+// the pattern is run: most messages hold none. It runs for every earlier
 // message of every request learned from, so it allocates nothing.
-func mayFrame(m string) bool {
-	for _, w := range frameWords {
-		if containsFold(m, w) {
+func mayFrame(m string) bool { return holdsAny(m, frameWords) }
+
+// holdsAny reports whether m holds one of words (lower case), whatever
+// the case of m's ASCII letters.
+func holdsAny(m string, words []string) bool {
+	lower := m
+	for i := 0; i < len(m); i++ {
+		if c := m[i]; 'A' <= c && c <= 'Z' {
+			lower = strings.ToLower(m) // once, then each word is one search
+			break
+		}
+	}
+	for _, w := range words {
+		if strings.Contains(lower, w) {
 			return true
 		}
 	}
@@ -121,10 +129,13 @@ func containsFold(s, sub string) bool {
 	return false
 }
 
-var frameWords = []string{"play", "pretend", "act as", "story", "game", "character", "scenario", "role", "writing",
-	"you're a", "you are a", "juego", "juguemos", "finge", "imagina", "eres un", "historia", "rollenspiel",
-	"tu so", "stell dir", "du bist", "geschichte", "jouons", "jeu", "semblant", "imagine", "tu es", "histoire",
-	"vamos", "finja", "você é", "rpg", "reality", "over", "fin ", "ende", "fim "}
+var (
+	frameWords = []string{"let's", "lets ", "role", "pretend", "act as", "play the", "you're a", "you are a",
+		"you're the", "you are the", "write me a", "write a ", "in this ", "stay in", "writing a", "writing my", "juguemos", "hagamos", "juego de rol", "finge", "imagina", "tú eres", "escribe",
+		"rollenspiel", "lass uns", "tu so", "stell dir", "du bist", "schreib", "jouons", "jeu de r", "semblant",
+		"imagine", "tu es", "écris", "vamos", "jogo de", "finja", "você é", "escreva"}
+	frameEndWords = []string{"stop", "end", "quit", "exit", "drop", "finish", "enough", "back to", "over", "fin ", "ende", "fim "}
+)
 
 // ownWords is text with what is not the user speaking about themselves
 // cut out: material a task works on, pasted letters and quoted lines, and
@@ -134,14 +145,26 @@ func ownWords(text string, framed bool) string {
 	if framed {
 		return steppedOut(text)
 	}
-	if loc := frameOpen.FindStringIndex(text); loc != nil {
-		// A frame opened here: what comes before is the user's.
-		text = text[:sentenceStartBefore(text, loc[0])]
+	if mayFrame(text) {
+		if loc := frameOpen.FindStringIndex(text); loc != nil {
+			// A frame opened here: what comes before is the user's.
+			text = text[:sentenceStartBefore(text, loc[0])]
+		}
 	}
 	text = cutLetters(text)
-	text = cutQuoted(text)
+	if strings.Contains(text, ":") {
+		text = cutQuoted(text)
+	}
 	return cutMaterial(text)
 }
+
+// taskHolds and hereHolds are what a sentence holds for taskStart or hereIs
+// to match (prefilter.go): a message is read a sentence at a time, and
+// most hold no request at all.
+var (
+	taskHolds = mustHold(taskStart.String())
+	hereHolds = mustHold(hereIs.String())
+)
 
 // quotedAfter is a quotation a colon introduces: 'Saw this on twitter:
 // "I'm moving to Mars"'. selfSaid is how the user introduces their own
@@ -177,6 +200,9 @@ func cutQuoted(text string) string {
 // words after a step out ("Out of character: I'm vegan"), to the end of
 // its parenthesis or its line.
 func steppedOut(text string) string {
+	if !mayStepOut(text) {
+		return ""
+	}
 	var b strings.Builder
 	for _, loc := range frameOut.FindAllStringIndex(text, -1) {
 		rest := text[loc[1]:]
@@ -194,6 +220,12 @@ func steppedOut(text string) string {
 	}
 	return b.String()
 }
+
+// mayStepOut is a cheap look for a word every step out of a frame holds.
+func mayStepOut(m string) bool { return holdsAny(m, stepOutWords) }
+
+var stepOutWords = []string{"character", "ooc", "real", "irl", "serious", "personaje", "vida", "serio", "rolle",
+	"leben", "ernst", "hors", "vraie", "sérieu", "personagem", "sério"}
 
 // sentenceStartBefore is where the sentence holding text[i] starts.
 func sentenceStartBefore(text string, i int) int {
@@ -277,7 +309,8 @@ func taskIn(line string) (at, end int) {
 		s := strings.TrimLeft(line[start:], " \t\"'“")
 		off := start + len(line[start:]) - len(s)
 		n := sentenceEnd(s)
-		if taskStart.MatchString(s[:n]) || hereIs.MatchString(s[:n]) {
+		folded := fold(s[:n])
+		if taskHolds.heldBy(folded) && taskStart.MatchString(s[:n]) || hereHolds.heldBy(folded) && hereIs.MatchString(s[:n]) {
 			return off, off + n
 		}
 		if n >= len(s) {

@@ -1,0 +1,118 @@
+package extract
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func TestZZPhrasings(t *testing.T) {
+	cases := []struct{ s, want string }{
+		// home
+		{"I'm based in Austin these days", "Austin"},
+		{"I'm based out of Austin", "Austin"},
+		{"We just bought a place in Porto!", "Porto"},
+		{"I live near Lyon", "Lyon"},
+		{"Home for me is Leeds", "Leeds"},
+		{"I've lived in Cork my whole life", "Cork"},
+		{"I grew up in Kerala but now I live in Pune", "Pune"},
+		{"Moved back to Dublin in the summer", "Dublin"},
+		{"we're now living in Bristol", "Bristol"},
+		{"just relocated to Denver for work", "Denver"},
+		{"I'm from Manchester originally but I live in London now", "London"},
+		// work
+		{"I teach year 6 at a primary school", "teach"},
+		{"I'm an RN on nights", "RN|nurse"},
+		{"I do payroll at a logistics firm", "payroll"},
+		{"I've been at Siemens for ten years", "Siemens"},
+		{"I run my own bakery", "bakery"},
+		{"I'm a software engineer at Shopify", "software engineer"},
+		{"I work in marketing", "marketing"},
+		{"I'm not with Acme anymore, I'm freelancing now", "freelanc"},
+		{"I'm a stay-at-home mum", "stay-at-home"},
+		{"I'm retired", "retired"},
+		{"I'm a junior doctor", "doctor"},
+		// age
+		{"I turned 40 last week", "40"},
+		{"I'm 34", "34"},
+		{"I'm thirty-five", "35|thirty"},
+		// family
+		{"my two boys, Sam 7 and Theo 4, keep me busy", "Theo"},
+		{"me and my husband Raj are going to Goa", "Raj"},
+		{"our youngest, Mila, just turned 3", "Mila"},
+		{"My wife is called Priya", "Priya"},
+		{"I have a son named Oliver", "Oliver"},
+		{"We had the baby! A girl, Ada", "Ada"},
+		{"My partner Sam is allergic to cats", "Sam.*cats"},
+		{"my son is coeliac", "son.*celiac|son.*coeliac"},
+		// pets
+		{"We have two rescue cats", "cats"},
+		{"our border collie Pip loves the beach", "Pip"},
+		{"I've got a hamster called Nibbles", "Nibbles"},
+		// diet & health
+		{"I'm veggie", "vegetarian|veggie"},
+		{"I don't eat meat", "meat"},
+		{"I'm gluten free", "gluten"},
+		{"I can't have gluten", "gluten"},
+		{"I'm back on meat", "meat"},
+		{"I'm pregnant", "pregnant"},
+		{"peanuts make me break out in hives", "peanut"},
+		{"I'm severly allergic to bee stings", "bee"},
+		// languages
+		{"I'm fluent in French and Italian", "French"},
+		{"My native language is Tamil", "Tamil"},
+		// other languages
+		{"Vivo en Valencia con mi pareja", "Valencia"},
+		{"Me acabo de mudar a Sevilla", "Sevilla"},
+		{"Trabajo de enfermera en un hospital de Madrid", "nurse|enfermera"},
+		{"Soy de Rosario pero vivo en Córdoba", "Córdoba"},
+		{"Tengo 29 años y soy diseñadora", "29"},
+		{"Ich wohne seit zwei Jahren in Graz", "Graz"},
+		{"Wir sind letztes Jahr nach Wien gezogen", "Wien"},
+		{"Ich bin Lehrerin an einer Grundschule", "teacher"},
+		{"Meine Tochter heißt Mia und ist 6", "Mia"},
+		{"Ich bin Vegetarierin", "vegetarian"},
+		{"J'habite à Montréal depuis 2019", "Montréal"},
+		{"On vient de déménager à Bordeaux", "Bordeaux"},
+		{"Je suis infirmière de nuit", "nurse"},
+		{"Mon fils Hugo a 7 ans", "Hugo"},
+		{"Je suis allergique au gluten", "gluten"},
+		{"Moro no Rio com meu marido", "Rio"},
+		{"Me mudei pra Curitiba ano passado", "Curitiba"},
+		{"Sou engenheira de software", "engineer"},
+		{"Meu filho Pedro tem 10 anos", "Pedro"},
+		{"Sou alérgica a camarão", "shellfish|camarão"},
+		// changes
+		{"Scratch that, it's Thursday", ""},
+		{"we sold the car", "car"},
+		{"I switched to a Fairphone", "Fairphone"},
+	}
+	miss := 0
+	for _, c := range cases {
+		fs := FactsIn("", c.s, false)
+		var got []string
+		for _, f := range fs {
+			got = append(got, f.Key+" | "+f.Content)
+		}
+		ok := c.want == ""
+		for _, g := range got {
+			if c.want != "" && matchAny(g, c.want) {
+				ok = true
+			}
+		}
+		if !ok {
+			miss++
+			fmt.Printf("MISS %q -> %v\n", c.s, got)
+		}
+	}
+	fmt.Printf("%d of %d missed\n", miss, len(cases))
+}
+
+func matchAny(s, alts string) bool {
+	for _, a := range strings.Split(alts, "|") {
+		if strings.Contains(strings.ToLower(s), strings.ToLower(a)) {
+			return true
+		}
+	}
+	return false
+}
