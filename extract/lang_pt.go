@@ -37,7 +37,7 @@ var portuguese = &langTable{
 	relDates: words(`no-mês-passado:last-month mês-passado:last-month na-semana-passada:last-week semana-passada:last-week
 		no-ano-passado:last-year ano-passado:last-year ontem:yesterday há-um-mês:a-month-ago há-um-ano:a-year-ago
 		há-dois-anos:two-years-ago este-ano:this-year`),
-	common:  []string{"eu", "que", "um", "uma", "não", "com", "meu", "minha", "sou", "tenho", "para", "do", "da", "no", "na", "em", "mas", "moro", "estou", "olá", "oi", "você"},
+	common:  []string{"me", "pra", "pro", "ano", "mudei", "muito", "aqui", "já", "só", "eu", "que", "um", "uma", "não", "com", "meu", "minha", "sou", "tenho", "para", "do", "da", "no", "na", "em", "mas", "moro", "estou", "olá", "oi", "você"},
 	leads:   []string{"na verdade", "aliás", "olá", "oi", "agora", "também", "bom", "então", "enfim", "por falar nisso", "decidi que", "pois é"},
 	joins:   []string{"e"},
 	clauses: []string{"mas", "porque", "então", "pois", "e agora", "só que"},
