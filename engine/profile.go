@@ -61,15 +61,16 @@ func standing(kind, key, content string) (int, bool) {
 	switch kind {
 	case "health":
 		// What the user no longer has is no constraint: it only
-		// replaces one.
+		// replaces one, and rides with no request (a question that names
+		// it still finds it).
 		if extract.Retracts(content) {
-			return prioPreference, true
+			return 0, false
 		}
 		return prioConstraint, true
 	case "identity":
 		if key == "identity:diet" {
 			if extract.Retracts(content) {
-				return prioPreference, true
+				return 0, false
 			}
 			return prioConstraint, true
 		}
@@ -158,12 +159,15 @@ type standingKey struct {
 	updated                    int64
 	hash                       uint64 // of its text: one of each rides
 	changed                    bool
+	// retracts: what the user no longer has or is; it rides with no
+	// request, but says what a transcript that states the old value is.
+	retracts bool
 }
 
 func keyOf(m *store.Memory) standingKey {
-	prio, _ := standing(m.Kind, m.Key, m.Content)
+	prio, ok := standing(m.Kind, m.Key, m.Content)
 	return standingKey{prio: prio, importance: m.Importance, mentions: m.Mentions, updated: m.UpdatedAt.UnixNano(),
-		hash: norm.Hash(m.Content), changed: len(m.History) > 0}
+		hash: norm.Hash(m.Content), changed: len(m.History) > 0, retracts: !ok}
 }
 
 // readProfile reads owner's standing facts: every record of a small owner,
@@ -272,8 +276,8 @@ func (sr *searcher) order(p *profile, tx *store.Tx, owner string, r *profileRead
 			}
 			p.changed = append(p.changed, m)
 		}
-		if seen[a.k.hash] || len(p.facts) == maxStanding {
-			continue
+		if seen[a.k.hash] || len(p.facts) == maxStanding || a.k.retracts {
+			continue // a retraction only says a transcript is stale (above)
 		}
 		seen[a.k.hash] = true
 		f, ok := r.kept[a.id]

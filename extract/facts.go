@@ -162,7 +162,10 @@ func withSlots(slots, ruled []Fact) []Fact {
 	for _, f := range ruled {
 		i := slices.IndexFunc(out[:len(slots)], func(s Fact) bool { return s.Key == f.Key || norm.Same(s.Content, f.Content) })
 		if i >= 0 {
-			if out[i].Key == f.Key && saysAllOf(f.Content, out[i].Content) {
+			// The fuller, or what it is now over what it no longer is ("I
+			// left Google and my new job at Spotify starts Monday").
+			if out[i].Key == f.Key && (saysAllOf(f.Content, out[i].Content) ||
+				retracting.MatchString(out[i].Content) && !retracting.MatchString(f.Content)) {
 				out[i] = f
 			}
 			continue
@@ -179,6 +182,9 @@ func withSlots(slots, ruled []Fact) []Fact {
 	return out
 }
 
+// retracting says what the user no longer is, has or does.
+var retracting = regexp.MustCompile(`(?i)(?:\bno\s+longer\b|n't\b|\bnot\b|\bany\s*more\b|\bquit\b|\bleft\b|\bstopped\b|\bgave\s+up\b)`)
+
 // oneOfEach keeps one fact of each key a sentence states in slots: what
 // it is now over what it no longer is ("I handed in my notice at HSBC and
 // I'm training as a teacher"), else the last said.
@@ -191,7 +197,7 @@ func oneOfEach(slots []Fact) []Fact {
 		case !dup:
 			at[f.Key] = len(out)
 			out = append(out, f)
-		case !negative.MatchString(f.Content) || negative.MatchString(out[i].Content):
+		case !retracting.MatchString(f.Content) || retracting.MatchString(out[i].Content):
 			out[i] = f
 		}
 	}

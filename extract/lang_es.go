@@ -50,6 +50,7 @@ var spanish = &langTable{
 		{"moved", `(?:me|nos)\s+(?:acabo|acabamos)\s+de\s+mudar\s+a\s+{PLACE}`},
 		{"moved", `(?:acabo|acabamos)\s+de\s+mudarnos?\s+a\s+{PLACE}`},
 		{"home", `(?:vivo|vivimos)\s+cerca\s+de\s+{PLACE}`},
+		{"home", `(?:estoy|estamos)\s+(?:ahora\s+)?viviendo\s+en\s+{PLACE}`},
 		{"home", `(?:he|hemos)\s+vivido\s+(?:siempre\s+)?en\s+{PLACE}`},
 		{"moved", `(?:me|nos)\s+(?:he\s+|hemos\s+)?(?:mudé|mudamos|mudado|trasladé|trasladamos)\s+a\s+{PLACE}(?:,?\s+{WHEN})?`},
 		{"home-neg", `ya\s+no\s+(?:vivo|vivimos)\s+en\s+{PLACE}`},

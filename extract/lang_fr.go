@@ -57,7 +57,7 @@ var french = &langTable{
 		{"job", `je\s+suis\s+(?:maintenant\s+|désormais\s+)?(?P<x>{JOB})(?P<at>\s+(?:de|à|a|au|en|chez|dans)\s+[^,.;:!?]{1,50}?)?{END}`},
 		{"job", `je\s+travaille\s+(?:maintenant\s+)?comme\s+(?:{JOB}|{X}){END}`},
 		{"job-neg", `je\s+ne\s+suis\s+plus\s+{JOB}`},
-		{"employer", `je\s+travaille\s+(?:maintenant\s+)?(?:chez|pour)\s+{ORG}{END}`},
+		{"employer", `je\s+travaille\s+(?:maintenant\s+|désormais\s+|actuellement\s+)?(?:chez|pour)\s+{ORG}{END}`},
 		{"employer-neg", `(?:j['’]ai\s+quitté\s+(?:mon\s+(?:travail|poste)\s+(?:chez|à)\s+)?|je\s+ne\s+travaille\s+plus\s+(?:chez|pour)\s+){ORG}{END}`},
 		{"diet", `(?:je\s+suis|nous\s+sommes)\s+(?:maintenant\s+|désormais\s+)?{DIET}{END}`},
 		{"diet-neg", `je\s+ne\s+suis\s+plus\s+{DIET}`},

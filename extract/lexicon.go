@@ -20,7 +20,7 @@ var deviceClasses = []struct {
 	class string
 	re    *regexp.Regexp
 }{
-	{"phone", regexp.MustCompile(`(?i)\b(?:iphone|pixel|galaxy s|galaxy z|galaxy note|galaxy a|oneplus|xiaomi|huawei|motorola|moto g|nokia|fairphone|android phone|smartphone|phone)`)},
+	{"phone", regexp.MustCompile(`(?i)\b(?:iphone|pixel|galaxy s|galaxy z|galaxy note|galaxy a|oneplus|xiaomi|huawei|motorola|moto g|nokia|fairphone|android|smartphone|phone)`)},
 	{"tablet", regexp.MustCompile(`(?i)\b(?:ipad|galaxy tab|tablet|kindle|e-reader)`)},
 	{"laptop", regexp.MustCompile(`(?i)\b(?:macbook|thinkpad|chromebook|xps|surface laptop|surface pro|zenbook|laptop|notebook computer)`)},
 	{"computer", regexp.MustCompile(`(?i)\b(?:imac|mac mini|mac studio|desktop|gaming pc|pc)\b`)},

@@ -48,7 +48,7 @@ func (m *slotMatch) fact(last *slotMatch) (Fact, bool) {
 	t, g := m.lang.t, m.g
 	en := m.lang.en
 	rel := en(t.relations, g["rel"])
-	name := g["name"]
+	name := nameOnly(g["name"])
 	when := ""
 	if d := g["when"]; d != "" {
 		when = " " + en(t.relDates, d)
@@ -105,6 +105,9 @@ func (m *slotMatch) fact(last *slotMatch) (Fact, bool) {
 			x := cleanValue(g["x"])
 			if x == "" {
 				return Fact{}, false
+			}
+			if v == "promoted" {
+				return newFact("identity", "identity:job", "User was promoted to "+x+".")
 			}
 			return newFact("identity", "identity:job", "User "+conjugate(v)+" "+x+".")
 		}
@@ -289,7 +292,24 @@ func (m *slotMatch) fact(last *slotMatch) (Fact, bool) {
 		return newFact("preference", "preference:favorite:team", "User supports "+org+".")
 	case "married":
 		status := strings.ToLower(en(t.statuses, g["status"]))
+		if status == "divorced" || status == "separated" {
+			// A partner no more: it replaces the partner named before.
+			with := ""
+			if name != "" {
+				with = " from " + name
+			}
+			return newFact("family", "family:partner", "User is "+status+with+when+".")
+		}
 		return newFact("identity", "identity:relationship", "User got "+status+when+".")
+	case "died":
+		if notNames[name] {
+			return Fact{}, false
+		}
+		who := name
+		if p := g["pet"]; p != "" {
+			who = "User's " + singularOf(en(t.pets, p)) + " " + name
+		}
+		return newFact("family", "family:pet:"+strings.ToLower(name), who+" has died"+when+".")
 	case "switched":
 		to := cleanValue(g["y"])
 		class := deviceClass(to)
@@ -324,6 +344,15 @@ func (m *slotMatch) fact(last *slotMatch) (Fact, bool) {
 		return newFact("habit", "habit:"+head(x), "User has been "+en(activityVerbs, verb)+" "+x+" "+g["since"]+".")
 	}
 	return Fact{}, false
+}
+
+// nameOnly is a name without the capitalised word that only starts its
+// sentence ("Sadly Rex" is Rex).
+func nameOnly(name string) string {
+	if first, rest, ok := strings.Cut(name, " "); ok && (fillers[strings.ToLower(first)] || notNames[first]) {
+		return rest
+	}
+	return name
 }
 
 // workplace is where a match says the user works: a workplace the table

@@ -16,8 +16,12 @@ import (
 // keyWords are the words corrected towards.
 var keyWords = strings.Fields(`allergic allergy allergies intolerant intolerance vegetarian vegetarians pescatarian
 	shellfish peanuts peanut gluten lactose penicillin celiac coeliac diabetic diabetes asthma epilepsy sesame
-	strawberries allergique allergisch alérgico alérgica alergia vegetariano vegetariana celíaco celíaca
+	strawberries construction daughter daughters receptionist electrician accountant pharmacist allergique allergisch alérgico alérgica alergia vegetariano vegetariana celíaco celíaca
 	végétarien végétarienne vegetarier vegetarierin intolerante`)
+
+// realWords are words one edit from a key word that are words of their
+// own.
+var realWords = wordSet(`laughter slaughter laughters`)
 
 // minTypo is the shortest word corrected.
 const minTypo = 6
@@ -48,8 +52,14 @@ func dropOne(w string) []string {
 	return out
 }
 
+// contractions are the words people type without their apostrophe,
+// which the patterns read with it.
+var contractions = map[string]string{"im": "I'm", "ive": "I've", "dont": "don't", "doesnt": "doesn't",
+	"didnt": "didn't", "cant": "can't", "isnt": "isn't", "wasnt": "wasn't", "hes": "he's", "shes": "she's",
+	"theyre": "they're", "wifes": "wife's", "husbands": "", "havent": "haven't", "ill": ""}
+
 // fixTypos returns s with each word one edit from a key word spelled as
-// that word.
+// that word, and contractions typed without their apostrophe with it.
 func fixTypos(s string) string {
 	var b strings.Builder
 	changed := false
@@ -59,7 +69,10 @@ func fixTypos(s string) string {
 			return
 		}
 		word := s[start:end]
-		if fixed := keyWordFor(word); fixed != "" {
+		if c := contractions[strings.ToLower(word)]; c != "" {
+			b.WriteString(c)
+			changed = true
+		} else if fixed := keyWordFor(word); fixed != "" {
 			b.WriteString(fixed)
 			changed = true
 		} else {
@@ -90,6 +103,9 @@ func keyWordFor(word string) string {
 		return ""
 	}
 	low := strings.ToLower(word)
+	if realWords[low] {
+		return ""
+	}
 	if w, ok := typoIndex[low]; ok {
 		if w == low {
 			return "" // spelled right

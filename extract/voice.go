@@ -29,7 +29,7 @@ var (
 		// Work that has material when it names it.
 		`|(?:correct|edit|polish|improve|shorten|simplify|reformat|format|review|critique|analy[sz]e|grade|check|fix|answer|explain|turn|make)\s+(?:(?:the|my|this|these|that)\s+)?(?:this|these|following|grammar|spelling|typos|text|email|e-mail|letter|message|essay|paragraph|draft|post|note|bio|wording|sentence|sentences)\b` +
 		// Spanish, German, French, Portuguese.
-		`|(?:traduce|traduzca|traducir|tradúceme|corrige|corregir|revisa|resume|resúmeme|reescribe|responde\s+a|contesta\s+a` +
+		`|(?:(?:trad[úu]ce|corr[íi]ge|rev[íi]sa|res[úu]me|reescr[íi]be)(?:me|lo|la|melo|mela|nos)?|traduzca|traducir|corregir|responde\s+a|contesta\s+a` +
 		`|übersetze?n?|korrigiere|korrekturlesen|fasse\s+(?:das|den|die|diesen|diese)|schreib(?:e)?\s+(?:das|den|die|diesen|diese)\s+um|antworte\s+auf` +
 		`|traduis|traduire|traduisez|corrige[rz]?|relis|résume[rz]?|reformule[rz]?|réécris|réponds?\s+à` +
 		`|traduza|traduzir|corrija|revise|resuma|reescreva|responda\s+(?:a|ao|à))\b)`)
@@ -152,7 +152,7 @@ func ownWords(text string, framed bool) string {
 		}
 	}
 	text = cutLetters(text)
-	if strings.Contains(text, ":") {
+	if strings.ContainsAny(text, "\"“«'‘") {
 		text = cutQuoted(text)
 	}
 	return cutMaterial(text)
@@ -170,13 +170,18 @@ var (
 // "I'm moving to Mars"'. selfSaid is how the user introduces their own
 // words, which stay theirs (speech.go).
 var (
-	quotedAfter = regexp.MustCompile(`:\s*["“][^"”\n]{8,}(?:["”]|$)`)
+	quotedAfter = regexp.MustCompile(`(?::\s*|(?:^|\n)\s*)(?:["“«][^"”»\n]{8,}(?:["”»]|$)|['‘][^\n]{8,}?['’](?:\s|[.,!?]|$))`)
 	selfSaid    = regexp.MustCompile(`(?i)(?:\bi\s+(?:just\s+|then\s+)?(?:said|say|told|tell|wrote|write|replied|answered|texted|messaged)\b[^:]{0,30}|\b(?:note\s+to\s+(?:self|myself)|reminder|for\s+the\s+record|my\s+(?:note|status|bio|update|motto))\s*)$`)
 )
 
-// cutQuoted cuts the quotations a colon introduces, but for the user's
-// own words reported.
+// cutQuoted cuts the quotations a colon introduces or that stand on lines
+// of their own, but for the user's own words reported, and for a message
+// that is one quotation and nothing else (the user quoting themselves:
+// speech.go).
 func cutQuoted(text string) string {
+	if _, whole := wholeQuote(text); whole {
+		return text
+	}
 	locs := quotedAfter.FindAllStringIndex(text, -1)
 	if locs == nil {
 		return text
