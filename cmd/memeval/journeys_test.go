@@ -177,13 +177,14 @@ func TestLoadJourneysRefuses(t *testing.T) {
 
 // TestTheJourneySetsAreWellFormed: the shipped sets load, have the people
 // the project promises, share no person, and every category the issue
-// names has probes in the development set.
+// names has probes in each development set.
 func TestTheJourneySetsAreWellFormed(t *testing.T) {
 	ids := map[string]string{}
 	for _, tc := range []struct {
 		file   string
 		people int
-	}{{"testdata/journeys.json", 32}, {"testdata/journeys-holdout.json", 12}} {
+	}{{"testdata/journeys.json", 32}, {"testdata/journeys-holdout.json", 12},
+		{"testdata/journeys-dev2.json", 45}, {"testdata/journeys-holdout2.json", 25}} {
 		set, err := loadJourneys(tc.file, day)
 		if err != nil {
 			t.Fatal(err)
@@ -206,7 +207,7 @@ func TestTheJourneySetsAreWellFormed(t *testing.T) {
 				}
 			}
 		}
-		if tc.file != "testdata/journeys.json" {
+		if tc.file != "testdata/journeys.json" && tc.file != "testdata/journeys-dev2.json" {
 			continue
 		}
 		for _, want := range []string{"paste", "translate", "proofread", "reply", "summarise", "roleplay", "hypothetical", "quote",
