@@ -779,7 +779,8 @@ async function importJSONL(ev) {
 	if (!f) throw new APIError('Choose a JSONL file to import first.');
 	const r = await api('POST', 'import' + ownerQuery('?'), f);
 	let msg = 'Imported ' + r.imported + ', replaced ' + r.replaced + ', renumbered ' + r.renumbered + '.';
-	if (r.errors.length) msg += ' Skipped: ' + r.errors.map((e) => 'line ' + e.line + ': ' + e.message).join('; ');
+	if (r.failed) msg += ' Skipped ' + r.failed + ' lines' + (r.failed > r.errors.length ? ', the first ' + r.errors.length + ': ' : ': ') +
+		r.errors.map((e) => 'line ' + e.line + ': ' + e.message).join('; ');
 	notify(msg);
 	await Promise.all([loadMemories(), loadStats(), mode === 'admin' ? loadOwners() : null, loadPerson()]);
 }
