@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/caddy-memory/memory/consolidate"
@@ -26,6 +27,9 @@ type manager struct {
 	indexer  *indexer // writes return once searchable; a forget rebuilds shards
 	searcher *searcher
 	purgeWG  sync.WaitGroup // purges of owners another instance forgot
+	// imported counts the bytes imported since the store file's mapped
+	// pages were last given back (see importMemories).
+	imported atomic.Int64
 }
 
 // OwnedPut is a memory to store for one owner.
@@ -326,8 +330,16 @@ func memorySize(m *store.Memory) int {
 	return n
 }
 
+// importRelease is how many bytes of imported memories are written between
+// two returns of the store file's mapped pages (store.DB.ReleaseMapped):
+// the index reads each memory imported, and every page it reads would stay
+// resident until the minute's release (releaseEvery), as much as the
+// import itself. Given back, they stay in the kernel's page cache.
+const importRelease = 2 << 20
+
 // Import writes exported memories (each with its Owner set) in one
-// transaction and returns once they are searchable: what each import did,
+// transaction (callers send a bounded batch: the API a few hundred lines)
+// and returns once they are searchable: what each import did,
 // or, for a memory that can never be stored, its error (errs[i], wrapping
 // store.ErrInvalid). keepIDs keeps imported ids where they are free (a
 // trusted restore; see store.Tx.Import).
@@ -358,5 +370,14 @@ func (mg *manager) importMemories(ctx context.Context, ms []*store.Memory, keepI
 	if err != nil {
 		return nil, nil, err
 	}
-	return ops, errs, mg.indexer.waitIndexed(ctx, seq)
+	err = mg.indexer.waitIndexed(ctx, seq)
+	size := 0
+	for _, m := range ms {
+		size += memorySize(m)
+	}
+	if mg.imported.Add(int64(size)) >= importRelease {
+		mg.imported.Store(0)
+		mg.store.ReleaseMapped()
+	}
+	return ops, errs, err
 }
