@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 
+	"github.com/caddy-memory/memory/engine"
 	"github.com/caddy-memory/memory/store"
 )
 
@@ -75,7 +76,12 @@ func (h *Handler) importJSONL(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
-	im := &importer{h: h, ctx: r.Context(), remap: remap}
+	imp, err := h.cfg.Engine.NewImport(h.cfg.Mode == Admin)
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	im := &importer{imp: imp, ctx: r.Context(), remap: remap}
 	im.res.Errors = []importError{}
 	if err := im.run(http.MaxBytesReader(w, r.Body, h.cfg.MaxImport)); err != nil {
 		var tooLarge *http.MaxBytesError
@@ -113,7 +119,7 @@ func importTooLarge(limit int64) *apiError {
 
 // importer reads an import's lines and stores them a batch at a time.
 type importer struct {
-	h     *Handler
+	imp   *engine.Import
 	ctx   context.Context
 	remap string // the owner every line is stored for; "" keeps each line's
 	res   importResult
@@ -195,7 +201,7 @@ func (im *importer) add(n int, raw []byte) {
 // flush stores the batch; through is the last line read.
 func (im *importer) flush(through int) error {
 	if len(im.batch) > 0 {
-		ops, errs, err := im.h.cfg.Engine.Import(im.ctx, im.batch, im.h.cfg.Mode == Admin)
+		ops, errs, err := im.imp.Batch(im.ctx, im.batch)
 		if err != nil {
 			return err
 		}

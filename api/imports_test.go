@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/caddy-memory/memory/api"
+	"github.com/caddy-memory/memory/engine"
 	"github.com/caddy-memory/memory/store"
 )
 
@@ -113,5 +114,32 @@ func TestImportTooLargeMidway(t *testing.T) {
 	}
 	if through <= 0 || st.Memories != through {
 		t.Errorf("refused midway: %q; the store holds %d memories", msg, st.Memories)
+	}
+}
+
+// TestImportNeverJoinsALineToAnotherOfItsOwn: a line's id joins the
+// caller's memory of that id only if that memory was there before the
+// import began. Ids are one numbering for every owner: lines whose ids
+// are taken by another owner get new ones, and a later line of the same
+// import whose exported id is one of those must not overwrite the earlier
+// line's memory.
+func TestImportNeverJoinsALineToAnotherOfItsOwn(t *testing.T) {
+	e := openEngine(t)
+	h := newHandler(e, api.Self)
+	for i := range 3 {
+		create(t, h, api.Self, "someone-else", fmt.Sprint("Someone else's memory ", i))
+	}
+	var body strings.Builder
+	for i := 1; i <= 6; i++ {
+		body.WriteString(importLine(e.OwnerID("old-store"), i, fmt.Sprint("Imported memory number ", i)))
+	}
+	var res struct{ Imported, Replaced int }
+	ok(t, do(t, h, "POST", "/import", body.String(), "me"), http.StatusOK, &res)
+	list, _, _, err := e.List(engine.ListQuery{Owner: e.OwnerID("me"), Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Imported != 6 || res.Replaced != 0 || len(list) != 6 {
+		t.Errorf("6 lines into a store where another owner holds ids 1 to 3: imported %d, replaced %d; %d memories stored", res.Imported, res.Replaced, len(list))
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"go.uber.org/zap"
 
 	"context"
-	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,7 +27,7 @@ type manager struct {
 	searcher *searcher
 	purgeWG  sync.WaitGroup // purges of owners another instance forgot
 	// imported counts the bytes imported since the store file's mapped
-	// pages were last given back (see importMemories).
+	// pages were last given back (imports.go).
 	imported atomic.Int64
 }
 
@@ -328,56 +327,4 @@ func memorySize(m *store.Memory) int {
 		n += len(v.Content)
 	}
 	return n
-}
-
-// importRelease is how many bytes of imported memories are written between
-// two returns of the store file's mapped pages (store.DB.ReleaseMapped):
-// the index reads each memory imported, and every page it reads would stay
-// resident until the minute's release (releaseEvery), as much as the
-// import itself. Given back, they stay in the kernel's page cache.
-const importRelease = 2 << 20
-
-// Import writes exported memories (each with its Owner set) in one
-// transaction (callers send a bounded batch: the API a few hundred lines)
-// and returns once they are searchable: what each import did,
-// or, for a memory that can never be stored, its error (errs[i], wrapping
-// store.ErrInvalid). keepIDs keeps imported ids where they are free (a
-// trusted restore; see store.Tx.Import).
-func (e *Engine) Import(ctx context.Context, ms []*store.Memory, keepIDs bool) (ops []store.ImportOp, errs []error, err error) {
-	return e.manager.importMemories(ctx, ms, keepIDs)
-}
-
-func (mg *manager) importMemories(ctx context.Context, ms []*store.Memory, keepIDs bool) (ops []store.ImportOp, errs []error, err error) {
-	ops, errs = make([]store.ImportOp, len(ms)), make([]error, len(ms))
-	seq, err := mg.write(func(tx *store.Tx) error {
-		for i, m := range ms {
-			m.Digest = mg.index.Digester().Digest(m.Content, m.Context)
-			if m.Source == "" {
-				m.Source = store.SourceImport
-			}
-			op, err := tx.Import(m.Owner, m, keepIDs)
-			switch {
-			case errors.Is(err, store.ErrInvalid):
-				ops[i], errs[i] = "", err
-			case err != nil:
-				return err
-			default:
-				ops[i], errs[i] = op, nil
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	err = mg.indexer.waitIndexed(ctx, seq)
-	size := 0
-	for _, m := range ms {
-		size += memorySize(m)
-	}
-	if mg.imported.Add(int64(size)) >= importRelease {
-		mg.imported.Store(0)
-		mg.store.ReleaseMapped()
-	}
-	return ops, errs, err
 }
