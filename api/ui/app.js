@@ -287,8 +287,9 @@ async function loadRecent() {
 	tbody.replaceChildren(...data.injections.map((r) => el('tr', {},
 		el('td', { 'data-label': 'Time' }, when(r.time)),
 		el('td', { 'data-label': 'Outcome' }, r.outcome),
-		el('td', { 'data-label': 'Memories injected' }, r.memory_ids.map((id) =>
-			el('a', { href: '#' + new URLSearchParams(Object.assign(state.owner ? { owner: state.owner } : {}, { memory: String(id) })).toString(), class: 'mono' }, String(id) + ' '))),
+		el('td', { 'data-label': 'Memories injected' }, ...r.memory_ids.map((id) =>
+			el('a', { href: '#' + new URLSearchParams(Object.assign(state.owner ? { owner: state.owner } : {}, { memory: String(id) })).toString(), class: 'mono' }, String(id) + ' ')),
+			r.injected > r.memory_ids.length ? '(' + (r.injected - r.memory_ids.length) + ' more)' : ''),
 		el('td', { class: 'num', 'data-label': 'Tokens' }, r.tokens),
 		el('td', { class: 'num', 'data-label': 'Search' }, r.search_ms.toFixed(2) + ' ms'))));
 	$('#recent-empty').hidden = data.injections.length > 0;
