@@ -96,6 +96,9 @@ func (a *APIHandler) Provision(ctx caddy.Context) error {
 		Proxy:         api.Proxy{Plan: proxyPlan(st), Outcomes: outcomeCounts},
 		Receipts:      receiptsOf(st),
 		Damaged:       st.Damaged,
+		// The storage's imports are bounded together, whichever handler
+		// (self, admin, a reload's) serves them.
+		Imports: st.Shared().Value("imports", func() any { return new(api.Imports) }).(*api.Imports),
 	})
 	return nil
 }

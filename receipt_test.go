@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/caddy-memory/memory/internal/receipts"
 )
 
 // postWith sends a chat request through Caddy with extra headers.
@@ -221,7 +223,8 @@ func sendListed(t *testing.T, client *http.Client, up *fakeLLM) []string {
 // TestManyInjectedIdsFitInAHeader: with a max_items in the hundreds, the
 // X-Memory-Ids header lists the first 64 ids (a front proxy refuses an
 // answer whose headers pass a few KiB), X-Memory-Injected counts them all,
-// and GET /injections has the whole list.
+// and GET /injections keeps the same first ids and the count (a receipt's
+// memory is bounded too).
 func TestManyInjectedIdsFitInAHeader(t *testing.T) {
 	storage := t.TempDir()
 	up := newFakeLLM(t)
@@ -247,8 +250,8 @@ func TestManyInjectedIdsFitInAHeader(t *testing.T) {
 		t.Fatalf("injections: %d %v", status, out)
 	}
 	all, _ := recs[0].(map[string]any)["memory_ids"].([]any)
-	if len(all) != injected {
-		t.Errorf("GET /injections lists %d ids, %d were injected", len(all), injected)
+	if count := recs[0].(map[string]any)["injected"]; len(all) != receipts.MaxIDs || count != float64(injected) {
+		t.Errorf("GET /injections lists %d ids and counts %v; %d were injected", len(all), count, injected)
 	}
 	for i, id := range listed {
 		if fmt.Sprint(all[i]) != id {

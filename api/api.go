@@ -61,6 +61,9 @@ type Config struct {
 	// dashboard's files answers 503 with it. One found damaged while
 	// running refuses writes; what it holds can still be read and exported.
 	Damaged func() error
+	// Imports bounds the imports running at once; share one between the
+	// handlers of a storage. Nil: the handler's own.
+	Imports *Imports
 }
 
 // Handler serves the API. Paths are relative to where it is mounted.
@@ -131,6 +134,9 @@ func New(cfg Config) *Handler {
 	}
 	if cfg.Receipts == nil {
 		cfg.Receipts = new(receipts.Book)
+	}
+	if cfg.Imports == nil {
+		cfg.Imports = new(Imports)
 	}
 	h := &Handler{cfg: cfg, mux: http.NewServeMux(), origins: http.NewCrossOriginProtection()}
 	h.mcp = newMCP(h)
@@ -249,6 +255,12 @@ func notFound(format string, args ...any) *apiError {
 
 // fail writes err: an apiError as is, anything else as a 500 (logged).
 func (h *Handler) fail(w http.ResponseWriter, err error) {
+	writeError(w, h.errorOf(w, err))
+}
+
+// errorOf is the answer to err: an apiError as is, the shared database's
+// refusal as 503 (with Retry-After), anything else as a 500 (logged).
+func (h *Handler) errorOf(w http.ResponseWriter, err error) *apiError {
 	var ae *apiError
 	if errors.Is(err, store.ErrUnavailable) {
 		// The cause names the database's host and user: logged, not told.
@@ -263,7 +275,7 @@ func (h *Handler) fail(w http.ResponseWriter, err error) {
 		h.cfg.Logger.Error("memory API request failed", zap.Error(err))
 		ae = errorf(http.StatusInternalServerError, "internal", "%v", err)
 	}
-	writeError(w, ae)
+	return ae
 }
 
 func writeError(w http.ResponseWriter, e *apiError) {
@@ -297,10 +309,13 @@ func (h *Handler) decode(w http.ResponseWriter, r *http.Request, v any) error {
 
 // bodyError explains a decoding failure.
 func bodyError(err error) error {
+	var ae *apiError // a field's own decoder said what is wrong
 	var tooLarge *http.MaxBytesError
 	var syntax *json.SyntaxError
 	var typ *json.UnmarshalTypeError
 	switch {
+	case errors.As(err, &ae):
+		return ae
 	case errors.As(err, &tooLarge):
 		return errorf(http.StatusRequestEntityTooLarge, "too_large", "the body is larger than %d bytes", tooLarge.Limit)
 	case errors.Is(err, io.EOF):

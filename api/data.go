@@ -2,7 +2,6 @@ package api
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -165,118 +164,6 @@ func (s *sentWriter) Write(p []byte) (int, error) {
 		s.err = err
 	}
 	return n, err
-}
-
-// importResult is the answer to POST /import.
-type importResult struct {
-	Imported   int           `json:"imported"`
-	Replaced   int           `json:"replaced"`
-	Renumbered int           `json:"renumbered"`
-	Errors     []importError `json:"errors"`
-}
-
-type importError struct {
-	Line    int    `json:"line"`
-	Message string `json:"message"`
-}
-
-// importJSONL serves POST /import: JSON lines as GET /export writes them.
-// Importing the same lines twice leaves the same memories. Lines that are
-// not valid memories are reported and skipped; the rest are stored. The
-// owner can be remapped with owner/owner_id (in self mode, always the caller).
-func (h *Handler) importJSONL(w http.ResponseWriter, r *http.Request) {
-	ref := queryOwner(r)
-	remap, err := h.ownerOf(r, ref, false)
-	if err != nil {
-		h.fail(w, err)
-		return
-	}
-	body := http.MaxBytesReader(w, r.Body, h.cfg.MaxImport)
-	var res importResult
-	res.Errors = []importError{}
-	type line struct {
-		n int
-		m *store.Memory
-	}
-	var good []line
-	sc := bufio.NewScanner(body)
-	sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
-	n := 0
-	for sc.Scan() {
-		n++
-		raw := bytes.TrimSpace(sc.Bytes())
-		if len(raw) == 0 {
-			continue
-		}
-		m, err := parseLine(raw)
-		if err == nil && remap == "" && !validOwnerID(m.Owner) {
-			err = errors.New("owner must be an owner id, or import with owner=/owner_id= to assign one")
-		}
-		if err == nil {
-			err = checkMemoryFields(m.Kind, m.Content, m.Key, m.Session, m.Meta)
-		}
-		if err != nil {
-			res.Errors = append(res.Errors, importError{Line: n, Message: err.Error()})
-			continue
-		}
-		if remap != "" {
-			m.Owner = remap
-		}
-		good = append(good, line{n, m})
-	}
-	if err := sc.Err(); err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			h.fail(w, errorf(http.StatusRequestEntityTooLarge, "too_large", "the import is larger than %d bytes; split it", tooLarge.Limit))
-			return
-		}
-		h.fail(w, badRequest("line %d: %v", n+1, err))
-		return
-	}
-	if len(good) == 0 {
-		if len(res.Errors) == 0 {
-			h.fail(w, badRequest("the body holds no memories; send JSON lines as GET /export writes them"))
-			return
-		}
-		writeJSON(w, http.StatusBadRequest, res)
-		return
-	}
-	ms := make([]*store.Memory, len(good))
-	for i, l := range good {
-		ms[i] = l.m
-	}
-	ops, errs, err := h.cfg.Engine.Import(r.Context(), ms, h.cfg.Mode == Admin)
-	if err != nil {
-		h.fail(w, err)
-		return
-	}
-	for i, op := range ops {
-		switch {
-		case errs[i] != nil:
-			res.Errors = append(res.Errors, importError{Line: good[i].n, Message: errs[i].Error()})
-		case op == store.Imported:
-			res.Imported++
-		case op == store.Replaced:
-			res.Replaced++
-		case op == store.Renumbered:
-			res.Renumbered++
-		}
-	}
-	writeJSON(w, http.StatusOK, res)
-}
-
-// parseLine reads one exported memory strictly.
-func parseLine(raw []byte) (*store.Memory, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	m := new(store.Memory)
-	if err := dec.Decode(m); err != nil {
-		return nil, bodyError(err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("more than one JSON value on the line")
-	}
-	return m, nil
 }
 
 // forget serves DELETE /owners/{owner}: everything of one owner, gone for

@@ -5,6 +5,7 @@
 //	go run ./bench                       # A/B in two modes, latency and capacity, as ratios
 //	go run ./bench -memories 1000000     # the same with a million stored memories
 //	go run ./bench -scale 10000,100000,1000000
+//	go run ./bench -import 64MiB         # what one import costs a Caddy process (RSS, time)
 //
 // The A/B run starts, on loopback: a fast fake upstream speaking OpenAI chat
 // completions (JSON and SSE), and one Caddy with two servers, one with
@@ -44,6 +45,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig"
 	_ "github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
+	"github.com/dustin/go-humanize"
 	"github.com/jackc/pgx/v5"
 
 	_ "github.com/caddy-memory/memory"
@@ -73,12 +75,16 @@ func main() {
 	scaleOneN := flag.Int("scale-one", 0, "internal: one scale run")
 	scaleServe := flag.String("scale-serve", "", "the restarted server of a scale run, on this storage (kept with BENCH_KEEP=1); -memories and -owners as it was made with")
 	shards := flag.Int("shards", engine.DefaultShards, "index shards of the storages created (index_shards)")
-	searchCache := flag.String("search-cache", "", "A/B mode: the memory server's search_cache (a size, or off; default: the handler's)")
+	searchCache := flag.String("search-cache", "", "A/B and -import modes: the memory server's search_cache (a size, or off; default: the handler's)")
 	database := flag.String("database", "", "A/B mode: the memory server's storage is this PostgreSQL database (postgres://...; emptied first); the preload goes through it and its rate is reported")
 	encrypt := flag.Bool("encrypt", false, "A/B mode: the memory server's storage is encrypted (a random key; see docs/encryption.md)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the measured traffic (A/B mode; after the preload) to this file")
 	traceFile := flag.String("trace", "", "write an execution trace of the one-client rounds (A/B mode) to this file, for go tool trace")
 	memprofile := flag.String("memprofile", "", "write the process's allocations up to the end of the one-client rounds (A/B mode) to this file, and up to their start to this file with .base appended: go tool pprof -diff_base FILE.base FILE shows theirs")
+	importSize := flag.String("import", "", "send POST /import bodies of this size (e.g. 64MiB) to a Caddy process started for it, and report its RSS and the time")
+	importShape := flag.String("import-shape", "export", "-import: the lines sent: export (as GET /export writes them), long (16 KiB memories with 20 versions as long) or history (4 MiB lines of tiny versions)")
+	importClients := flag.Int("import-clients", 1, "-import: concurrent imports, each under a bearer of its own")
+	caddyBin := flag.String("caddy", "", "-import: the caddy binary to start (default: go build ./cmd/caddy)")
 	flag.Parse()
 	log.SetFlags(0)
 	if m := mix(*mixFlag); m != heavy && m != uniform {
@@ -87,6 +93,12 @@ func main() {
 
 	var err error
 	switch {
+	case *importSize != "":
+		size, perr := humanize.ParseBytes(*importSize)
+		if perr != nil {
+			log.Fatalf("bench: -import: %v", perr)
+		}
+		err = runImport(importConfig{size: int64(size), shape: *importShape, clients: *importClients, caddy: *caddyBin, dir: *dir, searchCache: *searchCache})
 	case *scaleServe != "":
 		err = serveOne(*scaleServe, *owners, *memories)
 	case *scaleOneN > 0:

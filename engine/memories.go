@@ -4,8 +4,8 @@ import (
 	"go.uber.org/zap"
 
 	"context"
-	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/caddy-memory/memory/consolidate"
@@ -26,6 +26,9 @@ type manager struct {
 	indexer  *indexer // writes return once searchable; a forget rebuilds shards
 	searcher *searcher
 	purgeWG  sync.WaitGroup // purges of owners another instance forgot
+	// imported counts the bytes imported since the store file's mapped
+	// pages were last given back (imports.go).
+	imported atomic.Int64
 }
 
 // OwnedPut is a memory to store for one owner.
@@ -324,39 +327,4 @@ func memorySize(m *store.Memory) int {
 		n += len(v.Content)
 	}
 	return n
-}
-
-// Import writes exported memories (each with its Owner set) in one
-// transaction and returns once they are searchable: what each import did,
-// or, for a memory that can never be stored, its error (errs[i], wrapping
-// store.ErrInvalid). keepIDs keeps imported ids where they are free (a
-// trusted restore; see store.Tx.Import).
-func (e *Engine) Import(ctx context.Context, ms []*store.Memory, keepIDs bool) (ops []store.ImportOp, errs []error, err error) {
-	return e.manager.importMemories(ctx, ms, keepIDs)
-}
-
-func (mg *manager) importMemories(ctx context.Context, ms []*store.Memory, keepIDs bool) (ops []store.ImportOp, errs []error, err error) {
-	ops, errs = make([]store.ImportOp, len(ms)), make([]error, len(ms))
-	seq, err := mg.write(func(tx *store.Tx) error {
-		for i, m := range ms {
-			m.Digest = mg.index.Digester().Digest(m.Content, m.Context)
-			if m.Source == "" {
-				m.Source = store.SourceImport
-			}
-			op, err := tx.Import(m.Owner, m, keepIDs)
-			switch {
-			case errors.Is(err, store.ErrInvalid):
-				ops[i], errs[i] = "", err
-			case err != nil:
-				return err
-			default:
-				ops[i], errs[i] = op, nil
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	return ops, errs, mg.indexer.waitIndexed(ctx, seq)
 }

@@ -142,12 +142,16 @@ const (
 
 // Import writes a memory as exported (history, times, mentions and all) for
 // owner. Importing the same memory twice leaves one memory: it joins the
-// owner's memory with the same id or the same key. Otherwise it is a new
-// memory: with the id it had when keepID is set and the id is free (a
-// trusted restore), else with a new id, so that an import can neither push
-// the shared numbering towards its end nor learn, from the answer, which ids
-// other owners hold.
-func (t *Tx) Import(owner string, m *Memory, keepID bool) (ImportOp, error) {
+// owner's memory with the same key, or with the same id if that memory was
+// there before the import began (its id at most since, what LastID said
+// then). Otherwise it is a new memory: with the id it had when keepID is
+// set and the id is free (a trusted restore), else with a new id, so that
+// an import can neither push the shared numbering towards its end nor learn,
+// from the answer, which ids other owners hold. A memory numbered since is
+// never joined by id: ids are one numbering for every owner, so a line
+// whose id another owner held got a new one, and a later line that had that
+// number in the store it was exported from is another memory.
+func (t *Tx) Import(owner string, m *Memory, keepID bool, since uint64) (ImportOp, error) {
 	if owner == "" {
 		return "", fmt.Errorf("%w: empty owner", ErrInvalid)
 	}
@@ -183,7 +187,7 @@ func (t *Tx) Import(owner string, m *Memory, keepID bool) (ImportOp, error) {
 	switch k := ob.Bucket(bucketKeys).Get(t.name(labelKey, m.Key)); {
 	case k != nil && decodeU64(k) != m.ID:
 		m.ID, op = decodeU64(k), Replaced // the owner's memory for this key
-	case m.ID != 0 && string(holder) == owner:
+	case m.ID != 0 && m.ID <= since && string(holder) == owner:
 		op = Replaced
 	case !keepID || holder != nil:
 		m.ID = 0
@@ -219,6 +223,10 @@ func (t *Tx) Import(owner string, m *Memory, keepID bool) (ImportOp, error) {
 	}
 	return op, t.put(ob.Bucket(bucketMem), m)
 }
+
+// LastID is the last memory id numbered, by anyone: what an import
+// began after (see Import).
+func (t *Tx) LastID() uint64 { return t.tx.Bucket(bucketIDs).Sequence() }
 
 // Now is the transaction's clock.
 func (t *Tx) Now() time.Time { return t.now }

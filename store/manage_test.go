@@ -64,7 +64,7 @@ func importOne(t testing.TB, s *store.DB, owner string, m *store.Memory) (store.
 	var op store.ImportOp
 	err := s.Update(func(tx *store.Tx) error {
 		var err error
-		op, err = tx.Import(owner, m, true)
+		op, err = tx.Import(owner, m, true, tx.LastID())
 		return err
 	})
 	return op, err
@@ -732,7 +732,7 @@ func TestImportKeepsTheNumberingSane(t *testing.T) {
 	in := &store.Memory{ID: store.MaxID, Content: "self-mode import at the end of the range"}
 	err := s.Update(func(tx *store.Tx) error {
 		var err error
-		op, err = tx.Import(a, in, false)
+		op, err = tx.Import(a, in, false, tx.LastID())
 		return err
 	})
 	if err != nil || op != store.Imported || in.ID > 1000 {

@@ -35,8 +35,10 @@ type Shared interface {
 	// without the writer lock.
 	Read(ctx context.Context, after uint64, limit int) ([]Batch, error)
 	// Snapshot passes every bucket (MutCreate, MutSequence) and row
-	// (MutPut) of the current state, parents first, and returns the
-	// sequence number that state is at.
+	// (MutPut) of the current state, parents first, then the batches
+	// committed while they were read (they may be read in several short
+	// transactions), and returns the sequence number that the whole,
+	// applied in order, is at.
 	Snapshot(ctx context.Context, fn func(Mutation) error) (uint64, error)
 	// Changed is signalled when another instance may have committed.
 	Changed() <-chan struct{}

@@ -287,8 +287,9 @@ async function loadRecent() {
 	tbody.replaceChildren(...data.injections.map((r) => el('tr', {},
 		el('td', { 'data-label': 'Time' }, when(r.time)),
 		el('td', { 'data-label': 'Outcome' }, r.outcome),
-		el('td', { 'data-label': 'Memories injected' }, r.memory_ids.map((id) =>
-			el('a', { href: '#' + new URLSearchParams(Object.assign(state.owner ? { owner: state.owner } : {}, { memory: String(id) })).toString(), class: 'mono' }, String(id) + ' '))),
+		el('td', { 'data-label': 'Memories injected' }, ...r.memory_ids.map((id) =>
+			el('a', { href: '#' + new URLSearchParams(Object.assign(state.owner ? { owner: state.owner } : {}, { memory: String(id) })).toString(), class: 'mono' }, String(id) + ' ')),
+			r.injected > r.memory_ids.length ? '(' + (r.injected - r.memory_ids.length) + ' more)' : ''),
 		el('td', { class: 'num', 'data-label': 'Tokens' }, r.tokens),
 		el('td', { class: 'num', 'data-label': 'Search' }, r.search_ms.toFixed(2) + ' ms'))));
 	$('#recent-empty').hidden = data.injections.length > 0;
@@ -779,7 +780,8 @@ async function importJSONL(ev) {
 	if (!f) throw new APIError('Choose a JSONL file to import first.');
 	const r = await api('POST', 'import' + ownerQuery('?'), f);
 	let msg = 'Imported ' + r.imported + ', replaced ' + r.replaced + ', renumbered ' + r.renumbered + '.';
-	if (r.errors.length) msg += ' Skipped: ' + r.errors.map((e) => 'line ' + e.line + ': ' + e.message).join('; ');
+	if (r.failed) msg += ' Skipped ' + r.failed + ' lines' + (r.failed > r.errors.length ? ', the first ' + r.errors.length + ': ' : ': ') +
+		r.errors.map((e) => 'line ' + e.line + ': ' + e.message).join('; ');
 	notify(msg);
 	await Promise.all([loadMemories(), loadStats(), mode === 'admin' ? loadOwners() : null, loadPerson()]);
 }

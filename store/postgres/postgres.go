@@ -461,66 +461,6 @@ func (d *DB) Read(ctx context.Context, after uint64, limit int) ([]store.Batch, 
 	return readBatches(ctx, tx, after, limit)
 }
 
-// Snapshot implements store.Shared.
-func (d *DB) Snapshot(ctx context.Context, fn func(store.Mutation) error) (uint64, error) {
-	tx, err := d.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
-	if err != nil {
-		return 0, err
-	}
-	defer tx.Rollback(ctx) // ctx done: the connection is dropped
-	var last string
-	if err := tx.QueryRow(ctx, `SELECT value FROM memory_state WHERE name = 'last_seq'`).Scan(&last); err != nil {
-		return 0, err
-	}
-	seq, _ := strconv.ParseUint(last, 10, 64)
-	// Parents first: a bucket's path is a prefix of its children's.
-	rows, err := tx.Query(ctx, `SELECT owner, path, seq FROM memory_buckets ORDER BY path, owner`)
-	if err != nil {
-		return 0, err
-	}
-	var ms []store.Mutation
-	for rows.Next() {
-		var m store.Mutation
-		var n int64
-		if err := rows.Scan(&m.Owner, &m.Bucket, &n); err != nil {
-			rows.Close()
-			return 0, err
-		}
-		m.Kind, m.N = store.MutCreate, uint64(n)
-		ms = append(ms, m)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return 0, err
-	}
-	for _, m := range ms {
-		if err := fn(m); err != nil {
-			return 0, err
-		}
-		if m.N != 0 {
-			m.Kind = store.MutSequence
-			if err := fn(m); err != nil {
-				return 0, err
-			}
-		}
-	}
-	rows, err = tx.Query(ctx, `SELECT owner, bucket, key, value FROM memory_rows ORDER BY owner, bucket, key`)
-	if err != nil {
-		return 0, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		m := store.Mutation{Kind: store.MutPut}
-		if err := rows.Scan(&m.Owner, &m.Bucket, &m.Key, &m.Value); err != nil {
-			return 0, err
-		}
-		if err := fn(m); err != nil {
-			return 0, err
-		}
-	}
-	return seq, rows.Err()
-}
-
 // Once implements store.Shared with a session-level advisory lock held on
 // one connection while fn runs: if the instance dies, PostgreSQL releases
 // it with the connection.
