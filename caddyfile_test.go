@@ -94,6 +94,16 @@ func TestCaddyfileErrorsSayWhatIsWrong(t *testing.T) {
 		"memory {\n llm {\n url u\n model m\n}\n}":      "llm is a setting of the storage, not of a route: move it to the storage in the global options",
 		"memory {\n encryption {\n key k\n}\n}":         "encryption is a setting of the storage",
 		"memory {\n index_shards 4\n}":                  "{ memory { storage default { index_shards ... } } }",
+		"memory {\n path /var/lib/memory\n}":            "memory: path is a setting of the storage, not of a route: move it to the storage in the global options, { memory { storage default { path ... } } }",
+		"memory {\n url postgres://db/m\n}":             "memory: url is a setting of the storage, not of a route",
+		"memory {\n replica /var/lib/r\n}":              "memory: replica is a setting of the storage, not of a route",
+		"memory {\n storage default {\n path /x\n }\n}": "a storage's settings go in the global options, { memory { storage default { ... } } }",
+		"memory {\n max_token 500\n}":                   "unrecognized memory subdirective 'max_token'; did you mean max_tokens?",
+		"memory {\n placment user\n}":                   "did you mean placement?",
+		"memory {\n diagnostic\n}":                      "did you mean diagnostics?",
+		"memory {\n tool\n}":                            "did you mean tools?",
+		"memory {\n ownr {memory.api_key}\n}":           "did you mean owner?",
+		"memory {\n mode admin\n}":                      "mode is a setting of memory_api, not of memory",
 	} {
 		var h Handler
 		err := h.UnmarshalCaddyfile(caddyfile.NewTestDispenser(in))
@@ -107,6 +117,10 @@ func TestCaddyfileErrorsSayWhatIsWrong(t *testing.T) {
 		"memory_api {\n insecure_no_auth\n insecure_no_auth\n}": "insecure_no_auth already specified",
 		"memory_api {\n encryption {\n key k\n}\n}":             "memory_api: encryption is a setting of the storage",
 		"memory_api {\n storage ./data\n}":                      "storage names a storage of the memory app now",
+		"memory_api {\n path /var/lib/memory\n}":                "memory_api: path is a setting of the storage",
+		"memory_api {\n mod admin\n}":                           "unrecognized memory_api subdirective 'mod'; did you mean mode?",
+		"memory_api {\n max_tokens 500\n}":                      "max_tokens is a setting of memory, not of memory_api",
+		"memory_api {\n insecure_no_auth_please\n}":             "did you mean insecure_no_auth?",
 	} {
 		var a APIHandler
 		err := a.UnmarshalCaddyfile(caddyfile.NewTestDispenser(in))
