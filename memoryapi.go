@@ -59,6 +59,9 @@ func (APIHandler) CaddyModule() caddy.ModuleInfo {
 
 // Provision takes its storage from the memory app and builds the API.
 func (a *APIHandler) Provision(ctx caddy.Context) error {
+	if err := neverRuns(ctx, "memory_api"); err != nil {
+		return err
+	}
 	if a.Mode == "" {
 		a.Mode = string(api.Self)
 	}

@@ -185,6 +185,9 @@ func (Handler) CaddyModule() caddy.ModuleInfo {
 // Provision sets defaults and takes its storage from the memory app.
 func (h *Handler) Provision(ctx caddy.Context) error {
 	h.logger = ctx.Logger()
+	if err := neverRuns(ctx, "memory"); err != nil {
+		return err
+	}
 	if err := h.setDefaults(); err != nil {
 		return err
 	}
