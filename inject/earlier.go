@@ -50,5 +50,5 @@ func Shows(block, text string) bool {
 
 // Block is a memory block holding section alone.
 func Block(section string) string {
-	return BlockStart + "\n" + preamble + "\n" + section + BlockEnd
+	return BlockStart + "\n" + preambleEarlier + "\n" + section + BlockEnd
 }
