@@ -80,6 +80,7 @@ func (a *APIHandler) Provision(ctx caddy.Context) error {
 		return fmt.Errorf("memory_api: %w", err)
 	}
 	a.storage = st
+	memApp.OnStart(func() { a.announce(ctx, ctx.Logger()) })
 	owners := a.Owner
 	authenticated := authenticatedByCaddy
 	if a.InsecureNoAuth {

@@ -3,6 +3,7 @@ package memory
 import (
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -116,5 +117,45 @@ func TestHandlersThatNeverRunAreRefused(t *testing.T) {
 		if name != "after reverse_proxy with handle_response" && resp.Header.Get("X-Memory-Status") == "" {
 			t.Errorf("%s: memory did not run", name)
 		}
+	}
+}
+
+// TestStartupSaysWhereMemoryIs: once a configuration starts, the log says
+// where each storage is and where each memory_api's dashboard is, site
+// and mount included, for two sites.
+func TestStartupSaysWhereMemoryIs(t *testing.T) {
+	up := newFakeLLM(t)
+	storage, logFile := t.TempDir(), filepath.Join(t.TempDir(), "caddy.log")
+	cfg := strings.Replace(withStorage(storage, ""), "\tmemory {\n", fmt.Sprintf("\tlog {\n\t\toutput file %s\n\t\tformat json\n\t}\n\tmemory {\n", logFile), 1) +
+		`http://localhost:9080 {
+	memory
+	handle /memory/* {
+		memory_api
+	}
+	reverse_proxy ` + up.addr() + `
+}
+http://127.0.0.1:9080 {
+	handle_path /ops/memory/* {
+		basic_auth {
+			admin $2a$14$Zkx19XLiW6VYouLHR5NmfOFU0z2GTNmpkT/5qqR7hx4IjWJPDhjvG
+		}
+		memory_api {
+			mode admin
+		}
+	}
+}
+`
+	startCaddy(t, cfg)
+	opened := logLines(t, logFile, "memory storage open")
+	if len(opened) != 1 || opened[0]["path"] != storage || opened[0]["storage"] != "default" {
+		t.Errorf("the storage's line: %v; want its path, %s", opened, storage)
+	}
+	var urls []string
+	for _, l := range logLines(t, logFile, "memory_api ready") {
+		urls = append(urls, strings.TrimPrefix(fmt.Sprint(l["msg"]), "memory_api ready: its dashboard is at ")+" "+fmt.Sprint(l["mode"]))
+	}
+	want := map[string]bool{"http://localhost:9080/memory/ui/ self": true, "http://127.0.0.1:9080/ops/memory/ui/ admin": true}
+	if len(urls) != 2 || !want[urls[0]] || !want[urls[1]] {
+		t.Errorf("the dashboards' lines say %q, want %v", urls, want)
 	}
 }
