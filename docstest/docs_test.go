@@ -91,6 +91,36 @@ func TestShellBlocksAreTagged(t *testing.T) {
 	}
 }
 
+// TestCurlIsQuiet: every curl a shell block runs says -sS, so a reader
+// who pipes its answer into jq (or a file) sees the answer and curl's
+// errors, not its progress meter.
+func TestCurlIsQuiet(t *testing.T) {
+	root, files := docs(t)
+	n := 0
+	for _, file := range files {
+		for _, b := range blocks(t, root, file) {
+			if !b.shell() {
+				continue
+			}
+			for i, l := range b.lines {
+				f := strings.Fields(l)
+				for j, w := range f {
+					if w != "curl" && !strings.HasSuffix(w, "$(curl") { // a command, or id=$(curl ...)
+						continue
+					}
+					n++
+					if j+1 >= len(f) || f[j+1] != "-sS" {
+						t.Errorf("%s, line %d: %q: write curl -sS (no progress meter when piped, errors still shown)", b, b.line+i, strings.TrimSpace(l))
+					}
+				}
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no curl found in the docs' shell blocks: is the test reading them?")
+	}
+}
+
 // TestShellBlocksRun runs each file's shell blocks, in order, against a
 // Caddy of its own, and checks the harness itself fails on the mistakes it
 // is here to catch.
