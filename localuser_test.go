@@ -166,8 +166,8 @@ func TestExampleRemembersItsLocalUser(t *testing.T) {
 // the PROXY protocol, as a load balancer's would be) share nothing and are
 // not remembered, and neither is a request a proxy on this machine relays
 // (X-Forwarded-For), one naming another host (a name rebound to
-// 127.0.0.1) or one a page from another site sends; the log says why,
-// once for each cause.
+// 127.0.0.1) or one a page from another site sends (its Origin, or a
+// browser's Sec-Fetch-Site); the log says why, once for each cause.
 func TestExampleKeepsStrangersApart(t *testing.T) {
 	up := newFakeLLM(t)
 	storage, logFile := t.TempDir(), filepath.Join(t.TempDir(), "caddy.log")
@@ -196,6 +196,7 @@ func TestExampleKeepsStrangersApart(t *testing.T) {
 		"relayed by a proxy on this machine": {"X-Forwarded-For": "203.0.113.7"},
 		"naming another host":                {"Host": "rebound.example:9080"},
 		"sent by another site's page":        {"Origin": "https://evil.example"},
+		"a cross-site browser request":       {"Sec-Fetch-Site": "cross-site"},
 	} {
 		ollamaChat(t, tester.Client, up, h, "My name is Dora and I live in Zqdouro.")
 		if got := ollamaChat(t, tester.Client, up, h, "Where do I live, Zqdouro?"); hasBlock(got) {
@@ -220,16 +221,17 @@ func TestExampleKeepsStrangersApart(t *testing.T) {
 		if !strings.Contains(why, "{memory.api_key}: the request sends no API key") {
 			t.Errorf("a line does not say the key is missing: %v", why)
 		}
-		for _, c := range []string{"comes from 203.0.113.7", "comes from 198.51.100.9", "X-Forwarded-For", "rebound.example", "evil.example"} {
+		for _, c := range []string{"comes from 203.0.113.7", "comes from 198.51.100.9", "X-Forwarded-For", "rebound.example", "evil.example", "Sec-Fetch-Site"} {
 			if strings.Contains(why, c) {
 				causes[c]++
 			}
 		}
 	}
 	// Bea and Carl share one cause (a keyless request from elsewhere):
-	// logged once, for the first of them.
+	// logged once, for the first of them. So do a cross-site Origin and
+	// Sec-Fetch-Site: whichever came first.
 	if len(lines) != 4 || causes["comes from 203.0.113.7"] != 1 || causes["comes from 198.51.100.9"] != 0 ||
-		causes["X-Forwarded-For"] != 1 || causes["rebound.example"] != 1 || causes["evil.example"] != 1 {
+		causes["X-Forwarded-For"] != 1 || causes["rebound.example"] != 1 || causes["evil.example"]+causes["Sec-Fetch-Site"] != 1 {
 		t.Errorf("want one line for each cause; the log has %d: %v", len(lines), lines)
 	}
 }
@@ -301,7 +303,7 @@ func TestNoOwnerIsLoggedOncePerCausePerMinute(t *testing.T) {
 			t.Errorf("line %d: why %q, %v unlogged since; want %q and %v", i, why, lines[i]["same_since_last_logged"], want.why, want.missed)
 		}
 	}
-	if l := lines[0]; fmt.Sprint(l["owner"]) != "[{memory.api_key}]" || l["uri"] != "/v1/chat/completions" || l["logger"] != "http.handlers.memory" {
+	if l := lines[0]; fmt.Sprint(l["owner"]) != "[{memory.api_key}]" || l["path"] != "/v1/chat/completions" || l["logger"] != "http.handlers.memory" {
 		t.Errorf("the line does not say which templates, request and handler: %v", l)
 	}
 

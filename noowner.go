@@ -57,7 +57,7 @@ func (l *noOwnerLog) report(r *http.Request, why noOwner) {
 		zap.String("why", why.String()),
 		zap.Strings("owner", l.owner),
 		zap.String("remote_ip", hostOnly(r.RemoteAddr)),
-		zap.String("uri", r.RequestURI),
+		zap.String("path", r.URL.Path),
 		zap.Int("same_since_last_logged", missed),
 		zap.String("fix", "send the API key the upstream takes, or name keyless clients with another owner template "+
 			"(README: Scope); this is logged once a minute for each cause"))

@@ -45,14 +45,19 @@ func whose(templates []string, r *http.Request) (string, noOwner) {
 		repl = caddy.NewReplacer()
 	}
 	key, keyWhy := apiKey(r)
-	local, localWhy := localUserOf(r)
 	repl.Set(apiKeyPlaceholder, key)
-	repl.Set(localUserPlaceholder, local)
+	var localWhy *reason // nil until a template asks for the local user
 	var why noOwner
 	for i, tmpl := range templates {
+		local := strings.Contains(tmpl, "{"+localUserPlaceholder+"}")
+		if local && localWhy == nil {
+			user, because := localUserOf(r)
+			repl.Set(localUserPlaceholder, user)
+			localWhy = &because
+		}
 		v := strings.TrimSpace(repl.ReplaceAll(tmpl, ""))
 		if v != "" && !isScheme(v) {
-			if i > 0 || strings.Contains(tmpl, "{"+localUserPlaceholder+"}") {
+			if i > 0 || local {
 				return tmpl + "\x00" + v, nil
 			}
 			return v, nil
@@ -61,7 +66,7 @@ func whose(templates []string, r *http.Request) (string, noOwner) {
 		case "{" + apiKeyPlaceholder + "}":
 			why = append(why, keyWhy)
 		case "{" + localUserPlaceholder + "}":
-			why = append(why, localWhy)
+			why = append(why, *localWhy)
 		default:
 			why = append(why, reason{"empty:" + tmpl, tmpl + " is empty"})
 		}
@@ -151,8 +156,9 @@ func isScheme(v string) bool {
 	return false
 }
 
-// localUserOf is {memory.local_user} for a request: localUser when the
-// person at this machine made it, else "" and why not. That is a request
+// localUserOf is {memory.local_user} for a request (set when an owner
+// template names it): localUser when the person at this machine made it,
+// else "" and why not. That is a request
 // whose connection comes from a loopback address (the connection's own,
 // never an address a header claims), naming this machine as its host, not
 // relayed by a proxy on this machine for someone elsewhere, and not sent
@@ -180,6 +186,9 @@ func localUserOf(r *http.Request) (string, reason) {
 		if u, err := url.Parse(o); err != nil || !loopbackName(u.Hostname()) {
 			return "", reason{"other_origin", self + "a web page from another site sent the request (Origin " + o + ")"}
 		}
+	}
+	if r.Header.Get("Sec-Fetch-Site") == "cross-site" { // a browser's request with no Origin: an image, a link
+		return "", reason{"other_origin", self + "a web page from another site sent the request (Sec-Fetch-Site: cross-site)"}
 	}
 	return localUser, reason{}
 }
