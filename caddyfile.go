@@ -1,11 +1,14 @@
 package memory
 
 import (
+	"slices"
+
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
 	"github.com/caddy-memory/memory/api"
+	"github.com/caddy-memory/memory/app"
 	"github.com/caddy-memory/memory/inject"
 	"github.com/caddy-memory/memory/internal/cfile"
 	"github.com/caddy-memory/memory/memtools"
@@ -36,12 +39,23 @@ func parseAPICaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, err
 	return a, err
 }
 
-// storageSettings are the settings of a storage, which the memory app
-// owns: given on a handler, they are a configuration error that says where
-// they went.
-var storageSettings = map[string]bool{
-	"encryption": true, "llm": true, "embed": true, "retention": true, "consolidate_every": true,
-	"salience_floor": true, "index_shards": true, "search_cache": true, "queue_size": true, "drain_timeout": true,
+// The subdirectives of each directive, for the error a typo gets ("did
+// you mean max_tokens?").
+var (
+	memorySubdirectives = []string{"storage", "owner", "session", "scope", "placement", "no_system_role", "format",
+		"max_tokens", "max_items", "min_score", "max_body", "max_capture", "timeout", "fail", "diagnostics", "gate",
+		"profile", "profile_tokens", "tools", "max_tool_rounds", "overflow", "overflow_ollama_ctx"}
+	apiSubdirectives = []string{"storage", "mode", "owner", "max_body", "max_import", "insecure_no_auth"}
+)
+
+// unknownSub is the error for a subdirective directive does not know (its
+// own, known, and the other handler's, other): the other handler's setting
+// says where it belongs, anything else suggests the nearest of known.
+func unknownSub(d *caddyfile.Dispenser, directive, sub string, known []string, otherDirective string, other []string) error {
+	if slices.Contains(other, sub) {
+		return d.Errf("%s is a setting of %s, not of %s", sub, otherDirective, directive)
+	}
+	return cfile.Unknown(d, directive+" subdirective", sub, known)
 }
 
 // storageName reads a handler's storage subdirective: the name of one of
@@ -50,6 +64,13 @@ func storageName(d *caddyfile.Dispenser) (string, error) {
 	name, err := cfile.OneArg(d, "storage")
 	if err != nil {
 		return "", err
+	}
+	if line := d.Line(); d.Next() {
+		if d.Val() == "{" && d.Line() == line {
+			return "", d.Errf("a storage's settings go in the global options, { memory { storage %s { ... } } }; "+
+				"here, storage %s only names it", name, name)
+		}
+		d.Prev()
 	}
 	for _, c := range name {
 		if c == '/' || c == '\\' || c == ':' {
@@ -100,8 +121,11 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	seen := map[string]bool{}
 	for d.NextBlock(0) {
 		sub := d.Val()
-		if storageSettings[sub] {
+		if slices.Contains(app.StorageSettings, sub) {
 			return moved(d, "memory", sub)
+		}
+		if !slices.Contains(memorySubdirectives, sub) && sub != "identity" {
+			return unknownSub(d, "memory", sub, memorySubdirectives, "memory_api", apiSubdirectives)
 		}
 		if err := cfile.Once(d, seen, sub); err != nil {
 			return err
@@ -209,7 +233,7 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		case "overflow_ollama_ctx":
 			h.OverflowOllamaCtx, err = cfile.Positive(arg)
 		default:
-			return d.Errf("unrecognized memory subdirective '%s'", sub)
+			return unknownSub(d, "memory", sub, memorySubdirectives, "memory_api", apiSubdirectives)
 		}
 		if err != nil {
 			return d.Errf("%s: %v", sub, err)
@@ -236,8 +260,11 @@ func (a *APIHandler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	seen := map[string]bool{}
 	for d.NextBlock(0) {
 		sub := d.Val()
-		if storageSettings[sub] {
+		if slices.Contains(app.StorageSettings, sub) {
 			return moved(d, "memory_api", sub)
+		}
+		if !slices.Contains(apiSubdirectives, sub) {
+			return unknownSub(d, "memory_api", sub, apiSubdirectives, "memory", memorySubdirectives)
 		}
 		if err := cfile.Once(d, seen, sub); err != nil {
 			return err
@@ -277,7 +304,7 @@ func (a *APIHandler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		case "max_import":
 			a.MaxImport, err = cfile.Size(arg)
 		default:
-			return d.Errf("unrecognized memory_api subdirective '%s'", sub)
+			return unknownSub(d, "memory_api", sub, apiSubdirectives, "memory", memorySubdirectives)
 		}
 		if err != nil {
 			return d.Errf("%s: %v", sub, err)

@@ -94,6 +94,16 @@ func TestCaddyfileErrorsSayWhatIsWrong(t *testing.T) {
 		"memory {\n llm {\n url u\n model m\n}\n}":      "llm is a setting of the storage, not of a route: move it to the storage in the global options",
 		"memory {\n encryption {\n key k\n}\n}":         "encryption is a setting of the storage",
 		"memory {\n index_shards 4\n}":                  "{ memory { storage default { index_shards ... } } }",
+		"memory {\n path /var/lib/memory\n}":            "memory: path is a setting of the storage, not of a route: move it to the storage in the global options, { memory { storage default { path ... } } }",
+		"memory {\n url postgres://db/m\n}":             "memory: url is a setting of the storage, not of a route",
+		"memory {\n replica /var/lib/r\n}":              "memory: replica is a setting of the storage, not of a route",
+		"memory {\n storage default {\n path /x\n }\n}": "a storage's settings go in the global options, { memory { storage default { ... } } }",
+		"memory {\n max_token 500\n}":                   "unrecognized memory subdirective 'max_token'; did you mean max_tokens?",
+		"memory {\n placment user\n}":                   "did you mean placement?",
+		"memory {\n diagnostic\n}":                      "did you mean diagnostics?",
+		"memory {\n tool\n}":                            "did you mean tools?",
+		"memory {\n ownr {memory.api_key}\n}":           "did you mean owner?",
+		"memory {\n mode admin\n}":                      "mode is a setting of memory_api, not of memory",
 	} {
 		var h Handler
 		err := h.UnmarshalCaddyfile(caddyfile.NewTestDispenser(in))
@@ -107,6 +117,10 @@ func TestCaddyfileErrorsSayWhatIsWrong(t *testing.T) {
 		"memory_api {\n insecure_no_auth\n insecure_no_auth\n}": "insecure_no_auth already specified",
 		"memory_api {\n encryption {\n key k\n}\n}":             "memory_api: encryption is a setting of the storage",
 		"memory_api {\n storage ./data\n}":                      "storage names a storage of the memory app now",
+		"memory_api {\n path /var/lib/memory\n}":                "memory_api: path is a setting of the storage",
+		"memory_api {\n mod admin\n}":                           "unrecognized memory_api subdirective 'mod'; did you mean mode?",
+		"memory_api {\n max_tokens 500\n}":                      "max_tokens is a setting of memory, not of memory_api",
+		"memory_api {\n insecure_no_auth_please\n}":             "did you mean insecure_no_auth?",
 	} {
 		var a APIHandler
 		err := a.UnmarshalCaddyfile(caddyfile.NewTestDispenser(in))
@@ -214,10 +228,12 @@ func TestTeeSkipsWhatItCannotDecode(t *testing.T) {
 	}
 }
 
-// TestExampleOwnerIsTheKey: the shipped Caddyfile.example names owners by
-// API key alone. An address-based owner is shared by everyone behind one
-// NAT or proxy, and anyone could claim it by sending the address as a key.
-func TestExampleOwnerIsTheKey(t *testing.T) {
+// TestExampleOwnerIsTheKeyThenTheLocalUser: the shipped Caddyfile.example
+// names owners by API key, else (for keyless clients) the person at this
+// machine, in the proxy and in the API alike. Never by the client's
+// address: an address-based owner is shared by everyone behind one NAT or
+// proxy, and anyone could claim it by sending the address as a key.
+func TestExampleOwnerIsTheKeyThenTheLocalUser(t *testing.T) {
 	src, err := os.ReadFile("Caddyfile.example")
 	if err != nil {
 		t.Fatal(err)
@@ -227,40 +243,130 @@ func TestExampleOwnerIsTheKey(t *testing.T) {
 		t.Fatalf("Caddyfile.example does not adapt: %v", err)
 	}
 	owners := regexp.MustCompile(`"owner":\[[^\]]*\]`).FindAllString(string(cfg), -1)
-	if len(owners) != 1 || owners[0] != `"owner":["{memory.api_key}"]` {
-		t.Errorf("Caddyfile.example's owners are %v, want the API key alone", owners)
+	want := `"owner":["{memory.api_key}","{memory.local_user}"]`
+	if len(owners) != 2 || owners[0] != want || owners[1] != want {
+		t.Errorf("Caddyfile.example's owners are %v, want the API key, then the local user, in memory and memory_api", owners)
 	}
 }
 
-// TestExampleStorageBlockWorks: the commented storage block of
-// Caddyfile.example, uncommented as a user would, gives the default storage
-// a path and an encryption key.
-func TestExampleStorageBlockWorks(t *testing.T) {
+// exampleOption is Caddyfile.example with the optional setting whose
+// commented first line starts with first turned on as its comments say: the
+// lines of the commented blocks it is in uncommented once (one "# "
+// removed from each), then its own lines (through the brace that closes
+// it, for a block) until they are no comments. Lines that start with
+// others (settings it replaces) are commented out.
+func exampleOption(t *testing.T, first string, others ...string) string {
+	t.Helper()
 	src, err := os.ReadFile("Caddyfile.example")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []string
-	in := false
-	for _, line := range strings.Split(string(src), "\n") {
-		if strings.HasPrefix(line, "\t# memory {") {
-			in = true
+	lines := strings.Split(string(src), "\n")
+	text := func(i int) string { return strings.TrimLeft(lines[i], "\t# ") }
+	indent := func(i int) int { return len(lines[i]) - len(text(i)) }
+	commented := func(i int) bool { return strings.HasPrefix(strings.TrimSpace(lines[i]), "#") }
+	// through is the line that closes the block line i opens (i itself for
+	// a line that opens none).
+	through := func(i int) int {
+		depth := 0
+		for j := i; j < len(lines); j++ {
+			depth += strings.Count(text(j), "{") - strings.Count(text(j), "}")
+			if depth <= 0 {
+				return j
+			}
 		}
-		if in {
-			line = strings.Replace(line, "# ", "", 1)
-		}
-		if in && line == "\t}" {
-			in = false
-		}
-		out = append(out, line)
+		return len(lines) - 1
 	}
-	cfg, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(strings.Join(out, "\n")), nil)
-	if err != nil {
-		t.Fatalf("Caddyfile.example with its storage block uncommented does not adapt: %v", err)
+	at := -1
+	for i := range lines {
+		if commented(i) && strings.HasPrefix(text(i), first) {
+			at = i
+			break
+		}
 	}
-	want := `"memory":{"storages":{"default":{"path":"/var/lib/caddy/memory","encryption":{"key":"{env.MEMORY_KEY}"}}}}`
-	if !strings.Contains(string(cfg), want) {
-		t.Errorf("the uncommented storage block gives\n%s\nwant it to hold %s", cfg, want)
+	if at < 0 {
+		t.Fatalf("Caddyfile.example has no commented line %q", first)
+	}
+	var blocks []int // the commented blocks around it, innermost first
+	for i, need := at-1, indent(at); i >= 0 && commented(i); i-- {
+		if strings.HasSuffix(lines[i], "{") && indent(i) < need && through(i) > at {
+			blocks, need = append(blocks, i), indent(i)
+		}
+	}
+	if len(blocks) > 0 {
+		outer := blocks[len(blocks)-1]
+		for i := outer; i <= through(outer); i++ {
+			lines[i] = strings.Replace(lines[i], "# ", "", 1)
+		}
+	}
+	for i := at; i <= through(at); i++ {
+		for commented(i) {
+			lines[i] = strings.Replace(lines[i], "# ", "", 1)
+		}
+	}
+	for i, l := range lines {
+		for _, o := range others {
+			if strings.HasPrefix(strings.TrimSpace(l), o) {
+				lines[i] = strings.Replace(l, o, "# "+o, 1)
+			}
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// TestExampleOptionsTurnOnOneAtATime: each optional setting of
+// Caddyfile.example, uncommented as its comment says, turns that setting
+// on and nothing else, and the configuration loads; uncommenting the
+// storage block sets its path alone (not encryption, which would need a
+// key).
+func TestExampleOptionsTurnOnOneAtATime(t *testing.T) {
+	adapt := func(text string) string {
+		t.Helper()
+		cfg, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(text), nil)
+		if err != nil {
+			t.Fatalf("does not adapt: %v\n%s", err, text)
+		}
+		return string(cfg)
+	}
+	storage := func(cfg string) string { // the memory app, as "memory":{...}
+		var c struct {
+			Apps map[string]json.RawMessage `json:"apps"`
+		}
+		if err := json.Unmarshal([]byte(cfg), &c); err != nil {
+			t.Fatal(err)
+		}
+		if c.Apps["memory"] == nil {
+			return ""
+		}
+		return `"memory":` + string(c.Apps["memory"])
+	}
+	for _, c := range []struct {
+		first  string
+		others []string
+		want   string
+	}{
+		{"path /var/lib/caddy/memory", nil, `"memory":{"storages":{"default":{"path":"/var/lib/caddy/memory"}}}`},
+		{"url {env.MEMORY_DATABASE_URL}", []string{"path "}, `"memory":{"storages":{"default":{"url":"{env.MEMORY_DATABASE_URL}"}}}`},
+		{"encryption {", nil, `"memory":{"storages":{"default":{"path":"/var/lib/caddy/memory","encryption":{"key":"{env.MEMORY_KEY}"}}}}`},
+		{"llm {", nil, `"memory":{"storages":{"default":{"path":"/var/lib/caddy/memory","llm":{"url":"http://127.0.0.1:11434/v1/chat/completions","model":"qwen2.5:7b-instruct"}}}}`},
+	} {
+		if got := storage(adapt(exampleOption(t, c.first, c.others...))); got != c.want {
+			t.Errorf("%s uncommented: the storage is\n%s\nwant\n%s", c.first, got, c.want)
+		}
+	}
+	shipped := adapt(exampleOption(t, "placement cache_safe")) // a line of the handler, to compare with
+	for first, want := range map[string]string{
+		"placement cache_safe": `"placement":"cache_safe"`,
+		"max_tokens 800":       `"max_tokens":800`,
+		"tools":                `"tools":["save_memory","recall_memory"]`,
+	} {
+		got := adapt(exampleOption(t, first))
+		if !strings.Contains(got, want) || storage(got) != "" {
+			t.Errorf("%s uncommented: want %s and the default storage:\n%s", first, want, got)
+		}
+		if first != "placement cache_safe" && strings.Contains(got, `"placement"`) || strings.Count(got, `"handler":"memory"`) != strings.Count(shipped, `"handler":"memory"`) {
+			t.Errorf("%s uncommented turned on more:\n%s", first, got)
+		}
 	}
 }
 

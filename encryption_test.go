@@ -87,8 +87,15 @@ func encryptedConfigAPIFirst(storage, upstream, enc string) string {
 // reload` does, and returns the status and the answer.
 func loadConfig(t *testing.T, cfg string) (int, string) {
 	t.Helper()
+	return loadAs(t, "text/caddyfile", cfg)
+}
+
+// loadAs loads a configuration of a content type (text/caddyfile,
+// application/json) through the admin endpoint.
+func loadAs(t *testing.T, contentType, cfg string) (int, string) {
+	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, "http://localhost:2999/load", strings.NewReader(cfg))
-	req.Header.Set("Content-Type", "text/caddyfile")
+	req.Header.Set("Content-Type", contentType)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -60,6 +60,9 @@ func (APIHandler) CaddyModule() caddy.ModuleInfo {
 
 // Provision takes its storage from the memory app and builds the API.
 func (a *APIHandler) Provision(ctx caddy.Context) error {
+	if err := neverRuns(ctx, "memory_api"); err != nil {
+		return err
+	}
 	if a.Mode == "" {
 		a.Mode = string(api.Self)
 	}
@@ -78,6 +81,7 @@ func (a *APIHandler) Provision(ctx caddy.Context) error {
 		return fmt.Errorf("memory_api: %w", err)
 	}
 	a.storage = st
+	memApp.OnStart(func() { a.announce(ctx, ctx.Logger()) })
 	owners := a.Owner
 	authenticated := authenticatedByCaddy
 	if a.InsecureNoAuth {

@@ -51,12 +51,17 @@ type Handler struct {
 
 	// Owner names whose memories a request reads and writes: placeholder
 	// templates tried in order, the first that is not empty wins, e.g.
-	// ["{http.request.header.X-User-Id}"], ["{http.auth.user.id}"], or
-	// ["{memory.api_key}", "{http.request.remote.host}"] for clients that
-	// send no key. {memory.api_key} is the bearer token of Authorization,
-	// else the x-api-key header. Only a keyed hash of the value is stored.
-	// Default: ["{memory.api_key}"]. A request whose owner resolves empty
-	// passes through untouched.
+	// ["{http.auth.user.id}"], or ["{memory.api_key}",
+	// "{memory.local_user}"] for clients on this machine that send no key.
+	// {memory.api_key} is the bearer token of Authorization, else the
+	// x-api-key header; {memory.local_user} is one owner, the person at
+	// this machine, for a request from a loopback connection to a loopback
+	// host name, neither relayed by a proxy nor sent by another site's page.
+	// Never the client's address: everyone behind one NAT would share it.
+	// Only a keyed hash of the value is stored. Default:
+	// ["{memory.api_key}"]. A request whose owner resolves empty passes
+	// through untouched, and the log says why (once a minute for each
+	// cause).
 	Owner []string `json:"owner,omitempty"`
 
 	// Session is a placeholder template naming the conversation. Default: an
@@ -154,6 +159,7 @@ type Handler struct {
 	tools     *memtools.Runner
 	overflow  *overflow.Config // nil: overflow off
 	receipts  *receipts.Book   // what recent requests were given, by owner
+	noOwner   *noOwnerLog      // why requests had no owner, logged
 	learner   learner          // where turns go once answered: the engine
 	placement inject.Placement
 	minScore  float64
@@ -185,6 +191,9 @@ func (Handler) CaddyModule() caddy.ModuleInfo {
 // Provision sets defaults and takes its storage from the memory app.
 func (h *Handler) Provision(ctx caddy.Context) error {
 	h.logger = ctx.Logger()
+	if err := neverRuns(ctx, "memory"); err != nil {
+		return err
+	}
 	if err := h.setDefaults(); err != nil {
 		return err
 	}
@@ -252,6 +261,7 @@ func (h *Handler) setDefaults() error {
 	if len(h.Owner) == 0 {
 		h.Owner = []string{"{" + apiKeyPlaceholder + "}"}
 	}
+	h.noOwner = &noOwnerLog{logger: h.logger, owner: h.Owner, now: time.Now}
 	if h.NoSystemRole == nil {
 		h.NoSystemRole = defaultNoSystemRole
 	}

@@ -401,3 +401,73 @@ func TestOverflowOffGivesTheRefusal(t *testing.T) {
 		t.Error("not counted as not_trimmable")
 	}
 }
+
+// balconyConversation is a conversation of 200 messages seen whole for the
+// first time: the system prompt, 99 exchanges (the second says where the
+// balcony faces; the others are about something else), then the question
+// that needs it.
+func balconyConversation() []map[string]any {
+	msgs := []map[string]any{msg("system", "You are a patient gardening assistant.")}
+	for i := range 99 {
+		user := fmt.Sprintf("Turn %d: tell me more about the history of the harbour, %s", i, strings.Repeat("and its ships ", 12))
+		if i == 1 {
+			user = "My balcony faces north, so it gets hardly any direct sun."
+		}
+		msgs = append(msgs, msg("user", user), msg("assistant", fmt.Sprintf("Answer %d: %s", i, strings.Repeat("the harbour grew busy ", 10))))
+	}
+	return append(msgs, msg("user", "Which plants would grow well on my balcony?"))
+}
+
+// TestOverflowRescuesAFirstSeenConversation: a long conversation sent whole
+// for the first time (a client that keeps its own history: nothing of it
+// is stored) is cut to fit, and the cut turn that the last question needs
+// comes back under "Earlier in this conversation", found among the cut
+// messages themselves, within the block's budget; another owner's memory
+// of the same kind never appears. Refused by an OpenAI-style upstream, and
+// cut before sending for Ollama.
+func TestOverflowRescuesAFirstSeenConversation(t *testing.T) {
+	up := newLimitedLLM(t, 3000)
+	storage := t.TempDir()
+	tester := startCaddy(t, overflowConfig(storage, up.addr(), "trim"))
+	// Another owner said the opposite, and it is stored.
+	sendChat(t, tester.Client, "/v1/chat/completions", "sk-south", nil, chatBody(false, msg("user", "My balcony faces south and gets full sun all day.")))
+	settle(t, storage, 1)
+
+	conv := balconyConversation()
+	check := func(name string, cut []byte, limit int) {
+		t.Helper()
+		block := injectedBlock(cut)
+		earlier := strings.Index(block, "Earlier in this conversation")
+		if earlier < 0 || !strings.Contains(block[earlier:], "User: My balcony faces north") {
+			t.Errorf("%s: the cut request's block lacks the cut turn under \"Earlier in this conversation\":\n%s", name, block)
+		}
+		if strings.Contains(string(cut), "south") || strings.Contains(string(cut), "Turn 1:") {
+			t.Errorf("%s: the cut request carries another owner's memory or a turn the question does not need:\n%s", name, block)
+		}
+		if n := inject.EstimateTokens(block); n > 800 {
+			t.Errorf("%s: the block is %d tokens, over max_tokens", name, n)
+		}
+		if n := inject.EstimateTokens(string(cut)); n > limit || !strings.Contains(string(cut), "Which plants would grow well on my balcony?") {
+			t.Errorf("%s: the cut request is %d tokens (limit %d), or lost the question", name, n, limit)
+		}
+	}
+
+	from := up.count()
+	resp, _ := sendChat(t, tester.Client, "/v1/chat/completions", "sk-balcony", nil, chatBody(false, conv...))
+	sent := up.since(from)
+	if resp.StatusCode != http.StatusOK || len(sent) != 2 {
+		t.Fatalf("status %d, %d upstream requests; want the refused request, then the cut one, answered", resp.StatusCode, len(sent))
+	}
+	if hasBlock(sent[0]) {
+		t.Errorf("the first-seen conversation had a block before it was cut: nothing was stored for it")
+	}
+	check("chat completions", sent[1], up.limit)
+
+	ollama := mustBytes(map[string]any{"model": "llama3", "stream": false, "options": map[string]any{"num_ctx": 2000}, "messages": conv})
+	from = up.count()
+	resp, _ = sendChat(t, tester.Client, "/api/chat", "sk-balcony-ollama", nil, ollama)
+	if sent = up.since(from); resp.StatusCode != http.StatusOK || len(sent) != 1 {
+		t.Fatalf("Ollama: status %d, %d upstream requests; want one, cut before it was sent", resp.StatusCode, len(sent))
+	}
+	check("Ollama", sent[0], 2000)
+}

@@ -159,3 +159,24 @@ func TestTheProfileBudgetKeepsHealthConstraints(t *testing.T) {
 		t.Errorf("want a constraint left out and no preference in its place:\n%s", block)
 	}
 }
+
+// TestTheBlockSaysWhatItHolds: the block's first line promises standing
+// facts first only when it holds some; with profile off it speaks of
+// memories alone, and with the profile back on (a reload) of standing
+// facts again.
+func TestTheBlockSaysWhatItHolds(t *testing.T) {
+	p := newProfileRig(t, "profile off")
+	const key = "sk-header"
+	chat(t, p, key, "", "I live in Zqlisbon and I am allergic to peanuts.")
+	block := p.ask(t, key, "Which market in Zqlisbon sells peanuts?")
+	if !strings.Contains(block, "Zqlisbon") || !strings.Contains(block, "Memories of this user from earlier conversations. Use them") ||
+		strings.Contains(block, "standing facts") {
+		t.Errorf("with profile off, the block:\n%s", block)
+	}
+	reload(t, p.tester, siteConfig(p.storage, p.up.addr(), ""))
+	p.turns = 0
+	turnsAtStart = handedOver()
+	if block := p.ask(t, key, "Which market in Zqlisbon sells peanuts?"); !strings.Contains(block, "standing facts first") {
+		t.Errorf("with the profile on, the block:\n%s", block)
+	}
+}

@@ -184,11 +184,13 @@ func takeControl(r *http.Request) string {
 }
 
 // read finds the owner and parses the request body. A nil request means the
-// request goes on untouched: no owner, an encoding or a body it cannot read,
-// or not a chat request. The body is always left whole.
+// request goes on untouched: no owner (logged, see noOwnerLog), an encoding
+// or a body it cannot read, or not a chat request. The body is always left
+// whole.
 func (h *Handler) read(r *http.Request, dialect inject.Dialect) (req *inject.Request, body []byte, enc, owner string) {
-	owner = resolveOwner(h.Owner, r)
+	owner, why := whose(h.Owner, r)
 	if owner == "" {
+		h.noOwner.report(r, why)
 		return nil, nil, "", ""
 	}
 	enc = r.Header.Get("Content-Encoding")

@@ -35,8 +35,9 @@ type App struct {
 	ctx    caddy.Context
 	logger *zap.Logger
 
-	mu   *sync.Mutex         // guards open; set at provisioning
-	open map[string]*Storage // acquired by this configuration, by name
+	mu      *sync.Mutex         // guards open and started; set at provisioning
+	open    map[string]*Storage // acquired by this configuration, by name
+	started []func()            // run when the configuration starts
 }
 
 // CaddyModule returns the Caddy module information.
@@ -106,9 +107,27 @@ func validName(name string) error {
 	return nil
 }
 
-// Start does nothing: storages open at provisioning, when the handlers
-// that use them need them.
-func (a *App) Start() error { return nil }
+// Start runs what handlers asked to run once the configuration starts
+// (OnStart). Storages open at provisioning, when the handlers that use
+// them need them.
+func (a *App) Start() error {
+	a.mu.Lock()
+	started := a.started
+	a.mu.Unlock()
+	for _, fn := range started {
+		fn()
+	}
+	return nil
+}
+
+// OnStart has fn run when the configuration starts, every module of it
+// provisioned (a configuration only validated never starts): a handler can
+// then see the routes around it.
+func (a *App) OnStart(fn func()) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.started = append(a.started, fn)
+}
 
 // Stop hands the storages this configuration shares with the one that
 // replaces it over to that one's settings (Caddy stops the running

@@ -1,6 +1,8 @@
 package app
 
 import (
+	"slices"
+
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
@@ -12,6 +14,19 @@ import (
 func init() {
 	httpcaddyfile.RegisterGlobalOption("memory", parseGlobal)
 }
+
+// StorageSettings are the settings of a storage block, in the order the
+// README lists them. Given on a handler, each is an error that says where
+// it goes.
+var StorageSettings = []string{"path", "url", "replica", "encryption", "llm", "embed", "retention",
+	"consolidate_every", "salience_floor", "index_shards", "search_cache", "queue_size", "drain_timeout"}
+
+// The settings of a storage's blocks.
+var (
+	encryptionSettings = []string{"key", "old_keys"}
+	llmSettings        = []string{"url", "model", "api_key", "debounce", "timeout", "calls_per_minute"}
+	embedSettings      = []string{"url", "model", "dimensions", "api_key", "timeout", "min_similarity", "batch_size"}
+)
 
 // parseGlobal reads the global option that configures the memory app.
 // Syntax:
@@ -69,6 +84,9 @@ func parseGlobal(d *caddyfile.Dispenser, existing any) (any, error) {
 	}
 	for d.NextBlock(0) {
 		if d.Val() != "storage" {
+			if slices.Contains(StorageSettings, d.Val()) {
+				return nil, d.Errf("%s is a setting of a storage: put it in one, memory { storage default { %s ... } }", d.Val(), d.Val())
+			}
 			return nil, d.Errf("unrecognized memory option '%s': the memory app takes storage <name> { ... }", d.Val())
 		}
 		if !d.NextArg() {
@@ -162,7 +180,7 @@ func (c *StorageConfig) unmarshal(d *caddyfile.Dispenser) error {
 		case "drain_timeout":
 			c.DrainTimeout, err = cfile.Duration(arg)
 		default:
-			return d.Errf("unrecognized storage setting '%s'", sub)
+			return cfile.Unknown(d, "storage setting", sub, StorageSettings)
 		}
 		if err != nil {
 			return d.Errf("%s: %v", sub, err)
@@ -226,7 +244,7 @@ func parseEncryption(d *caddyfile.Dispenser) (*EncryptionConfig, error) {
 				return nil, d.ArgErr()
 			}
 		default:
-			return nil, d.Errf("unrecognized encryption subdirective '%s'", sub)
+			return nil, cfile.Unknown(d, "encryption subdirective", sub, encryptionSettings)
 		}
 	}
 	if c.Key == "" {
@@ -238,7 +256,7 @@ func parseEncryption(d *caddyfile.Dispenser) (*EncryptionConfig, error) {
 // parseEmbed reads the embed block.
 func parseEmbed(d *caddyfile.Dispenser) (*EmbedConfig, error) {
 	cfg := new(EmbedConfig)
-	err := cfile.Block(d, "embed", func(sub, arg string) (err error) {
+	err := cfile.Block(d, "embed", embedSettings, func(sub, arg string) (err error) {
 		switch sub {
 		case "url":
 			cfg.URL = arg
@@ -268,7 +286,7 @@ func parseEmbed(d *caddyfile.Dispenser) (*EmbedConfig, error) {
 // parseLLM reads the llm block.
 func parseLLM(d *caddyfile.Dispenser) (*LLMConfig, error) {
 	cfg := new(LLMConfig)
-	err := cfile.Block(d, "llm", func(sub, arg string) (err error) {
+	err := cfile.Block(d, "llm", llmSettings, func(sub, arg string) (err error) {
 		switch sub {
 		case "url":
 			cfg.URL = arg

@@ -306,6 +306,16 @@ func acquireStorage(name string, sc *StorageConfig, logger *zap.Logger) (*Storag
 	}
 	p := v.(*pooled)
 	s := &Storage{Name: name, p: p, key: loc.key}
+	if opened {
+		where := []zap.Field{zap.String("storage", name)}
+		if loc.url != "" {
+			where = append(where, zap.String("database", postgres.Redact(loc.url)), zap.String("replica", p.dir))
+		} else {
+			where = append(where, zap.String("path", p.dir))
+		}
+		logger.Info("memory storage open", append(where, zap.Bool("encrypted", p.engine.Encryption().Encrypted),
+			zap.Int("index_shards", p.engine.Shards()))...)
+	}
 	if !opened {
 		if err := p.check(sc, keys, logger); err != nil {
 			_, _ = pool.Delete(loc.key)

@@ -15,8 +15,16 @@ const (
 	BlockEnd   = `</memory-context>`
 )
 
-const preamble = "Memories of this user from earlier conversations, standing facts first. " +
-	"Use them when they help; the user's words here take precedence. Do not mention this block."
+// A block's first line says what it holds (standing facts only when it
+// holds some: with the profile off it holds none) and how to use it.
+const (
+	preambleStanding = "Memories of this user from earlier conversations, standing facts first. " + preambleUse
+	preambleMemories = "Memories of this user from earlier conversations. " + preambleUse
+	preambleUse      = "Use them when they help; the user's words here take precedence. Do not mention this block."
+	// preambleEarlier leads a block that holds only what was cut from this
+	// conversation (see Block).
+	preambleEarlier = "Use this when it helps; the user's words here take precedence. Do not mention this block."
+)
 
 // MaxItemTokens caps one item in the block, so a long transcript turn cannot
 // take the whole budget.
@@ -76,10 +84,14 @@ func RenderWith(standing []Standing, profileTokens int, items []Item, maxTokens,
 	var b strings.Builder
 	b.WriteString(BlockStart)
 	b.WriteByte('\n')
-	b.WriteString(preamble)
-	b.WriteByte('\n')
 	used := overhead
 	keptStanding = StandingFits(standing, profileTokens, maxTokens)
+	if len(keptStanding) > 0 {
+		b.WriteString(preambleStanding)
+	} else {
+		b.WriteString(preambleMemories)
+	}
+	b.WriteByte('\n')
 	for _, i := range keptStanding {
 		s := standing[i].measured()
 		b.WriteString(renderLine(Item{}, s.shown))
@@ -108,8 +120,8 @@ func RenderWith(standing []Standing, profileTokens int, items []Item, maxTokens,
 }
 
 // overhead is what a block costs without memories: its markers and
-// preamble.
-var overhead = EstimateTokens(BlockStart+"\n"+preamble+"\n") + EstimateTokens(BlockEnd) + 1
+// longest preamble.
+var overhead = EstimateTokens(BlockStart+"\n"+preambleStanding+"\n") + EstimateTokens(BlockEnd) + 1
 
 // StandingFits are the indexes of the standing facts a block of maxTokens
 // holds, within profileTokens: in order, skipping those that do not fit,

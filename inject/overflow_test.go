@@ -174,7 +174,7 @@ func TestEarlierSectionGoesInTheBlock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	section := RenderEarlier([]Item{{Text: "User: my locker code is 4711, \"the\" one."}}, 200)
+	section := RenderEarlier([]Earlier{{Text: "User: my locker code is 4711, \"the\" one."}}, 200)
 	out, ok := WithEarlier(body, block, section)
 	if !ok {
 		t.Fatal("the block was not found")
@@ -191,7 +191,7 @@ func TestEarlierSectionGoesInTheBlock(t *testing.T) {
 	if _, ok := WithEarlier(body, "", section); ok {
 		t.Error("a body without a block took a section")
 	}
-	if RenderEarlier([]Item{{Text: strings.Repeat("long ", 400)}}, 50) != "" {
+	if RenderEarlier([]Earlier{{Text: strings.Repeat("long ", 400)}}, 50) != "" {
 		t.Error("a section over its budget")
 	}
 }

@@ -14,12 +14,14 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/caddy-memory/memory/contentenc"
 	"github.com/caddy-memory/memory/engine"
+	"github.com/caddy-memory/memory/index"
 	"github.com/caddy-memory/memory/inject"
 	"github.com/caddy-memory/memory/internal/reqbody"
 )
@@ -37,7 +39,8 @@ const (
 	// maxRefusal bounds an error answer held back to read whether it is a
 	// refusal for length; a longer one goes to the client as it comes.
 	maxRefusal = 64 << 10
-	// earlierItems bounds what recall brings back of the cut turns.
+	// earlierItems bounds what the section of the cut turns shows: of the
+	// cut messages, and of what recall finds.
 	earlierItems = 8
 )
 
@@ -219,17 +222,24 @@ func refusalBudget(body []byte, limit int) int {
 }
 
 // cut returns body cut to fit budget tokens (0 or less: half its size)
-// with what recall finds of the cut turns in the memory block, and how
-// many messages it dropped; nil when nothing can be cut.
+// with what the cut turns said of the latest question in the memory block,
+// and how many messages it dropped; nil when nothing can be cut. The
+// section of the cut turns has room for what the block leaves of the
+// handler's max_tokens, and a quarter of budget at most.
 func (o *overflowNext) cut(ctx context.Context, body []byte, budget int) ([]byte, int) {
 	if body == nil {
 		return nil, 0
 	}
-	section := o.earlier(ctx, min(o.c.MaxTokens, budget/4))
-	cut, n, err := inject.Trim(o.Dialect, body, budget-inject.EstimateTokens(section))
+	block := o.Block
+	if block == "" {
+		block = inject.Block("") // the block the section will need
+	}
+	room := max(min(o.c.MaxTokens-inject.EstimateTokens(block), budget/4), 0)
+	cut, n, err := inject.Trim(o.Dialect, body, budget-room)
 	if err != nil {
 		return nil, 0
 	}
+	section := o.earlier(ctx, inject.Dropped(o.Dialect, body, cut), room)
 	if section == "" {
 		return cut, n
 	}
@@ -247,26 +257,76 @@ func (o *overflowNext) cut(ctx context.Context, body []byte, budget int) ([]byte
 	return with, n
 }
 
-// earlier is what recall finds for the latest message within this
-// conversation (its stored turns and facts), as a section of the memory
-// block within maxTokens, oldest first; "" for nothing.
-func (o *overflowNext) earlier(ctx context.Context, maxTokens int) string {
+// passageBytes bounds a passage of a cut message shown in the block: about
+// 60 tokens, a few sentences.
+const passageBytes = 240
+
+// earlier is what the cut part of the conversation says of the latest
+// question, as a section of the memory block within maxTokens; "" for
+// nothing. First the passages of the dropped messages themselves, ranked
+// against the question (a conversation sent whole for the first time has
+// nothing stored); then what recall finds within this conversation, stored
+// turn by turn (its facts, and turns the client no longer sends), for
+// what room is left. Both are the owner's own: the request's words and
+// the owner's memories of this session.
+func (o *overflowNext) earlier(ctx context.Context, dropped []inject.Message, maxTokens int) string {
+	var passages, texts []string
+	for _, m := range dropped {
+		who := "User: "
+		switch m.Role {
+		case "user":
+		case "assistant":
+			who = "Assistant: "
+		default:
+			continue // instructions are kept; tool results say nothing of the person
+		}
+		for _, p := range inject.Passages(inject.Strip(m.Text), passageBytes) {
+			passages, texts = append(passages, who+p), append(texts, p)
+		}
+	}
+	var items []inject.Earlier
+	for _, i := range index.RankTexts(o.Query, texts) {
+		if len(items) == earlierItems {
+			break
+		}
+		items = append(items, inject.Earlier{Text: passages[i], At: i})
+	}
+	for _, content := range o.recalled(ctx) {
+		if !inject.Shows(o.Block, content) && !holdsAny(content, items) { // the block, or a passage, says it already
+			items = append(items, inject.Earlier{Text: content, At: len(passages) + len(items)})
+		}
+	}
+	return inject.RenderEarlier(items, maxTokens)
+}
+
+// holdsAny reports whether content holds the text of one of the passages.
+func holdsAny(content string, items []inject.Earlier) bool {
+	for _, it := range items {
+		_, text, _ := strings.Cut(it.Text, ": ")
+		if strings.Contains(content, text) {
+			return true
+		}
+	}
+	return false
+}
+
+// recalled is what recall finds for the latest message within this
+// conversation, stored turn by turn: the memories' contents, oldest first.
+func (o *overflowNext) recalled(ctx context.Context) []string {
 	ctx, cancel := context.WithTimeout(ctx, o.c.Timeout)
 	defer cancel()
 	res, err := o.c.Engine.Search(ctx, engine.SearchRequest{Owner: o.Owner, Session: o.Session, OnlySession: true,
 		Query: o.Query, Limit: earlierItems, ExcludeTurn: o.TurnKey})
 	if err != nil {
-		o.c.Logger.Warn("recalling the cut part of a conversation failed; it is asked again cut, without it", zap.Error(err))
-		return ""
+		o.c.Logger.Warn("recalling the cut part of a conversation failed; it is asked again cut, with what the cut messages say alone", zap.Error(err))
+		return nil
 	}
 	slices.SortFunc(res, func(a, b engine.Result) int { return a.Memory.CreatedAt.Compare(b.Memory.CreatedAt) })
-	var items []inject.Item
-	for _, m := range res {
-		if !inject.Shows(o.Block, m.Memory.Content) { // the block says it already
-			items = append(items, inject.Item{Text: m.Memory.Content})
-		}
+	out := make([]string, len(res))
+	for i, r := range res {
+		out[i] = r.Memory.Content
 	}
-	return inject.RenderEarlier(items, maxTokens)
+	return out
 }
 
 // diagnose tells the client, with diagnostics on, in the headers h of the

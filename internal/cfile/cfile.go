@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
@@ -41,9 +42,9 @@ func OneArg(d *caddyfile.Dispenser, name string) (string, error) {
 var ErrUnknown = errors.New("unrecognized")
 
 // Block reads the nested block of the subdirective name, whose
-// subdirectives take one argument each and may each be given once, calling
-// set with each.
-func Block(d *caddyfile.Dispenser, name string, set func(sub, arg string) error) error {
+// subdirectives (known) take one argument each and may each be given once,
+// calling set with each.
+func Block(d *caddyfile.Dispenser, name string, known []string, set func(sub, arg string) error) error {
 	if d.NextArg() {
 		return d.ArgErr()
 	}
@@ -58,7 +59,7 @@ func Block(d *caddyfile.Dispenser, name string, set func(sub, arg string) error)
 			return err
 		}
 		if err := set(sub, arg); errors.Is(err, ErrUnknown) {
-			return d.Errf("unrecognized %s subdirective '%s'", name, sub)
+			return Unknown(d, name+" subdirective", sub, known)
 		} else if err != nil {
 			return d.Errf("%s %s: %v", name, sub, err)
 		}
@@ -100,4 +101,70 @@ func Fraction(s string) (float64, error) {
 		return 0, fmt.Errorf("%q is not a number from 0 to 1", s)
 	}
 	return f, nil
+}
+
+// Unknown is the error for a subdirective of block (say "memory
+// subdirective") that is none of known, suggesting the nearest of them
+// when one is near enough to be a typo: "did you mean max_tokens?".
+func Unknown(d *caddyfile.Dispenser, block, sub string, known []string) error {
+	if near := Nearest(sub, known); near != "" {
+		return d.Errf("unrecognized %s '%s'; did you mean %s?", block, sub, near)
+	}
+	return d.Errf("unrecognized %s '%s'", block, sub)
+}
+
+// Nearest is the name among known that word is most likely a typo of, or
+// "" when none is close: at most a third of the longer's letters apart
+// (two for short names) by edits of one letter (inserted, removed,
+// replaced, or two swapped), or the start of exactly one of them.
+func Nearest(word string, known []string) string {
+	best, bestDist := "", -1
+	for _, k := range known {
+		d := editDistance(word, k)
+		if d > max(2, max(len(word), len(k))/3) || d >= len(k) {
+			continue
+		}
+		if bestDist < 0 || d < bestDist {
+			best, bestDist = k, d
+		}
+	}
+	if best != "" {
+		return best
+	}
+	prefixed := ""
+	for _, k := range known {
+		if len(word) >= 3 && strings.HasPrefix(k, word) {
+			if prefixed != "" {
+				return ""
+			}
+			prefixed = k
+		}
+	}
+	return prefixed
+}
+
+// editDistance is the optimal string alignment distance between a and b:
+// letters inserted, removed or replaced, and neighbours swapped.
+func editDistance(a, b string) int {
+	prev2 := make([]int, len(b)+1)
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return prev[len(b)]
 }
