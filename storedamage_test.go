@@ -316,3 +316,35 @@ func TestDamagedStoreNeverTakesCaddyDown(t *testing.T) {
 		}
 	}
 }
+
+// TestMemoryCommandsExportImportCheck: with Caddy stopped, caddy memory
+// exports a storage named by path, imports the file into another, whose
+// stats and check then agree with the first.
+func TestMemoryCommandsExportImportCheck(t *testing.T) {
+	from, to := t.TempDir(), t.TempDir()
+	up := newFakeLLM(t)
+	startCaddy(t, damagedStoreSites(from, "", up.addr()))
+	seedOwners(t, engineAt(from), 5, 300)
+	unloadCaddy(t)
+
+	file := filepath.Join(t.TempDir(), "memories.jsonl")
+	runMemoryCommand(t, "export", "--path", from, "--output", file)
+	b, err := os.ReadFile(file)
+	if err != nil || bytes.Count(b, []byte("\n")) != 300 {
+		t.Fatalf("the export has %d lines, want 300 (%v)", bytes.Count(b, []byte("\n")), err)
+	}
+	out := runMemoryCommand(t, "import", "--path", to, "--input", file, "--json")
+	if !strings.Contains(out, `"imported": 300`) {
+		t.Fatalf("import answered %s", out)
+	}
+	var st struct {
+		Memories int `json:"memories"`
+	}
+	if err := json.Unmarshal([]byte(runMemoryCommand(t, "stats", "--path", to, "--json")), &st); err != nil || st.Memories != 300 {
+		t.Fatalf("the imported storage holds %d memories (%v)", st.Memories, err)
+	}
+	check := runMemoryCommand(t, "check", "--path", to, "--records", "--json")
+	if !strings.Contains(check, `"records": 300`) || strings.Contains(check, "problems") {
+		t.Errorf("the imported storage does not check clean: %s", check)
+	}
+}

@@ -113,6 +113,27 @@ func (h *Handler) importJSONL(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, im.res)
 }
 
+// ImportResult is what an import stored and what it could not.
+type ImportResult = importResult
+
+// Import reads JSON lines, as GET /export writes them, from r into e, a
+// batch at a time, as POST /import does (for tools without the HTTP API:
+// caddy memory import). Every line keeps its owner id; keepIDs keeps its
+// id where it is free. An error stops it: the lines before were stored.
+func Import(ctx context.Context, e *engine.Engine, r io.Reader, keepIDs bool) (ImportResult, error) {
+	imp, err := e.NewImport(keepIDs)
+	if err != nil {
+		return ImportResult{}, err
+	}
+	im := &importer{imp: imp, ctx: ctx}
+	im.res.Errors = []importError{}
+	err = im.run(r)
+	if err != nil && im.done > 0 {
+		err = fmt.Errorf("%w (the lines up to %d were imported; an import is idempotent: run it again)", err, im.done)
+	}
+	return im.res, err
+}
+
 func importTooLarge(limit int64) *apiError {
 	return errorf(http.StatusRequestEntityTooLarge, "too_large", "the import is larger than %d bytes; split it", limit)
 }

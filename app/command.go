@@ -15,6 +15,7 @@ import (
 	caddycmd "github.com/caddyserver/caddy/v2/cmd"
 	"github.com/spf13/cobra"
 
+	"github.com/caddy-memory/memory/api"
 	"github.com/caddy-memory/memory/engine"
 	"github.com/caddy-memory/memory/internal/seal"
 	"github.com/caddy-memory/memory/store"
@@ -264,5 +265,39 @@ func cmdStats(fl caddycmd.Flags) (int, error) {
 }
 
 func cmdImport(fl caddycmd.Flags) (int, error) {
-	return caddy.ExitCodeFailedStartup, errors.New("not yet")
+	t, err := targetOf(fl)
+	if err != nil {
+		return caddy.ExitCodeFailedStartup, err
+	}
+	var in io.Reader = os.Stdin
+	switch name := fl.String("input"); name {
+	case "":
+		return caddy.ExitCodeFailedStartup, errors.New("--input is required (a file, or - for stdin)")
+	case "-":
+	default:
+		f, err := os.Open(name)
+		if err != nil {
+			return caddy.ExitCodeFailedStartup, err
+		}
+		defer f.Close()
+		in = f
+	}
+	e, err := openForCommand(t)
+	if err != nil {
+		return caddy.ExitCodeFailedStartup, err
+	}
+	defer e.Close(context.Background())
+	res, err := api.Import(context.Background(), e, in, true)
+	if err != nil {
+		return caddy.ExitCodeFailedQuit, err
+	}
+	text := fmt.Sprintf("imported %d, replaced %d, renumbered %d, failed %d\n", res.Imported, res.Replaced, res.Renumbered, res.Failed)
+	for _, e := range res.Errors {
+		text += fmt.Sprintf("line %d: %s\n", e.Line, e.Message)
+	}
+	printResult(fl, res, text)
+	if res.Failed > 0 {
+		return caddy.ExitCodeFailedQuit, nil
+	}
+	return caddy.ExitCodeSuccess, nil
 }
