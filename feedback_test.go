@@ -100,7 +100,7 @@ func testFeedbackLoop(t *testing.T, w wire) {
 	e := engineAt(storage)
 	owner := e.OwnerID(key)
 	var facts, transcripts []*store.Memory
-	err := e.Export(owner, func(m *store.Memory) error {
+	_, err := e.Export(owner, func(m *store.Memory) error {
 		if m.Kind == "turn" {
 			transcripts = append(transcripts, m)
 		} else {

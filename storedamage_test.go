@@ -282,7 +282,7 @@ func TestDamagedStoreNeverTakesCaddyDown(t *testing.T) {
 				served := ""
 				for o := range owners {
 					key := fmt.Sprintf("sk-damage-%d", o)
-					err := e.Export(e.OwnerID(key), func(m *store.Memory) error {
+					_, err := e.Export(e.OwnerID(key), func(m *store.Memory) error {
 						after++
 						var owner, item int
 						if _, err := fmt.Sscanf(m.Content, "Owner %d keeps zqitem%d in", &owner, &item); err != nil {

@@ -61,7 +61,7 @@ func TestASpanishSpeakerGetsTheSameProfile(t *testing.T) {
 	chat(t, p, "sk-lucy", "", "My name is Lucía, I live in Bilbao and I'm coeliac.")
 	es := p.ask(t, "sk-lucia", "¿Qué puedo cenar esta noche?")
 	en := p.ask(t, "sk-lucy", "What can I have for dinner tonight?")
-	for _, want := range []string{"name is Lucía", "lives in Bilbao", "celiac"} {
+	for _, want := range []string{"name is Lucía", "lives in Bilbao", "c(o)?eliac"} {
 		if !blockHas(es, want) || !blockHas(en, want) {
 			t.Errorf("%q is not in both profiles:\nSpanish:\n%s\nEnglish:\n%s", want, es, en)
 		}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -121,16 +122,21 @@ func (h *Handler) export(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.Header().Set("Content-Disposition", `attachment; filename="memories.jsonl"`)
+	// How many damaged records were passed over is known only at the end:
+	// a trailer says it (curl --raw or any HTTP/1.1 chunked reader sees
+	// it), and the log says it too.
+	w.Header().Set("Trailer", skippedTrailer)
 	out := &sentWriter{w: w}
 	bw := bufio.NewWriterSize(out, 64<<10)
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
-	err = h.cfg.Engine.Export(owner, func(m *store.Memory) error { return enc.Encode(m) })
+	skipped, err := h.cfg.Engine.Export(owner, func(m *store.Memory) error { return enc.Encode(m) })
 	if err == nil {
 		err = bw.Flush()
 	}
 	switch {
 	case err == nil:
+		w.Header().Set(skippedTrailer, strconv.Itoa(skipped))
 	case out.err != nil:
 		// The client went away: there is no one left to tell.
 		panic(http.ErrAbortHandler)
@@ -148,6 +154,9 @@ func (h *Handler) export(w http.ResponseWriter, r *http.Request) {
 		panic(http.ErrAbortHandler)
 	}
 }
+
+// skippedTrailer carries an export's count of damaged records passed over.
+const skippedTrailer = "X-Memory-Skipped-Damaged"
 
 // sentWriter counts what has been written through to the client, and
 // keeps the error of a write that failed.
@@ -253,7 +262,7 @@ func (h *Handler) health(w http.ResponseWriter, r *http.Request) {
 	}
 	if hl.DamagedRecords > 0 {
 		// Still serving: each damaged record is passed over alone.
-		out["status"], out["damaged_records"] = "degraded", hl.DamagedRecords
+		out["status"], out["damaged_reads"] = "degraded", hl.DamagedRecords
 		out["advice"] = "some memory records are damaged and were passed over; run 'caddy memory check' to count them and 'caddy memory salvage' to drop them"
 	}
 	writeJSON(w, http.StatusOK, out)

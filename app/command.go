@@ -236,11 +236,15 @@ func cmdExport(fl caddycmd.Flags) (int, error) {
 	bw := bufio.NewWriterSize(out, 64<<10)
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
-	if err := e.Export(fl.String("owner-id"), func(m *store.Memory) error { return enc.Encode(m) }); err != nil {
+	skipped, err := e.Export(fl.String("owner-id"), func(m *store.Memory) error { return enc.Encode(m) })
+	if err != nil {
 		return caddy.ExitCodeFailedQuit, err
 	}
 	if err := bw.Flush(); err != nil {
 		return caddy.ExitCodeFailedQuit, err
+	}
+	if skipped > 0 {
+		fmt.Fprintf(os.Stderr, "%d damaged records could not be read and are not in the export; 'caddy memory salvage' keeps the rest and drops them\n", skipped)
 	}
 	return caddy.ExitCodeSuccess, nil
 }

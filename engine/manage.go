@@ -150,8 +150,9 @@ func readOne(tx *store.Tx) error {
 type Health struct {
 	StoreLatency time.Duration
 	IndexLatency time.Duration
-	// DamagedRecords are the damaged records reads passed over since the
-	// storage opened: each is lost alone, the rest is served.
+	// DamagedRecords counts the reads that passed over a damaged record
+	// since the storage opened (one record read twice counts twice): each
+	// is lost alone, the rest is served.
 	DamagedRecords uint64
 }
 

@@ -266,7 +266,8 @@ func (mg *manager) counts(owner string) (store.Counts, error) {
 // transaction held meanwhile would block bbolt's remap when the file grows,
 // and with it every write and then every read of every owner. The memories
 // are read a bounded page at a time instead, each page one snapshot.
-func (e *Engine) Export(owner string, fn func(*store.Memory) error) error {
+// skipped counts the records that could not be read and were passed over.
+func (e *Engine) Export(owner string, fn func(*store.Memory) error) (skipped int, err error) {
 	return e.manager.export(owner, fn)
 }
 
@@ -277,18 +278,17 @@ const (
 	exportPageBytes = 1 << 20
 )
 
-func (mg *manager) export(owner string, fn func(*store.Memory) error) error {
+func (mg *manager) export(owner string, fn func(*store.Memory) error) (skipped int, err error) {
 	owners := []string{owner}
 	if owner == "" {
 		owners = nil
 		if err := mg.store.View(func(tx *store.Tx) error {
 			return tx.Owners(func(o string) error { owners = append(owners, o); return nil })
 		}); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	page := make([]*store.Memory, 0, exportPage)
-	skipped := 0
 	defer func() { mg.skipped("exporting", owner, skipped) }()
 	for _, o := range owners {
 		for after := uint64(0); ; {
@@ -304,11 +304,11 @@ func (mg *manager) export(owner string, fn func(*store.Memory) error) error {
 				})
 			})
 			if err != nil {
-				return err
+				return skipped, err
 			}
 			for _, m := range page {
 				if err := fn(m); err != nil {
-					return err
+					return skipped, err
 				}
 			}
 			if len(page) < exportPage && size < exportPageBytes {
@@ -317,7 +317,7 @@ func (mg *manager) export(owner string, fn func(*store.Memory) error) error {
 			after = page[len(page)-1].ID
 		}
 	}
-	return nil
+	return skipped, nil
 }
 
 // memorySize is about what a memory's texts weigh, for an export's pages.

@@ -63,10 +63,10 @@ func TestFacts(t *testing.T) {
 		// family
 		{"My wife is Maria.", []fact{{"family:partner", "User's wife is named Maria."}}},
 		{"My husband's name is Tom.", []fact{{"family:partner", "User's husband is named Tom."}}},
-		{"My son is called Leo.", []fact{{"family:son:leo", "User's son is named Leo."}}},
+		{"My son is called Leo.", []fact{{"family:person:leo", "User's son is named Leo."}}},
 		{"My dog is named Rex.", []fact{{"family:pet:rex", "User's dog is named Rex."}}},
 		{"My best friend is Jake.", []fact{{"family:best friend", "User's best friend is named Jake."}}},
-		{"My wife is Maria and my daughter is Zoe.", []fact{{"family:partner", "User's wife is named Maria."}, {"family:daughter:zoe", "User's daughter is named Zoe."}}},
+		{"My wife is Maria and my daughter is Zoe.", []fact{{"family:partner", "User's wife is named Maria."}, {"family:person:zoe", "User's daughter is named Zoe."}}},
 		{"My dog is Rex. My dog is Bella.", []fact{{"family:pet:rex", "User's dog is named Rex."}, {"family:pet:bella", "User's dog is named Bella."}}},
 		{"I have two kids.", []fact{{"family:count:child", "User has two kids."}}},
 		{"I have a kid", []fact{{"family:count:child", "User has a kid."}}},

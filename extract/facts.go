@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode"
 
 	"github.com/caddy-memory/memory/inject"
 	"github.com/caddy-memory/memory/internal/norm"
@@ -57,6 +58,7 @@ func FactsIn(earlier, userText string, framed bool) []Fact {
 	readEarlier := false
 	var out []Fact
 	seen := map[string]int{}
+	var last *slotMatch
 	for _, s := range statements(userText, framed) {
 		s = fixTypos(s)
 		var said map[string]bool // what the corrected statement taught as it was
@@ -74,7 +76,7 @@ func FactsIn(earlier, userText string, framed bool) []Fact {
 				said[f.Content] = true
 			}
 		}
-		fs := withSlots(slotFacts(s), sentenceFacts(s))
+		fs := withSlots(slotFacts(s, &last), sentenceFacts(s))
 		if len(fs) > 0 {
 			prev, prevFacts = s, fs
 		}
@@ -109,7 +111,8 @@ func FactsIn(earlier, userText string, framed bool) []Fact {
 func lastStatement(text string) (string, []Fact) {
 	ss := statements(text, false)
 	for i := len(ss) - 1; i >= 0; i-- {
-		if fs := withSlots(slotFacts(ss[i]), sentenceFacts(ss[i])); len(fs) > 0 {
+		var last *slotMatch
+		if fs := withSlots(slotFacts(ss[i], &last), sentenceFacts(ss[i])); len(fs) > 0 {
 			return ss[i], fs
 		}
 	}
@@ -123,7 +126,7 @@ func statements(userText string, framed bool) []string {
 	text = ownWords(text, framed)
 	text = othersWords(strings.NewReplacer("’", "'", "‘", "'").Replace(text))
 	var out []string
-	for _, s := range sentences.Split(text, -1) {
+	for _, s := range splitSentences(text) {
 		s = strings.TrimSpace(s)
 		if strings.HasSuffix(s, "?") {
 			// The statement before the question, if it starts the sentence.
@@ -139,6 +142,29 @@ func statements(userText string, framed bool) []string {
 		out = append(out, s)
 	}
 	return out
+}
+
+// abbreviations end with a full stop that does not end the sentence.
+var abbreviations = wordSet(`st mt ft dr mr mrs ms prof jr sr vs approx dept av sta sto`)
+
+// splitSentences splits text at the ends of its sentences.
+func splitSentences(text string) []string {
+	var out []string
+	from := 0
+	for _, loc := range sentences.FindAllStringIndex(text, -1) {
+		if text[loc[0]] == '.' && loc[1]-loc[0] >= 2 && abbreviations[strings.ToLower(lastWord(text[from:loc[0]]))] {
+			continue
+		}
+		out = append(out, text[from:loc[0]])
+		from = loc[1]
+	}
+	return append(out, text[from:])
+}
+
+// lastWord is the run of letters that ends s.
+func lastWord(s string) string {
+	i := strings.LastIndexFunc(s, func(r rune) bool { return !unicode.IsLetter(r) })
+	return s[i+1:]
 }
 
 // withSlots merges what a sentence states in slots (slots.go) with what

@@ -10,6 +10,8 @@ var english = &langTable{
 		father:father dad:father brother:brother sister:sister grandmother:grandmother grandfather:grandfather
 		grandma:grandmother grandpa:grandfather stepson:stepson stepdaughter:stepdaughter aunt:aunt uncle:uncle
 		niece:niece nephew:nephew cousin:cousin baby:baby twins:child twin:child youngest:child eldest:child
+		mother-in-law:mother-in-law father-in-law:father-in-law sister-in-law:sister-in-law brother-in-law:brother-in-law
+		mil:mother-in-law fil:father-in-law hubby:husband missus:wife wifey:wife
 		oldest:child little-one:child stepmom:stepmother stepdad:stepfather`),
 	pets: words(`dog:dog dogs:dogs puppy:dog cat:cat cats:cats kitten:cat rabbits:rabbits labrador:dog lab:dog beagle:dog
 		greyhound:greyhound spaniel:spaniel terrier:terrier poodle:poodle collie:collie retriever:retriever husky:husky
@@ -18,6 +20,8 @@ var english = &langTable{
 		gecko:gecko snake:snake ferret:ferret border-collie:border-collie cocker-spaniel:cocker-spaniel
 		jack-russell:jack-russell golden-retriever:golden-retriever german-shepherd:german-shepherd
 		french-bulldog:french-bulldog labradoodle:labradoodle cockapoo:cockapoo maine-coon:cat ragdoll:cat tabby:cat
+		kelpie:kelpie heeler:heeler cavoodle:cavoodle staffy:staffy schnauzer:schnauzer dalmatian:dalmatian
+		shih-tzu:shih-tzu westie:westie chihuahua:chihuahua sausage-dog:dachshund tortie:cat budgies:budgies
 		hamsters:hamsters rabbits:rabbits`),
 	diets: words(`veggie:vegetarian plant-based:vegan vegetarian:vegetarian vegan:vegan pescatarian:pescatarian pescetarian:pescatarian
 		flexitarian:flexitarian kosher:kosher halal:halal keto:keto paleo:paleo teetotal:teetotal`),
@@ -32,7 +36,8 @@ var english = &langTable{
 		musician:musician actor:actor actress:actress electrician:electrician plumber:plumber carpenter:carpenter
 		mechanic:mechanic farmer:farmer gardener:gardener pilot:pilot firefighter:firefighter nanny:nanny
 		student:student freelancer:freelancer salesperson:salesperson coach:coach trainer:trainer hairdresser:hairdresser
-		driver:driver cleaner:cleaner landlord:landlord landlady:landlady receptionist:receptionist social-worker:social-worker software-engineer:software-engineer
+		driver:driver cleaner:cleaner dev:developer quantity-surveyor:quantity-surveyor surveyor:surveyor
+		recruiter:recruiter teaching-assistant:teaching-assistant landlord:landlord landlady:landlady receptionist:receptionist social-worker:social-worker software-engineer:software-engineer
 		data-scientist:data-scientist civil-servant:civil-servant police-officer:police-officer 
 		cpa:accountant paramedic:paramedic physio:physiotherapist physiotherapist:physiotherapist carer:carer
 		caregiver:caregiver dietitian:dietitian optician:optician surveyor:surveyor welder:welder chemist:chemist
@@ -70,7 +75,10 @@ var english = &langTable{
 	slips: []string{`no\s+wait`, `no,\s*wait`, `wait,?\s+no`, `sorry`, `i\s+mean`, `i\s+meant`, `make\s+that`, `actually`},
 	patterns: []rawPattern{
 		{"name", `my\s+name(?:'s|\s+is)\s+{NAME}`},
-		{"name", `(?:call\s+me|i\s+go\s+by)\s+{NAME}`},
+		{"name", `(?:call\s+me|i\s+go\s+by|myself)\s+{NAME}`},
+		{"job", `i(?:'m|\s+am)\s+{NAME},\s+(?:a\s+|an\s+)?(?P<x>(?:[\p{L}-]+\s+){0,2}?{JOB})(?P<at>\s+(?:at|in|for|with|on|based\s+in|from)\s+[^,.;:!?]{1,50}?)?{END}`},
+		{"job", `i(?:'m|\s+am)\s+(?:a|an)\s+(?P<x>(?-i:RN|GP|LPN|CNA|HCA|NP|PA|TA|HGV\s+driver))\b(?P<at>\s+(?:at|in|for|with|on)\s+[^,.;:!?]{1,50}?)?`},
+		{"job", `(?:i'm\s+|i\s+am\s+)?(?:going|gone|went)\s+(?P<x>contracting|freelance|self-employed|solo|part-time)`},
 		{"name", `i(?:'m|\s+am)\s+{NAME}(?:\s*$|\s*[,.!;]|\s+(?:and|from|here|by|btw|but|nice)\b|\s+[-–—])`},
 		{"age", `i(?:'m|\s+am)\s+(?:now\s+)?{NUM}(?:\s+years?\s+old|\s+y/?o)?{END}`},
 		{"age", `i\s+(?:just\s+)?turned\s+{NUM}\b`},
@@ -81,6 +89,8 @@ var english = &langTable{
 		{"home", `(?:i|we)\s+(?:just\s+|finally\s+|recently\s+)?(?:bought|rent|rented|found)\s+(?:a\s+|our\s+)?(?:place|house|flat|apartment|home|condo)\s+in\s+{PLACE}`},
 		{"home", `we(?:'re|\s+are)\s+(?:now\s+|still\s+)?(?:in|based\s+in)\s+{PLACE}{END}`},
 		{"home", `(?:(?:i|we)(?:'m|'re|\s+am|\s+are)\s+)?(?:now\s+|currently\s+)?(?:living|based)\s+in\s+{PLACE}`},
+		{"home", `(?:me\s+and\s+(?:my|the)\s+[\p{L}-]+(?:\s+(?-i:\p{Lu})\p{Ll}+)?|(?:my|our)\s+[\p{L}-]+(?:\s+(?-i:\p{Lu})\p{Ll}+)?\s+and\s+i)\s+(?:now\s+)?(?:live|are\s+living|are\s+based)\s+in\s+{PLACE}`},
+		{"home", `we(?:'re|\s+are)\s+(?:now\s+)?staying\s+in\s+{PLACE}{END}`},
 		{"home", `(?:i|we)(?:'m|'re|\s+am|\s+are)\s+in\s+{PLACE}\s+(?:now|these\s+days)\b`},
 		{"moved", `(?:(?:i|we)(?:'ve|\s+have)?\s+)?(?:just\s+|finally\s+)?settled\s+(?:down\s+)?in\s+{PLACE}`},
 		{"property", `i\s+(?:also\s+)?own\s+(?P<num>a|an|one|two|three|four|five|\d+)\s+(?P<x>flats?|houses?|properties|property|apartments?|homes?)(?:\s+in\s+{PLACE})?`},
@@ -91,13 +101,13 @@ var english = &langTable{
 		{"job", `i(?:'m|\s+am)\s+(?:now\s+|currently\s+|still\s+|actually\s+|really\s+)?(?:a|an|the)\s+(?P<x>(?:[\p{L}-]+\s+){0,2}?{JOB})(?P<at>\s+(?:at|in|for|with|on|based\s+in|from)\s+[^,.;:!?]{1,50}?)?{END}`},
 		{"job", `i(?:'m|\s+am)?\s+(?:now\s+|currently\s+)?(?:\w+ly\s+)?(?:work|working)\s+(?:\w+ly\s+)?as\s+(?:a|an)\s+(?P<x>[^,.;:!?]{1,60}?){END}`},
 		{"job", `i\s+(?:now\s+)?(?P<verb>teach|nurse|coach|tutor)\s+(?P<x>[^,.;:!?]{1,50}?){END}`},
-		{"job", `i\s+(?:run|own|have)\s+(?:my\s+own|a|an)\s+(?P<x>(?:small\s+|little\s+)?(?:bakery|business|company|restaurant|cafe|café|shop|store|salon|studio|practice|agency|firm|startup|farm|clinic|bar|pub|garage|gym)\b[^,.;:!?]{0,30}?){END}`},
+		{"job", `i\s+(?:run|own|have)\s+(?:my\s+own|a|an)\s+(?P<x>(?:[\p{L}-]+\s+){0,2}?(?:bakery|business|company|restaurant|cafe|café|shop|store|salon|studio|practice|agency|firm|startup|farm|clinic|bar|pub|garage|gym)\b[^,.;:!?]{0,30}?){END}`},
 		{"job", `i(?:'m|\s+am)\s+(?:now\s+)?(?P<x>freelancing|self-employed|freelance|unemployed|between\s+jobs|job\s+hunting|on\s+maternity\s+leave|on\s+paternity\s+leave|retired|a\s+stay-at-home\s+(?:mum|mom|dad|parent)|a\s+homemaker|a\s+housewife)\b`},
 		{"field", `i\s+(?:now\s+)?work\s+in\s+(?P<x>(?-i:[a-z])[\p{L} -]{1,30}?){END}`},
 		{"job", `i(?:'ve|\s+have|'m|\s+am)?\s+(?:just\s+)?(?:started\s+)?(?P<training>training|retraining)\s+(?:as|to\s+be(?:come)?)\s+(?:a|an)\s+(?P<x>[^,.;:!?]{1,60}?){END}`},
 		{"job", `i(?:'ve|\s+have)?\s+(?:just\s+)?(?:became|become)\s+(?:a|an)\s+{JOB}`},
 		{"job-neg", `i(?:'m|\s+am)\s+(?:no\s+longer\s+(?:a|an)\s+{JOB}|not\s+(?:a|an)\s+{JOB}\s+any\s*more)`},
-		{"employer", `i(?:'m|\s+am)?\s+(?:now\s+|currently\s+|still\s+)?(?:work|working)\s+(?:(?P<how>nights|days|weekends|shifts|part[- ]time|full[- ]time|remotely|from\s+home)\s+)?(?:at|for)\s+{ORG}{END}`},
+		{"employer", `i(?:'m|\s+am)?\s+(?:now\s+|currently\s+|still\s+)?(?:work|working)\s+(?:(?P<how>nights|days|weekends|shifts|part[- ]time|full[- ]time|remotely|from\s+home)\s+)?(?:at|for|with)\s+{ORG}{END}`},
 		{"employer", `i(?:'ve|\s+have)\s+been\s+(?:at|with)\s+(?P<org>(?-i:\p{Lu})[\p{L}\d&'’.-]*(?:\s+(?-i:\p{Lu})[\p{L}\d&'’.-]*){0,3})\s+(?P<since>(?:for|since)\s+[^,.;!?]{2,25})`},
 		{"employer-neg", `i(?:'m|\s+am)\s+(?:no\s+longer|not)\s+(?:with|at)\s+{ORG}(?:\s+any\s*more)?{END}`},
 		{"employer", `i(?:'ve|\s+have)?\s+(?:just\s+|recently\s+)?(?:started|joined)\s+(?:at\s+|working\s+(?:at|for)\s+)?(?P<org>(?-i:\p{Lu})[\p{L}\d&'’.-]*(?:\s+(?-i:\p{Lu})[\p{L}\d&'’.-]*){0,3})`},
@@ -109,6 +119,11 @@ var english = &langTable{
 		{"employer-neg", `i\s+(?:no\s+longer|don't)\s+work\s+(?:at|for)\s+{ORG}{END}`},
 		{"diet", `(?:i|we)(?:'m|'re|\s+am|\s+are)\s+(?:now\s+|all\s+|strictly\s+|fully\s+|also\s+|a\s+)?{DIET}{END}`},
 		{"diet", `(?:i|we)(?:'ve|\s+have)\s+been\s+{DIET}`},
+		{"diet", `(?:i|we)(?:'ve|\s+have)?\s+(?:just\s+|recently\s+|finally\s+)?(?:gone|went|turned|become|became)\s+(?:fully\s+)?{DIET}`},
+		{"named-diet", `{NAME}\s+(?:has\s+been|is|'s\s+been|'s)\s+(?:a\s+|strictly\s+)?{DIET}`},
+		{"named-cond", `{NAME}\s+(?:is|has|'s)\s+(?:a\s+)?(?:type\s+(?P<type>[12])\s+)?{COND}`},
+		{"named-allergy", `{NAME}\s+is\s+(?:(?:very|also|really|[a-z]+ly)\s+)?allergic\s+to\s+(?:{ALLERGEN}{END}|{X}{END})`},
+		{"named-age", `{NAME}\s+(?:just\s+)?(?:turned|is\s+now|turns)\s+{NUM}\b`},
 		{"eats-again", `i(?:'m|\s+am)\s+back\s+on\s+(?P<food>meat|fish|dairy)(?P<again>)`},
 		{"pregnant", `i(?:'m|\s+am)\s+(?:\w+\s+)?pregnant`},
 		{"diet", `(?:i'm|i\s+am)\s+[^,.;!?]{1,40}?\s+and\s+{DIET}{END}`},
@@ -124,6 +139,9 @@ var english = &langTable{
 		{"allergy", `{ALLERGEN}\s+(?:make|makes|give|gives)\s+me\s+(?:break\s+out|hives|a\s+rash|sick|ill|swell|an\s+allergic\s+reaction|anaphyla)`},
 		{"condition", `i\s+(?:have|'ve\s+got|was\s+diagnosed\s+with)\s+(?:type\s+(?P<type>[12])\s+)?{COND}`},
 		{"condition", `(?:i(?:'m|\s+am)|as)\s+an?\s+(?:type\s+(?P<type>[12])\s+)?{COND}`},
+		{"~condition", `\(\s*{COND}\b`},
+		{"pronoun-cond", `(?:he|she)(?:'s|\s+is|\s+has)\s+(?:a\s+)?(?:type\s+(?P<type>[12])\s+)?{COND}`},
+		{"pronoun-allergy", `(?:he|she)(?:'s|\s+is)\s+(?:(?:very|severely|also|really|badly)\s+)?allergic\s+to\s+(?:{ALLERGEN}{END}|{X}{END})`},
 		{"member", `my\s+{REL}(?:'s\s+name\s+is|\s+is\s+called|\s+is\s+named|,)?\s+{NAME}(?:,?\s+(?:who\s+is|is|who's|he's|she's|aged)\s+{NUM}(?:\s+years?\s+old)?)?`},
 		{"~member", `(?:with|and)\s+(?:my|our)\s+{REL},?\s+{NAME}`},
 		{"member-cond", `(?:my|our)\s+{REL}(?:\s+{NAME})?\s+(?:is|has)\s+(?:a\s+)?(?:type\s+(?P<type>[12])\s+)?{COND}`},
@@ -134,7 +152,7 @@ var english = &langTable{
 		{"pronoun-age", `(?:he|she)(?:'s|\s+is)\s+{NUM}(?:\s+years?\s+old)?{END}`},
 		{"pronoun-age", `(?:(?:he|she)\s+)?(?:just\s+)?turned\s+{NUM}\b`},
 		{"member-allergy", `my\s+{REL}(?:\s+{NAME})?\s+is\s+(?:(?:very|severely|also)\s+)?allergic\s+to\s+(?:{ALLERGEN}{END}|{X}{END})`},
-		{"count", `(?:i|we)\s+(?:also\s+)?(?:have|'ve\s+got|have\s+got)\s+{NUM}\s+{KIDS}`},
+		{"count", `(?:i|we){HAVE}\s+{NUM}\s+(?:[\p{L}-]+\s+)?{KIDS}`},
 		{"pets", `(?:i|we){HAVE}\s+{NUM}\s+(?:[\p{L}-]+\s+)?{PETS}`},
 		{"pet", `(?:i|we){HAVE}\s+(?:a|an|one)\s+(?:[\p{L}-]+\s+){0,2}?{PET}(?:\s+(?:call(?:e)?d|named)|,)\s+{NAME}(?:\s+{WHEN})?`},
 		{"~pet", `(?:my|our)\s+(?:old\s+|little\s+|new\s+|lazy\s+)?{PET}(?:'s\s+name\s+is|\s+is\s+called|\s+is\s+named|,)?\s+{NAME}(?P<died>\s+(?:passed\s+away|died))?`},
@@ -142,6 +160,7 @@ var english = &langTable{
 		{"languages", `i(?:'m|\s+am)\s+(?:fluent|bilingual)\s+in\s+{LANGS}`},
 		{"languages", `my\s+(?:native\s+language|mother\s+tongue|first\s+language)\s+is\s+{LANGS}`},
 		{"sold", `(?:i|we)\s+(?:just\s+)?sold\s+(?:the|my|our)\s+(?P<x>car|house|flat|bike|motorbike|motorcycle|van|boat)`},
+		{"switched", `(?:(?:i|we)(?:'ve|\s+have)?\s+)?(?:just\s+|finally\s+)?traded\s+in\s+(?:the\s+|my\s+|our\s+)?(?P<x>[^,.;]{1,30}?)(?:,|\s+and|\s+for)\s+(?:got\s+|bought\s+)?(?:a|an|the)\s+(?P<y>[^,.;!?]{1,30}?){END}`},
 		{"team", `my\s+(?:favou?rite|fav)\s+(?:football\s+|soccer\s+|basketball\s+|baseball\s+|hockey\s+)?(?:team|club)\s+is\s+{ORG}{END}`},
 		{"team", `i\s+(?:support|root\s+for)\s+{ORG}{END}`},
 		{"team", `{ORG}\s+(?:fan|supporter)\s+(?:since|for|all)\b`},

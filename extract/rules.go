@@ -350,5 +350,7 @@ func relationKey(rel, name string) string {
 	case name == "":
 		return rel
 	}
-	return rel + ":" + strings.ToLower(name)
+	// A person by their name, whatever the relation said: "Anika turned 6"
+	// replaces "my daughter Anika is 5".
+	return "person:" + strings.ToLower(name)
 }

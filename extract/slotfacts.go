@@ -301,6 +301,52 @@ func (m *slotMatch) fact(last *slotMatch) (Fact, bool) {
 			return newFact("family", "family:partner", "User is "+status+with+when+".")
 		}
 		return newFact("identity", "identity:relationship", "User got "+status+when+".")
+	case "named-age", "named-diet", "named-cond", "named-allergy":
+		// A person the user named, by name alone ("Anika turned 6", "Kez
+		// has been vegan for years"): theirs, keyed by the name.
+		if name == "" || notNames[name] || t.jobs[strings.ToLower(name)] != "" {
+			return Fact{}, false
+		}
+		key := "family:" + relationKey("", name)
+		switch m.slot {
+		case "named-age":
+			n := m.number()
+			if n <= 0 || n > 120 {
+				return Fact{}, false
+			}
+			return newFact("family", key, name+" (of the user's family) is "+strconv.Itoa(n)+" years old.")
+		case "named-diet":
+			return newFact("health", "health:"+relationKey("", name)+":diet", name+" (someone close to the user) is "+en(t.diets, g["diet"])+".")
+		case "named-cond":
+			c := en(t.conditions, g["cond"])
+			return newFact("health", "health:"+relationKey("", name)+":condition:"+head(c), name+" (someone close to the user) has "+c+".")
+		}
+		what := m.allergen()
+		if what == "" {
+			return Fact{}, false
+		}
+		return newFact("health", "health:"+relationKey("", name)+":allergy:"+head(what), name+" (someone close to the user) is allergic to "+what+".")
+	case "pronoun-cond", "pronoun-allergy":
+		// "she's allergic to eggs" after "my daughter Zoe is 7": the
+		// person the statement before named.
+		if last == nil || last == m || last.g["rel"] == "" {
+			return Fact{}, false
+		}
+		lrel := last.lang.en(last.lang.t.relations, last.g["rel"])
+		lname := nameOnly(last.g["name"])
+		who := lrel
+		if lname != "" {
+			who += " " + lname
+		}
+		if m.slot == "pronoun-allergy" {
+			what := m.allergen()
+			if what == "" {
+				return Fact{}, false
+			}
+			return newFact("health", "health:"+relationKey(lrel, lname)+":allergy:"+head(what), "User's "+who+" is allergic to "+what+".")
+		}
+		c := en(t.conditions, g["cond"])
+		return newFact("health", "health:"+relationKey(lrel, lname)+":condition:"+head(c), "User's "+who+" has "+c+".")
 	case "died":
 		if notNames[name] {
 			return Fact{}, false
@@ -422,13 +468,16 @@ type namedAge struct {
 
 // listWord skips what joins a list of names and ages: commas, "and",
 // articles, brackets, the words of an age.
-var listWords = wordSet(`and y e und et a o la el der die le the aged de von years year old años anos jahre jahren ans ano`)
+var listWords = wordSet(`and y e und et a o la el der die le the aged de von years year old años anos jahre jahren ans ano
+	is are was just turned turns baby youngest eldest oldest little one who's whos now ist est é tiene tem hat a`)
 
 // namesIn reads the list of names (with ages) that starts s, stopping at
 // the first word that is neither.
 func namesIn(s string, l *language) []namedAge {
 	var out []namedAge
-	for _, w := range strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == ',' || r == '(' || r == ')' || r == ':' }) {
+	for _, w := range strings.FieldsFunc(s, func(r rune) bool {
+		return r == ' ' || r == ',' || r == '(' || r == ')' || r == ':' || r == '—' || r == '–' || r == '&'
+	}) {
 		low := strings.ToLower(strings.Trim(w, ".!?;"))
 		switch {
 		case low == "":

@@ -194,8 +194,10 @@ type slotMatch struct {
 }
 
 // slotFacts are the facts of the slots a sentence states, in the order
-// said.
-func slotFacts(s string) []Fact {
+// said. last is the family member or pet named last in the message, for a
+// pronoun ("My son Ali is 9. He's allergic to peanuts."); slotFacts moves
+// it on.
+func slotFacts(s string, last **slotMatch) []Fact {
 	folded := fold(s)
 	tokens := tokensOf(s)
 	langs := languagesOf(tokens)
@@ -225,13 +227,12 @@ func slotFacts(s string) []Fact {
 	}
 	sortMatches(ms)
 	var out []Fact
-	var last *slotMatch // the family member or pet named last, for "he's 5"
 	for i := range ms {
 		m := &ms[i]
 		if (m.g["rel"] != "" || m.g["pet"] != "") && m.g["name"] != "" {
-			last = m
+			*last = m
 		}
-		out = append(out, m.build(last)...)
+		out = append(out, m.build(*last)...)
 	}
 	return out
 }
@@ -251,6 +252,11 @@ func namedGroups(re *regexp.Regexp, s string, loc []int) map[string]string {
 	for i, name := range re.SubexpNames() {
 		if name != "" && loc[2*i] >= 0 && g[name] == "" {
 			g[name] = strings.TrimSpace(s[loc[2*i]:loc[2*i+1]])
+			if name == "place" || name == "org" {
+				// A name may hold dots ("St. Louis"); the sentence's own
+				// full stop is not part of it.
+				g[name] = strings.TrimRight(g[name], ".")
+			}
 		}
 	}
 	return g
@@ -273,7 +279,7 @@ func clauseStart(s string, i int, l *language) bool {
 			}
 		}
 	}
-	if before == "" || strings.ContainsAny(before[len(before)-1:], ",;:!-–—(") {
+	if r, _ := utf8.DecodeLastRuneInString(before); before == "" || strings.ContainsRune(",;:!-–—(", r) {
 		return true
 	}
 	for _, j := range append(l.t.joins, l.t.clauses...) {

@@ -3,6 +3,7 @@ package extract
 import (
 	"regexp"
 	"strings"
+	"unicode/utf8"
 )
 
 // A statement about the user is read from where its subject starts a
@@ -37,7 +38,7 @@ func subjectAt(s string, i int) bool {
 	if before == "" {
 		return true
 	}
-	if strings.ContainsAny(before[len(before)-1:], ",;:!-–—(") {
+	if r, _ := utf8.DecodeLastRuneInString(before); strings.ContainsRune(",;:!-–—(", r) {
 		return true
 	}
 	words := strings.Fields(strings.ToLower(before))
