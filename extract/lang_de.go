@@ -75,7 +75,7 @@ var german = &langTable{
 		{"~member", `mit\s+(?:meinem|meiner|meinen|unserem|unserer|unseren)\s+{REL},?\s+{NAME}`},
 		{"member-cond", `(?:mein|meine|unser|unsere)\s+{REL}(?:\s+{NAME})?\s+(?:ist|hat)\s+{COND}`},
 		{"member-intolerance", `(?:mein|meine|unser|unsere)\s+{REL}(?:\s+{NAME})?\s+(?:verträgt\s+kein(?:e|en)?\s+{ALLERGEN}|ist\s+{ALLERGEN}-?intolerant|hat\s+eine\s+{ALLERGEN}-?intoleranz)`},
-		{"pronoun-age", `(?:er|sie)\s+ist\s+{NUM}(?:\s+jahre\s+alt)?{END}`},
+		{"pronoun-age", `(?P<pron>er|sie)\s+ist\s+{NUM}(?:\s+jahre\s+alt)?{END}`},
 		{"member-allergy", `(?:mein|meine|unser|unsere)\s+{REL}(?:\s+{NAME})?\s+ist\s+allergisch\s+(?:gegen|auf)\s+(?:{ALLERGEN}{END}|{X}{END})`},
 		{"count", `(?:ich\s+habe|wir\s+haben|habe)\s+(?:übrigens\s+|auch\s+)?{NUM}\s+{KIDS}`},
 		{"~count", `mit\s+(?:meinen|unseren)\s+{NUM}\s+{KIDS}`},

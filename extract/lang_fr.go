@@ -73,7 +73,7 @@ var french = &langTable{
 		{"~member", `avec\s+(?:mon|ma|notre)\s+{REL},?\s+{NAME}`},
 		{"member-cond", `(?:mon|ma|notre)\s+{REL}(?:\s+{NAME})?\s+(?:est|a)\s+{COND}`},
 		{"member-intolerance", `(?:mon|ma|notre)\s+{REL}(?:\s+{NAME})?\s+est\s+intolérante?\s+(?:au|à\s+la|aux)\s+{ALLERGEN}`},
-		{"pronoun-age", `(?:il|elle)\s+a\s+{NUM}\s+ans`},
+		{"pronoun-age", `(?P<pron>il|elle)\s+a\s+{NUM}\s+ans`},
 		{"member-allergy", `(?:mon|ma|notre)\s+{REL}(?:\s+{NAME})?\s+est\s+allergique\s+(?:à|a|au|aux)\s+(?:la\s+|l['’]|les\s+)?(?:{ALLERGEN}{END}|{X}{END})`},
 		{"count", `(?:j['’]ai|nous\s+avons|on\s+a)\s+{NUM}\s+{KIDS}`},
 		{"pets", `(?:j['’]ai|nous\s+avons|on\s+a)\s+{NUM}\s+{PETS}`},

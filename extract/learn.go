@@ -104,9 +104,12 @@ func Learn(t *Turn) (mems []Memory, responseID string, err error) {
 	// A response that is only tool calls is not the turn's answer; the
 	// request that carries the tool results gets the answer and stores the
 	// turn under the same key.
-	if user != "" && (a.Text != "" || a.ToolCalls == 0) {
-		content := "User: " + inject.Truncate(user, maxTurnUser/4)
-		if a.Text != "" {
+	own, cut := ownTranscript(user, t.Framed)
+	if own != "" && (a.Text != "" || a.ToolCalls == 0) {
+		content := "User: " + inject.Truncate(own, maxTurnUser/4)
+		if a.Text != "" && !cut {
+			// An answer to a pasted text is work on that text (its
+			// translation, its summary): not the user's either.
 			content += "\nAssistant: " + inject.Truncate(a.Text, maxTurnAssistant/4)
 		}
 		var before []string
@@ -128,6 +131,33 @@ func Learn(t *Turn) (mems []Memory, responseID string, err error) {
 		}
 	}
 	return mems, a.ID, err
+}
+
+// ownTranscript is what a turn's transcript keeps of the user's message:
+// their own words, with what they pasted, quoted for a task or said inside
+// a role-play left out and marked "[…]". A transcript rides with later
+// requests as what the user said: a pasted stranger's "I live in
+// Monterrey" there is the same false fact to a model as one in the
+// profile. cut reports whether anything was left out; own is "" when
+// nothing of the message was the user's. A message with code in it is
+// kept whole: code is what the user works on, and asked about again.
+func ownTranscript(user string, framed bool) (own string, cut bool) {
+	if user == "" || strings.Contains(user, "```") {
+		return user, false
+	}
+	own = strings.TrimSpace(othersWords(ownWords(user, framed)))
+	if len(strings.Fields(own)) >= len(strings.Fields(user)) {
+		return user, false
+	}
+	if own == "" && !framed {
+		// A request and its material: the request is kept (the
+		// conversation shows what was asked), the material is not.
+		own = strings.TrimSpace(user[:sentenceEnd(user)])
+	}
+	if own == "" {
+		return "", true
+	}
+	return own + " […]", true
 }
 
 // answerOf decodes the answer from the turn's copy of the response.

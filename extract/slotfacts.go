@@ -207,19 +207,17 @@ func (m *slotMatch) fact(last *slotMatch) (Fact, bool) {
 		}
 		return newFact("family", "family:"+relationKey(rel, name), content)
 	case "pronoun-age":
-		if last == nil || last == m {
-			return Fact{}, false
-		}
 		n := m.number()
-		lname := last.g["name"]
-		if n <= 0 || n > 120 || lname == "" {
+		if n <= 0 || n > 120 {
 			return Fact{}, false
 		}
-		if p := last.g["pet"]; p != "" {
-			pet := last.lang.en(last.lang.t.pets, p)
+		lrel, lname, pet := m.referent(last)
+		if lname == "" {
+			return Fact{}, false
+		}
+		if pet != "" {
 			return newFact("family", "family:pet:"+strings.ToLower(lname), "User has "+withArticle(pet)+" named "+lname+", "+strconv.Itoa(n)+" years old.")
 		}
-		lrel := last.lang.en(last.lang.t.relations, last.g["rel"])
 		return newFact("family", "family:"+relationKey(lrel, lname), "User's "+lrel+" "+lname+" is "+strconv.Itoa(n)+" years old.")
 	case "member-allergy", "member-intolerance", "member-cond":
 		if rel == "" {
@@ -327,13 +325,12 @@ func (m *slotMatch) fact(last *slotMatch) (Fact, bool) {
 		}
 		return newFact("health", "health:"+relationKey("", name)+":allergy:"+head(what), name+" (someone close to the user) is allergic to "+what+".")
 	case "pronoun-cond", "pronoun-allergy":
-		// "she's allergic to eggs" after "my daughter Zoe is 7": the
-		// person the statement before named.
-		if last == nil || last == m || last.g["rel"] == "" {
+		// "she's allergic to eggs" after "my daughter Zoe is 7": whom the
+		// message named last.
+		lrel, lname, pet := m.referent(last)
+		if lrel == "" || pet != "" {
 			return Fact{}, false
 		}
-		lrel := last.lang.en(last.lang.t.relations, last.g["rel"])
-		lname := nameOnly(last.g["name"])
 		who := lrel
 		if lname != "" {
 			who += " " + lname
@@ -490,7 +487,7 @@ func namesIn(s string, l *language) []namedAge {
 				}
 				out[len(out)-1].age = n
 			}
-		case startsUpper(w) && !notNames[w] && len(out) < 6:
+		case startsUpper(w) && !notNames[w] && len([]rune(w)) > 1 && len(out) < 6:
 			out = append(out, namedAge{name: strings.Trim(w, ".!?;")})
 		default:
 			return out
@@ -648,4 +645,54 @@ func withArticle(noun string) string {
 		return "an " + noun
 	}
 	return "a " + noun
+}
+
+// referent is whom a pronoun ("she's 7", "he is diabetic") refers to: the
+// nearest relation said before it in its sentence, since the person named
+// last ("My husband Arjun and our two kids. My mother-in-law also stays
+// with us, she is diabetic"), else the family member or pet the message
+// named last; either only when the pronoun's gender fits. rel is in
+// English; pet is set for a pet.
+func (m *slotMatch) referent(last *slotMatch) (rel, name, pet string) {
+	want := pronounGender[strings.ToLower(m.g["pron"])]
+	fits := func(rel string) bool { return want == "" || relationGender[rel] == "" || relationGender[rel] == want }
+	before := m.before
+	if last != nil && last != m && last.in == m.in && last.end <= m.start {
+		before = m.before[last.end:] // said after the last one named, in this sentence
+	}
+	words := strings.FieldsFunc(strings.ToLower(before), func(r rune) bool { return !unicode.IsLetter(r) })
+	for i := len(words) - 1; i >= 0; i-- {
+		for n := min(3, i+1); n >= 1; n-- { // "mother in law"
+			if r := m.lang.t.relations[strings.Join(words[i+1-n:i+1], " ")]; r != "" && fits(r) {
+				return r, "", ""
+			}
+		}
+	}
+	if last == nil || last == m {
+		return "", "", ""
+	}
+	name = nameOnly(last.g["name"])
+	if p := last.g["pet"]; p != "" {
+		return "", name, last.lang.en(last.lang.t.pets, p)
+	}
+	rel = last.lang.en(last.lang.t.relations, last.g["rel"])
+	if !fits(rel) {
+		return "", "", ""
+	}
+	return rel, name, ""
+}
+
+// pronounGender and relationGender say whom a pronoun can refer to.
+var (
+	pronounGender  = map[string]string{"he": "m", "she": "f", "er": "m", "il": "m", "elle": "f", "ele": "m", "ela": "f"}
+	relationGender = map[string]string{}
+)
+
+func init() {
+	for _, r := range strings.Fields(`husband son father brother grandfather uncle nephew stepson stepfather father-in-law brother-in-law boyfriend`) {
+		relationGender[r] = "m"
+	}
+	for _, r := range strings.Fields(`wife daughter mother sister grandmother aunt niece stepdaughter stepmother mother-in-law sister-in-law girlfriend`) {
+		relationGender[r] = "f"
+	}
 }

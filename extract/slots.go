@@ -114,11 +114,15 @@ func (t *langTable) compile() *language {
 		var ws []string
 		for _, m := range words {
 			for w := range m {
-				ws = append(ws, regexp.QuoteMeta(w))
+				ws = append(ws, w)
 			}
 		}
 		// Longest first: "frutos secos" before "frutos".
 		sortByLength(ws)
+		for i, w := range ws {
+			// "mother in law" is also written "mother-in-law".
+			ws[i] = strings.ReplaceAll(regexp.QuoteMeta(w), " ", `[\s-]+`)
+		}
 		return `(?P<` + group + `>` + strings.Join(ws, "|") + `)`
 	}
 	nums := map[string]string{}
@@ -189,8 +193,10 @@ type slotMatch struct {
 	end   int
 	g     map[string]string
 	// rest is the sentence after the match: a list of names may follow
-	// a count ("two kids, Paul (9) and Lina (6)").
-	rest string
+	// a count ("two kids, Paul (9) and Lina (6)"). before is the sentence
+	// up to it: whom a pronoun refers to may be named there.
+	rest, before string
+	in           string // the sentence
 }
 
 // slotFacts are the facts of the slots a sentence states, in the order
@@ -221,7 +227,7 @@ func slotFacts(s string, last **slotMatch) []Fact {
 				if !p.free && !clauseStart(s, start, l) || hedgedIn(s[:start]) {
 					continue
 				}
-				ms = append(ms, slotMatch{lang: l, slot: p.slot, start: start, end: loc[1], g: g, rest: s[loc[1]:]})
+				ms = append(ms, slotMatch{lang: l, slot: p.slot, start: start, end: loc[1], g: g, rest: s[loc[1]:], before: s[:start], in: s})
 			}
 		}
 	}
@@ -353,7 +359,10 @@ func words(list string) map[string]string {
 		if !ok {
 			panic("extract: word list entry without a value: " + kv)
 		}
-		m[strings.ReplaceAll(k, "-", " ")] = strings.ReplaceAll(v, "-", " ")
+		if !strings.Contains(v, "-in-law") { // written with its hyphens
+			v = strings.ReplaceAll(v, "-", " ")
+		}
+		m[strings.ReplaceAll(k, "-", " ")] = v
 	}
 	return m
 }
@@ -387,6 +396,9 @@ const (
 	classCond
 	classNumber
 	classCapital // a word with a capital, not the first of the sentence nor "I"
+	// classLead is a capital anywhere, the first word too: what a pattern
+	// that starts with a name needs ("Anika turned 6").
+	classLead
 )
 
 // placeholderClass are the kinds of word a placeholder matches.
@@ -416,6 +428,9 @@ func needed(tmpl string) wordClass {
 				c |= placeholderClass[tmpl[i:i+j+1]]
 			}
 		}
+	}
+	if strings.HasPrefix(tmpl, "{NAME}") || strings.HasPrefix(tmpl, "{PLACE}") {
+		c = c&^classCapital | classLead
 	}
 	return c
 }
@@ -457,8 +472,11 @@ func tokensOf(s string) sentenceTokens {
 	for i, w := range strings.FieldsFunc(s, func(r rune) bool {
 		return r == ' ' || r == ',' || r == '.' || r == '!' || r == '?' || r == ';' || r == ':' || r == '(' || r == ')' || r == '"' || r == '\n' || r == '«' || r == '»' || r == '¿' || r == '¡'
 	}) {
-		if i > 0 && startsUpper(w) && w != "I" && !strings.HasPrefix(w, "I'") && !strings.HasPrefix(w, "I’") {
-			t.own |= classCapital
+		if startsUpper(w) && w != "I" && !strings.HasPrefix(w, "I'") && !strings.HasPrefix(w, "I’") {
+			t.own |= classLead
+			if i > 0 {
+				t.own |= classCapital
+			}
 		}
 		if w[0] >= '0' && w[0] <= '9' {
 			t.own |= classNumber

@@ -41,6 +41,9 @@ func TestSlotsReadEverydayPhrasings(t *testing.T) {
 		{"My son Ali is 9 and he's allergic to peanuts.", "son Ali is allergic to peanuts"},
 		{"Our eldest, Maya, is 12. She's severely allergic to shellfish.", "Maya is allergic to shellfish"},
 		{"We're in Glasgow.", "lives in Glasgow"},
+		{"My husband Arjun is 41. My mother-in-law lives with us and she is diabetic.", "mother-in-law has diabetes"},
+		{"Party was great! Anika turned 6 yesterday.", "Anika (of the user's family) is 6"},
+		{"my wife Ifeoma and I are celebrating ten years", "wife is named Ifeoma"},
 		{"I moved to St. Louis.", "St. Louis and"},
 		{"our youngest, Mila, just turned 3", "Mila"},
 		{"My wife is called Priya", "Priya"},
@@ -100,7 +103,7 @@ func TestSlotsReadEverydayPhrasings(t *testing.T) {
 			if c.want != "" && matchAny(g, c.want) {
 				ok = true
 			}
-			if strings.Contains(g, "..") {
+			if strings.Contains(g, "..") || strings.HasSuffix(g, " I.") {
 				t.Errorf("%q taught %q: the sentence's full stop is in the value", c.s, g)
 			}
 		}

@@ -121,7 +121,11 @@ func coordinate(s string) string {
 // asks are how requests to the assistant begin.
 var asks = regexp.MustCompile(`(?i)^(?:please\s+|so\s+|also\s+|and\s+|now\s+|ok\s+|okay\s+|then\s+)*(?:tell|suggest|recommend|give|help|show|explain|write|plan|list|find|make|create|describe|compare|convert|rewrite|translate|summari[sz]e|draft|generate|check|fix|review|calculate|name|share|teach|walk me|let me know|remind me|can you|could you|would you|will you|i'd like you to|i want you to|i need you to|i need help|i want to know|i'd like to know|i wonder|i was wondering|i'm wondering|any (?:ideas|suggestions|tips|recommendations|advice)|what about|how about|go on|continue|keep going|try again|do it|again)\b` +
 	// Requests in the other languages the learners read.
-	`|^(?:por\s+favor,?\s+|bitte,?\s+|s'il\s+te\s+plaît,?\s+)?(?:dame|dime|recomi[ée]ndame|recomienda|sugi[ée]reme|sugiere|ay[úu]dame|expl[íi]came|escr[íi]beme|escribe|hazme|haz|cu[ée]ntame|necesito\s+(?:ideas|una|un)|quiero\s+ideas|gib\s+mir|sag\s+mir|empfiehl|schlag(?:e)?\s+(?:mir\s+)?vor|hilf\s+mir|erklär|schreib|mach\s+mir|ideen\s+für|kannst\s+du|könntest\s+du|donne-moi|dis-moi|recommande-moi|recommande|conseille-moi|conseille|suggère|aide-moi|explique|écris|fais-moi|peux-tu|pourrais-tu|propose-moi|me\s+d[áaê]|d[áa]-me|me\s+diz|diz-me|me\s+recomenda|recomenda|me\s+sugere|sugere|me\s+ajuda|ajuda-me|explica|escreva|escreve|me\s+conta|quero\s+ideias)(?:\s|$|[,.!])`)
+	`|^(?:por\s+favor,?\s+|bitte,?\s+|s'il\s+te\s+plaît,?\s+)?(?:dame|dime|recomi[ée]ndame|recomienda|sugi[ée]reme|sugiere|ay[úu]dame|expl[íi]came|escr[íi]beme|escribe|hazme|haz|cu[ée]ntame|necesito\s+(?:ideas|una|un)|quiero\s+ideas|gib\s+mir|sag\s+mir|empfiehl|schlag(?:e)?\s+(?:mir\s+)?vor|hilf\s+mir|erklär|schreib|mach\s+mir|ideen\s+für|kannst\s+du|könntest\s+du|donne-moi|dis-moi|recommande-moi|recommande|conseille-moi|conseille|suggère|aide-moi|explique|écris|fais-moi|peux-tu|pourrais-tu|propose-moi|me\s+d[áaê]|d[áa]-me|me\s+diz|diz-me|me\s+recomenda|recomenda|me\s+sugere|sugere|me\s+ajuda|ajuda-me|explica|escreva|escreve|me\s+conta|quero\s+ideias)(?:-(?:me|te|nos|moi|nous|mir|uns))?(?:\s|$|[,.!])`)
+
+// questionStart begins a question typed without its question mark ("whats
+// the best time for me to hit the gym", "q me cocino esta noche").
+var questionStart = regexp.MustCompile(`(?i)^¿?(?:(?:so|ok|okay|and|also|hey|hi)[\s,]+)?(?:(?:what|where|when|which|who|why|how)(?:s\b|'s\b|\s+(?:is|are|was|were|do|does|did|can|could|should|would|will|to|about|if)\b)|(?:is|are)\s+there\b|(?:can|could)\s+(?:i|we|you)\b|should\s+(?:i|we)\b|do\s+you\b|any\s+(?:good\s+)?(?:ideas?|tips?|suggestions?|recommendations?|advice)\b|(?:qu[ée]|q|c[óo]mo|d[óo]nde|cu[áa]ndo|cu[áa]l)\s+(?:me|te|le|nos|puedo|debo|hago|hacemos|es|son|va|tal)\b|(?:was|wie|wo|wann|welche[rsnm]?)\s+(?:kann|soll|mache|machen|ist|sind|gibt|würde|wäre)\b|(?:que|quoi|où|comment|quand|quel(?:le)?s?)\s+(?:faire|je|on|est|sont|me|te)\b|est-ce\s+que\b|(?:o\s+que|onde|como|quando|qual)\s+(?:eu|posso|devo|fa[çz]o|é|me|te|vale)\b)`)
 
 // smallTalk are whole sentences that say nothing about anyone.
 var smallTalk = regexp.MustCompile(`(?i)^(?:(?:hi|hello|hey|thanks|thank you|thanks a lot|many thanks|ok|okay|great|cool|nice|awesome|perfect|got it|sounds good|good|wonderful|excellent|amazing|sure|alright|yes|no|yeah|nope|interesting|wow|lol|haha|good morning|good evening|good night|bye|cheers|that helps|that's helpful|that's great|that's interesting|makes sense)[\s,!.]*)+$`)
@@ -150,7 +154,7 @@ func OnlyAsksIn(text string, framed bool) bool {
 			continue
 		}
 		n++
-		if strings.HasSuffix(s, "?") || notStatement.MatchString(s) || asks.MatchString(s) || smallTalk.MatchString(s) {
+		if strings.HasSuffix(s, "?") || notStatement.MatchString(s) || asks.MatchString(s) || smallTalk.MatchString(s) || questionStart.MatchString(s) {
 			continue
 		}
 		return false

@@ -32,11 +32,16 @@ var (
 		`|(?:(?:trad[úu]ce|corr[íi]ge|rev[íi]sa|res[úu]me|reescr[íi]be)(?:me|lo|la|melo|mela|nos)?|traduzca|traducir|corregir|responde\s+a|contesta\s+a` +
 		`|übersetze?n?|korrigiere|korrekturlesen|fasse\s+(?:das|den|die|diesen|diese)|schreib(?:e)?\s+(?:das|den|die|diesen|diese)\s+um|antworte\s+auf` +
 		`|traduis|traduire|traduisez|corrige[rz]?|relis|résume[rz]?|reformule[rz]?|réécris|réponds?\s+à` +
-		`|traduza|traduzir|corrija|revise|resuma|reescreva|responda\s+(?:a|ao|à))\b)`)
+		`|traduza|traduzir|corrija|revise|resuma|reescreva|responda\s+(?:a|ao|à)|traduz|traduzi` +
+		// Asked in so many words: "ayúdame a contestar", "tu peux relire".
+		`|(?:ay[úu]dame\s+a|me\s+ayudas\s+a|puedes|podr[íi]as)\s+(?:contestar|responder|traducir|revisar|corregir|resumir|reescribir)` +
+		`|(?:tu\s+peux|peux-tu|pourrais-tu|tu\s+pourrais|aide-moi\s+à)\s+(?:me\s+)?(?:relire|résumer|traduire|corriger|reformuler|répondre)` +
+		`|(?:me\s+ajuda\s+a|ajuda-me\s+a|pode|podes|você\s+pode|dá\s+pra)\s+(?:me\s+)?(?:responder|traduzir|revisar|corrigir|resumir)` +
+		`|(?:kannst\s+du|könntest\s+du|hilf\s+mir)\s+(?:\S+\s+){0,4}?(?:übersetzen|korrigieren|zusammenfassen|umschreiben|beantworten|korrekturlesen))\b)`)
 
 	// hereIs presents pasted material by what it is: "Here's my friend's
 	// bio:".
-	hereIs = regexp.MustCompile(`(?i)^(?:(?:here(?:'s|\s+is|\s+are)|this\s+is|below\s+is|aquí\s+(?:está|tienes)|hier\s+ist|voici|aqui\s+está)\s+(?:[\p{L}'’]+\s+){0,3}(?:text|email|e-mail|mail|letter|message|note|paragraph|draft|essay|story|poem|bio|profile|review|post|cover\s+letter|speech|quote|texto|correo|carta|mensaje|brief|nachricht|lettre|courriel|message|texte|mensagem|carta)\b[^:\n]*:|quote\s+of\s+the\s+day\s*:)`)
+	hereIs = regexp.MustCompile(`(?i)^(?:(?:here(?:'s|\s+is|\s+are)|this\s+is|below\s+is|aquí\s+(?:está|tienes)|hier\s+ist|voici|aqui\s+está)\s+(?:[\p{L}'’]+\s+){0,3}(?:text|email|e-mail|mail|letter|message|note|paragraph|draft|essay|story|poem|bio|profile|review|post|cover\s+letter|speech|quote|chorus|verse|lyrics|song|caption|tweet|cv|resume|résumé|announcement|listing|texto|correo|carta|mensaje|letra|canción|estrofa|brief|nachricht|liedtext|strophe|refrain|lettre|courriel|message|texte|paroles|couplet|chanson|mensagem|carta|canção|refrão)\b[^:\n]*[:?]|quote\s+of\s+the\s+day\s*:)`)
 
 	// letterOpen and letterClose are the salutation and sign-off lines of a
 	// pasted letter or email; headers are its header lines.
