@@ -47,6 +47,57 @@ func TestChangesReplaceInEveryLanguage(t *testing.T) {
 		{"Moro em Lisboa.", "Agora moro no Porto.", "Porto"},
 		{"Trabalho na Natura.", "Agora trabalho na Embraer.", "Embraer"},
 		{"Sou vegana.", "Não sou mais vegana.", "no longer"},
+		// Partners.
+		{"My girlfriend is called Mia.", "Mia and I split up in the summer. I'm seeing Jo now.", "Jo"},
+		{"My boyfriend Luke is a chef.", "Luke and I broke up.", "broke up|no longer|ex"},
+		{"Mi novio se llama Pablo.", "Pablo y yo lo dejamos. Ahora salgo con Marcos.", "Marcos"},
+		{"Meine Freundin heißt Lena.", "Lena und ich haben uns getrennt.", "no longer|getrennt|split|broke"},
+		{"Ma copine s'appelle Chloé.", "Avec Chloé, c'est fini. Je sors avec Inès maintenant.", "Inès"},
+		{"Minha namorada é a Bia.", "Eu e a Bia terminamos. Agora namoro a Carol.", "Carol"},
+		// Work said as what the user does now.
+		{"I'm a baker.", "I quit the bakery and I'm driving buses now.", "bus"},
+		{"Ich bin Bäcker.", "Ich habe in der Bäckerei aufgehört und fahre jetzt Taxi.", "taxi"},
+		{"Soy camarera.", "Dejé el bar y ahora trabajo de recepcionista.", "recepcionista|receptionist"},
+		{"Je suis serveur.", "J'ai arrêté la restauration, je suis prof maintenant.", "prof|teacher"},
+		{"Sou enfermeira.", "Saí do hospital e agora sou professora.", "professora|teacher"},
+		// Employers.
+		{"Je travaille chez Renault.", "J'ai quitté Renault, je suis chez Stellantis maintenant.", "Stellantis"},
+		{"Je bosse chez Orange.", "J'ai rejoint Free le mois dernier.", "Free"},
+		{"Ich arbeite bei Siemens.", "Ich bin jetzt bei SAP.", "SAP"},
+		{"Trabajo en Inditex.", "Me salí de Inditex y entré en Mercadona.", "Mercadona"},
+		{"I work for Deloitte.", "Left Deloitte for a startup called Tidal.", "Tidal"},
+		// Teams.
+		{"I'm a Liverpool fan.", "I've switched to supporting Everton, don't ask.", "Everton"},
+		{"Sou do Benfica.", "Agora torço pelo Sporting.", "Sporting"},
+		{"Soy del Atlético.", "Ahora soy del Betis.", "Betis"},
+		{"Ich bin Bayern-Fan.", "Ich bin jetzt Fan von Union Berlin.", "Union"},
+		// Hobbies, sport, languages being learned.
+		{"I go to the gym four times a week.", "I gave up the gym, I'm into bouldering now.", "bouldering"},
+		{"I play squash on Tuesdays.", "Swapped squash for padel this year.", "padel"},
+		{"I'm learning Italian.", "I dropped Italian, I'm learning Korean now.", "Korean"},
+		{"Estoy aprendiendo alemán.", "Dejé el alemán, ahora estudio japonés.", "japonés|Japanese"},
+		// Names.
+		{"My name is Claire Brennan.", "I got married and took my wife's surname, so I'm Claire Okafor now.", "Okafor"},
+		{"Je m'appelle Julie Martin.", "Depuis le mariage, je m'appelle Julie Bernard.", "Bernard"},
+		// Corrections of health facts.
+		{"I'm allergic to latex.", "Actually it isn't latex, it's nickel I'm allergic to.", "nickel"},
+		{"I'm allergic to peanuts.", "Turns out I'm allergic to cashews, not peanuts.", "cashew"},
+		// Diets.
+		{"I'm pescatarian.", "I eat chicken again these days.", "chicken"},
+		{"Je suis végétarienne.", "Je remange de la viande depuis cet été.", "viande|meat"},
+		{"I'm on keto.", "I dropped keto, it wasn't for me.", "keto"},
+		// Devices, vehicles.
+		{"I have a Samsung Galaxy.", "Ich habe jetzt ein Fairphone.", "Fairphone"},
+		{"I use an iPhone.", "I switched to a Pixel last month.", "Pixel"},
+		{"I drive a Golf.", "I sold the Golf and got a Tesla.", "Tesla"},
+		{"Tengo un Seat Ibiza.", "Vendí el Ibiza y me compré un Toyota.", "Toyota"},
+		// Study.
+		{"Je fais du droit à la Sorbonne.", "J'ai changé de filière, je fais médecine maintenant.", "médecine|medicine"},
+		{"I'm studying history.", "I switched my major to economics.", "economics"},
+		{"Estudo arquitetura.", "Agora faço engenharia civil.", "engenharia|engineering"},
+		// Homes in German and Portuguese.
+		{"Ich wohne in Dresden.", "Wir sind nach Leipzig gezogen.", "Leipzig"},
+		{"Moro em Coimbra.", "Mudei-me para Braga no verão.", "Braga"},
 	}
 	for _, c := range cases {
 		old := FactsIn("", c.old, false)

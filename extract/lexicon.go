@@ -25,7 +25,7 @@ var deviceClasses = []struct {
 	{"laptop", regexp.MustCompile(`(?i)\b(?:macbook|thinkpad|chromebook|xps|surface laptop|surface pro|zenbook|laptop|notebook computer)`)},
 	{"computer", regexp.MustCompile(`(?i)\b(?:imac|mac mini|mac studio|desktop|gaming pc|pc)\b`)},
 	{"watch", regexp.MustCompile(`(?i)\b(?:apple watch|smartwatch|fitbit|garmin)`)},
-	{"car", regexp.MustCompile(`(?i)\b(?:tesla|prius|volkswagen|vw|golf|toyota|honda|civic|corolla|bmw|audi|mercedes|ford|fiat|renault|peugeot|skoda|hyundai|kia|nissan|mazda|volvo|subaru|jeep|car|motorbike|motorcycle|scooter)\b`)},
+	{"car", regexp.MustCompile(`(?i)\b(?:tesla|prius|volkswagen|vw|golf|toyota|honda|civic|corolla|bmw|audi|mercedes|ford|fiat|renault|peugeot|skoda|hyundai|kia|nissan|mazda|volvo|subaru|jeep|seat|ibiza|leon|opel|corsa|astra|citroën|citroen|dacia|sandero|cupra|polo|clio|yaris|mini cooper|car|motorbike|motorcycle|scooter|auto|coche|carro|voiture|wagen)\b`)},
 	{"samsung", regexp.MustCompile(`(?i)\bsamsung\b`)}, // a phone unless said otherwise
 }
 

@@ -366,6 +366,75 @@ func (m *slotMatch) fact(last *slotMatch) (Fact, bool) {
 			return newFact("possession", "possession:"+class, "User switched from "+from+" to "+to+".")
 		}
 		return newFact("possession", "possession:"+class, "User switched to "+to+".")
+	case "breakup":
+		// A partner no more: it replaces the partner named before.
+		if name == "" || notNames[name] {
+			return Fact{}, false
+		}
+		return newFact("family", "family:partner", "User and "+name+" split up"+when+"; "+name+" is no longer the user's partner.")
+	case "dating":
+		if name == "" || notNames[name] {
+			return Fact{}, false
+		}
+		verb := strings.ToLower(g["verb"])
+		if verb == "" {
+			verb = "seeing"
+		}
+		return newFact("family", "family:partner", "User is "+verb+" "+name+".")
+	case "habit":
+		x := strings.ToLower(cleanValue(g["x"]))
+		if x == "" {
+			return Fact{}, false
+		}
+		verb := "does "
+		if x == "gym" || x == "pool" || x == "climbing wall" || strings.HasPrefix(x, "spin") {
+			verb = "goes to the "
+		}
+		return newFact("habit", "habit:"+head(x), strings.TrimSpace("User "+verb+x+" "+strings.TrimSpace(g["freq"]))+".")
+	case "allergy-fix":
+		// "It isn't latex, it's nickel": said over the old allergy, so it
+		// replaces it.
+		what, y := m.allergen(), cleanValue(g["y"])
+		if what == "" || y == "" {
+			return Fact{}, false
+		}
+		return newFact("health", "health:allergy:"+head(what), "User is allergic to "+y+", not "+what+".")
+	case "learning":
+		l := en(t.languages, g["l"])
+		if l == "" {
+			return Fact{}, false
+		}
+		// One language learned at a time is what people mean by "I'm
+		// learning X": a new one replaces it ("I dropped Italian, I'm
+		// learning Korean now").
+		return newFact("habit", "habit:learning:language", "User is learning "+l+".")
+	case "possess":
+		y := cleanValue(g["y"])
+		class := deviceClass(y)
+		if y == "" || class == "" {
+			return Fact{}, false
+		}
+		return newFact("possession", "possession:"+class, "User has "+withArticle(y)+".")
+	case "swapped":
+		// "I gave up the gym, I'm into bouldering now": the old pastime
+		// keyed as it was said, so the new one replaces it.
+		x, y := cleanValue(g["x"]), cleanValue(g["y"])
+		if x == "" || y == "" {
+			return Fact{}, false
+		}
+		if class := deviceClass(y); class != "" {
+			return newFact("possession", "possession:"+class, "User switched from "+x+" to "+y+".")
+		}
+		return newFact("habit", "habit:"+head(x), "User gave up "+x+" for "+y+".")
+	case "job-doing":
+		x := strings.ToLower(cleanValue(g["x"]))
+		if d, ok := drivingJobs[x]; ok {
+			x = d
+		}
+		if x == "" {
+			return Fact{}, false
+		}
+		return newFact("identity", "identity:job", "User is "+x+" for a living now.")
 	case "done-with":
 		x := cleanValue(g["x"])
 		if x == "" {
@@ -696,3 +765,7 @@ func init() {
 		relationGender[r] = "f"
 	}
 }
+
+// drivingJobs are what "ich fahre jetzt Bus" says the user does, in English.
+var drivingJobs = map[string]string{"bus": "driving a bus", "taxi": "driving a taxi", "lkw": "driving a truck",
+	"lastwagen": "driving a truck", "straßenbahn": "driving a tram", "zug": "driving trains"}

@@ -134,7 +134,7 @@ func (t *langTable) compile() *language {
 	r := strings.NewReplacer(
 		"{NAME}", namePat, "{PLACE}", placePat, "{X}", xPat, "{ORG}", orgPat, "{END}", endPat,
 		"{REL}", alt("rel", t.relations), "{PET}", alt("pet", t.pets), "{DIET}", alt("diet", t.diets),
-		"{JOB}", alt("job", t.jobs), "{ALLERGEN}", alt("allergen", t.allergens), "{LANGS}", langList,
+		"{JOB}", alt("job", t.jobs), "{ALLERGEN}", alt("allergen", t.allergens), "{LANGS}", langList, "{LANG1}", strings.ReplaceAll(langs, "?P<l>", "?:"),
 		"{NUM}", `(?P<num>\d{1,3}\b|(?:`+strings.TrimPrefix(alt("numw", nums), "(?P<numw>")+`\b)`,
 		"{HAVE}", `(?:'ve\s+got|'ve|\s+(?:also\s+|just\s+|recently\s+|now\s+)?(?:have\s+got|have|got|adopted|rescued|own))`,
 		"{KIDS}", alt("kids", t.children), "{COND}", alt("cond", t.conditions),
@@ -146,6 +146,26 @@ func (t *langTable) compile() *language {
 		re := regexp.MustCompile(src)
 		slot, free := strings.CutPrefix(p.slot, "~")
 		l.pats = append(l.pats, slotPattern{slot: slot, free: free, re: re, holds: mustHold(re.String()), needs: needed(p.tmpl)})
+	}
+	if t != english {
+		// The words only this language's statements hold mark a sentence
+		// as maybe in it, as its common words do: "Agora torço pelo
+		// Sporting" holds none of those.
+		en := map[string]bool{}
+		for _, w := range english.common {
+			en[w] = true
+		}
+		for _, p := range l.pats {
+			for _, g := range p.holds {
+				for _, lit := range g {
+					for _, w := range strings.Fields(strings.ToLower(lit)) {
+						if utf8.RuneCountInString(w) >= 4 && !en[w] {
+							l.common[w] = true
+						}
+					}
+				}
+			}
+		}
 	}
 	if len(t.slips) > 0 {
 		l.slip = regexp.MustCompile(`(?i)(?:,|\s+-|\s*—)?\s*(?:` + strings.Join(t.slips, "|") + `)[,:]?\s+(?P<v>[^,.;!?]{1,30}?)\s*(?:[,.;!?]|$)`)
