@@ -214,13 +214,6 @@ func TestFactsRememberNote(t *testing.T) {
 }
 
 func TestFactsNotStatements(t *testing.T) {
-	long := "My name is Alice, and " + strings.Repeat("this sentence keeps going with more and more words, ", 6)
-	if len(long) <= maxSentence {
-		t.Fatalf("setup: sentence only %d characters", len(long))
-	}
-	if f := Facts(long[:120]); len(f) != 1 {
-		t.Fatalf("setup: the short version should yield the name, got %v", f)
-	}
 	tests := []string{
 		// questions
 		"Do I like coffee?",
@@ -251,8 +244,6 @@ func TestFactsNotStatements(t *testing.T) {
 		// injected memory block echoed in the user message
 		inject.BlockStart + "\n- User: I love coffee\n- My name is Alice.\n" + inject.BlockEnd + "\nWhat should I drink?",
 		inject.BlockStart + "\n- I live in Berlin.\n- I'm vegetarian.",
-		// too long to be a statement about oneself
-		long,
 		// negations and embedded statements
 		"I don't think I like coffee.",
 		"I'm not vegetarian.",

@@ -36,7 +36,7 @@ var (
 	sentences = regexp.MustCompile(`(?:[.!?]+["')\]]*\s+|\n+)`)
 	// askedAfter starts the question a statement runs into: "I usually
 	// prefer X, but do you have any ideas?"
-	askedAfter   = regexp.MustCompile(`(?i)(?:,|\s+-|;)\s*(?:(?:but|so|and|though|then)\s+)?(?:do|does|can|could|would|will|is|are|what|how|which|where|any|have|should|i'm wondering|i wonder|i was wondering|i'm curious|i am wondering)\b`)
+	askedAfter   = regexp.MustCompile(`(?i)(?:,|\s+[-–—]|;)\s*(?:(?:but|so|and|though|then)\s+)?(?:do|does|can|could|would|will|is|are|what|how|which|where|any|have|should|i'm wondering|i wonder|i was wondering|i'm curious|i am wondering)\b`)
 	notStatement = regexp.MustCompile(`(?i)^(?:if|when|suppose|imagine|what if|would|could|should|do|does|did|is|are|can|how|why|what|who|where|which)\b`)
 )
 
@@ -126,7 +126,16 @@ func statements(userText string, framed bool) []string {
 	text = ownWords(text, framed)
 	text = othersWords(strings.NewReplacer("’", "'", "‘", "'").Replace(text))
 	var out []string
+	var ss []string
 	for _, s := range splitSentences(text) {
+		if len(s) > maxSentence {
+			// Dictated by voice, or typed without a stop: its clauses.
+			ss = append(ss, clausesOf(s)...)
+			continue
+		}
+		ss = append(ss, s)
+	}
+	for _, s := range ss {
 		s = strings.TrimSpace(s)
 		if strings.HasSuffix(s, "?") {
 			// The statement before the question, if it starts the sentence.
@@ -140,6 +149,34 @@ func statements(userText string, framed bool) []string {
 			continue
 		}
 		out = append(out, s)
+	}
+	return out
+}
+
+// clauseOpeners start a clause of a sentence run on without stops ("I'm
+// a single mom of three Kayden is 12 ... we live in Knoxville and I work
+// from home"), in the languages read.
+var clauseOpeners = wordSet(`i i'm im we we're my our and but so because which also plus
+	yo y pero porque mi nuestro nuestra vivo soy tengo trabajo ich und aber weil mein meine wir unser unsere
+	je et mais parce mon ma mes nous on eu e mas porque meu minha nós moro sou tenho trabalho`)
+
+// clausesOf splits a sentence too long to read whole before each word
+// that opens a clause, keeping pieces of at least a few words.
+func clausesOf(s string) []string {
+	words := strings.Fields(s)
+	var out []string
+	start := 0
+	for i := 1; i < len(words); i++ {
+		if i-start >= 3 && clauseOpeners[strings.ToLower(strings.Trim(words[i], ",;:"))] {
+			out = append(out, strings.Join(words[start:i], " "))
+			start = i
+		}
+	}
+	out = append(out, strings.Join(words[start:], " "))
+	for i := range out {
+		if len(out[i]) > maxSentence {
+			out[i] = out[i][:0] // still too long to be one statement
+		}
 	}
 	return out
 }

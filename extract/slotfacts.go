@@ -244,6 +244,9 @@ func (m *slotMatch) fact(last *slotMatch) (Fact, bool) {
 	case "count":
 		n := m.number()
 		kids := en(t.children, g["kids"])
+		if g["kids"] == "" { // "a mom of three"
+			kids, g["kids"] = "kids", "kids"
+		}
 		if n <= 0 || n > 20 || kids == "" {
 			return Fact{}, false
 		}
@@ -317,7 +320,11 @@ func (m *slotMatch) fact(last *slotMatch) (Fact, bool) {
 			return newFact("health", "health:"+relationKey("", name)+":diet", name+" (someone close to the user) is "+en(t.diets, g["diet"])+".")
 		case "named-cond":
 			c := en(t.conditions, g["cond"])
-			return newFact("health", "health:"+relationKey("", name)+":condition:"+head(c), name+" (someone close to the user) has "+c+".")
+			key := "health:" + relationKey("", name) + ":condition:" + head(c)
+			if n := g["type"]; n != "" && !strings.Contains(c, "type") {
+				c = "type " + n + " " + c
+			}
+			return newFact("health", key, name+" (someone close to the user) has "+c+".")
 		}
 		what := m.allergen()
 		if what == "" {
@@ -535,20 +542,28 @@ type namedAge struct {
 // listWord skips what joins a list of names and ages: commas, "and",
 // articles, brackets, the words of an age.
 var listWords = wordSet(`and y e und et a o la el der die le the aged de von years year old años anos jahre jahren ans ano
-	is are was just turned turns baby youngest eldest oldest little one who's whos now ist est é tiene tem hat a`)
+	baby youngest eldest oldest little one`)
+
+// ageVerbs lead an age in a list ("Kayden is 12 Brielle is 9"): a name
+// after one ("Gerhard ist Koch") ends the list.
+var ageVerbs = wordSet(`is are was just turned turns who's whos now ist est é tiene tem hat a`)
 
 // namesIn reads the list of names (with ages) that starts s, stopping at
 // the first word that is neither.
 func namesIn(s string, l *language) []namedAge {
 	var out []namedAge
+	verb := false // an age verb was read: only an age may follow
 	for _, w := range strings.FieldsFunc(s, func(r rune) bool {
 		return r == ' ' || r == ',' || r == '(' || r == ')' || r == ':' || r == '—' || r == '–' || r == '&'
 	}) {
 		low := strings.ToLower(strings.Trim(w, ".!?;"))
 		switch {
 		case low == "":
+		case ageVerbs[low] && len(out) > 0:
+			verb = true
 		case listWords[low] || l.t.joins != nil && slices.Contains(l.t.joins, low):
 		case isNumber(low, l):
+			verb = false
 			if len(out) > 0 && out[len(out)-1].age == 0 {
 				n, _ := strconv.Atoi(low)
 				if n == 0 {
@@ -556,7 +571,7 @@ func namesIn(s string, l *language) []namedAge {
 				}
 				out[len(out)-1].age = n
 			}
-		case startsUpper(w) && !notNames[w] && len([]rune(w)) > 1 && len(out) < 6:
+		case startsUpper(w) && !notNames[w] && len([]rune(w)) > 1 && len(out) < 6 && !verb:
 			out = append(out, namedAge{name: strings.Trim(w, ".!?;")})
 		default:
 			return out

@@ -295,6 +295,13 @@ func clauseStart(s string, i int, l *language) bool {
 		return true
 	}
 	before := strings.ToLower(strings.TrimSpace(s[:i]))
+	if l.t == english && subjectWords[strings.ToLower(firstWord(s[i:]))] {
+		// "I" and "we" only ever start a clause, stops typed or not
+		// ("Sam just turned 5 we live in Tulsa"); but for one a word
+		// before embeds ("the town where we live").
+		w := before[strings.LastIndexByte(before, ' ')+1:]
+		return !embedders[w]
+	}
 	// Words that only lead a statement in ("na verdade", "übrigens",
 	// "I've decided"), as far back as they go.
 	for cut := true; cut; {
@@ -527,4 +534,20 @@ func (l *language) classesIn(t sentenceTokens) wordClass {
 		}
 	}
 	return c
+}
+
+// subjectWords start a clause wherever they stand; embedders make the
+// clause they start part of another ("where we live", "what I eat").
+var (
+	subjectWords = wordSet(`i i'm i've i'd we we're we've`)
+	embedders    = wordSet(`where that which what how when whether if than as who whom whose why while`)
+)
+
+// firstWord is s's first word, its letters and apostrophes.
+func firstWord(s string) string {
+	end := strings.IndexFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && r != '\'' })
+	if end < 0 {
+		return s
+	}
+	return s[:end]
 }

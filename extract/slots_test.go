@@ -41,6 +41,10 @@ func TestSlotsReadEverydayPhrasings(t *testing.T) {
 		{"My son Ali is 9 and he's allergic to peanuts.", "son Ali is allergic to peanuts"},
 		{"Our eldest, Maya, is 12. She's severely allergic to shellfish.", "Maya is allergic to shellfish"},
 		{"We're in Glasgow.", "lives in Glasgow"},
+		// dictated by voice: no stops, the clauses still read
+		{"so basically I'm a dad of two Mia is 8 and Sam just turned 5 we live in Tulsa Oklahoma and I work nights at the hospital which is fine because my wife Dana is home with the kids during the day and honestly I need a meal plan that doesn't take forever", "lives in Tulsa"},
+		{"so basically I'm a dad of two Mia is 8 and Sam just turned 5 we live in Tulsa Oklahoma and I work nights at the hospital which is fine because my wife Dana is home with the kids during the day and honestly I need a meal plan that doesn't take forever", "Mia is 8"},
+		{"hola bueno te cuento que soy enfermera y vivo en Rosario con mi marido Leo y nuestros dos hijos y la verdad es que trabajo muchas horas así que necesito ideas de cenas rápidas para toda la semana que no lleven mucho tiempo ni mucha plata porfa", "Rosario"},
 		{"My husband Arjun is 41. My mother-in-law lives with us and she is diabetic.", "mother-in-law has diabetes"},
 		{"Party was great! Anika turned 6 yesterday.", "Anika (of the user's family) is 6"},
 		{"my wife Ifeoma and I are celebrating ten years", "wife is named Ifeoma"},
