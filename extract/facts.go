@@ -260,6 +260,9 @@ func oneOfEach(slots []Fact) []Fact {
 		case !dup:
 			at[f.Key] = len(out)
 			out = append(out, f)
+		case retracting.MatchString(f.Content) == retracting.MatchString(out[i].Content) && saysAllOf(out[i].Content, f.Content):
+			// The fuller of two readings of one statement ("gave up
+			// tennis for padel" over "gave up tennis").
 		case !retracting.MatchString(f.Content) || retracting.MatchString(out[i].Content):
 			out[i] = f
 		}

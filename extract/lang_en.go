@@ -23,7 +23,7 @@ var english = &langTable{
 		kelpie:kelpie heeler:heeler cavoodle:cavoodle staffy:staffy schnauzer:schnauzer dalmatian:dalmatian
 		shih-tzu:shih-tzu westie:westie chihuahua:chihuahua sausage-dog:dachshund tortie:cat budgies:budgies
 		hamsters:hamsters rabbits:rabbits`),
-	diets: words(`veggie:vegetarian plant-based:vegan vegetarian:vegetarian vegan:vegan pescatarian:pescatarian pescetarian:pescatarian
+	diets: words(`eggetarian:eggetarian intermittent-fasting:intermittent-fasting pure-veg:vegetarian non-veg:meat-eater veg:vegetarian veggie:vegetarian plant-based:vegan vegetarian:vegetarian vegan:vegan pescatarian:pescatarian pescetarian:pescatarian
 		flexitarian:flexitarian kosher:kosher halal:halal keto:keto paleo:paleo teetotal:teetotal`),
 	jobs: words(`nurse:nurse doctor:doctor physician:physician surgeon:surgeon dentist:dentist pharmacist:pharmacist
 		paramedic:paramedic midwife:midwife therapist:therapist psychologist:psychologist vet:vet veterinarian:veterinarian
@@ -72,7 +72,7 @@ var english = &langTable{
 		two-months-ago:two-months-ago recently:recently`),
 	leads: []string{"by the way", "btw", "fyi", "for context", "for the record", "just so you know", "update", "quick update", "honestly", "actually", "in real life", "seriously", "ok", "okay", "so", "well", "anyway", "also", "i've decided", "i have decided", "i decided", "i realised", "i realized", "i guess", "turns out", "sadly", "luckily", "unfortunately", "confession", "big news", "good news", "news"},
 	joins: []string{"and", "&"},
-	slips: []string{`no\s+wait`, `no,\s*wait`, `wait,?\s+no`, `sorry`, `i\s+mean`, `i\s+meant`, `make\s+that`, `actually`},
+	slips: []string{`no\s+wait\s+sorry`, `no,?\s*wait,?\s+sorry`, `no\s+wait`, `no,\s*wait`, `wait,?\s+no`, `sorry`, `i\s+mean`, `i\s+meant`, `make\s+that`, `actually`},
 	patterns: []rawPattern{
 		{"name", `my\s+name(?:'s|\s+is)\s+{NAME}`},
 		{"name", `(?:call\s+me|i\s+go\s+by|myself)\s+{NAME}`},
@@ -119,6 +119,8 @@ var english = &langTable{
 		{"employer-neg", `i\s+(?:no\s+longer|don't)\s+work\s+(?:at|for)\s+{ORG}{END}`},
 		{"diet", `(?:i|we)(?:'m|'re|\s+am|\s+are)\s+(?:now\s+|all\s+|strictly\s+|fully\s+|also\s+|a\s+)?{DIET}{END}`},
 		{"diet", `(?:i|we)(?:'ve|\s+have)\s+been\s+{DIET}`},
+		{"diet", `(?:i(?:'m|\s+am)\s+)?doing\s+{DIET}\s+(?:now|these\s+days|instead)\b`},
+		{"diet", `i(?:'m|\s+am)\s+(?:a\s+)?(?:total\s+|strict\s+|proper\s+)?{DIET}(?:\s+(?:guy|girl|person|family|household))\b`},
 		{"diet", `(?:i|we)(?:'ve|\s+have)?\s+(?:just\s+|recently\s+|finally\s+)?(?:gone|went|turned|become|became)\s+(?:fully\s+)?{DIET}`},
 		{"named-diet", `{NAME}\s+(?:has\s+been|is|'s\s+been|'s)\s+(?:a\s+|strictly\s+)?{DIET}`},
 		{"named-cond", `{NAME}\s+(?:is|has|'s)\s+(?:a\s+)?(?:type\s+(?P<type>[12])\s+)?{COND}`},
@@ -162,6 +164,17 @@ var english = &langTable{
 		{"languages", `i(?:'m|\s+am)\s+(?:fluent|bilingual)\s+in\s+{LANGS}`},
 		{"languages", `my\s+(?:native\s+language|mother\s+tongue|first\s+language)\s+is\s+{LANGS}`},
 		{"sold", `(?:i|we)\s+(?:just\s+)?sold\s+(?:the|my|our)\s+(?P<x>car|house|flat|bike|motorbike|motorcycle|van|boat)`},
+		{"sold", `(?:i|we)\s+(?:just\s+|finally\s+)?sold\s+(?:the|my|our)\s+(?P<x>(?-i:\p{Lu})[\p{L}\d-]+(?:\s+(?-i:\p{Lu})[\p{L}\d-]+)?)(?:\s+(?:in\s+the\s+end|at\s+last|finally|yesterday|today|last\s+[\p{L}]+))?{END}`},
+		{"possess", `(?:i|we)\s+(?:just\s+|finally\s+)?(?:got|bought|purchased|picked\s+up|leased)\s+(?:a|an|the|my|our)\s+(?:new\s+|second-hand\s+|used\s+|shiny\s+)?(?P<y>[^,.;!?]{2,40}?)(?:\s+(?:from|with|for|last|this|after|in)\b|{END})`},
+		{"study", `(?:i(?:'ve|\s+have)?\s+)?(?:started|starting|doing|i'm\s+doing|began)\s+(?:a\s+|my\s+)?(?:master'?s|masters|phd|doctorate|msc|mba|degree|diploma|postgrad)\s+(?:degree\s+)?in\s+{X}{END}`},
+		{"quit-habit", `(?:i|we)\s+(?:just\s+|finally\s+)?(?:quit|gave\s+up|stopped|dropped|packed\s+in)\s+(?:going\s+to\s+)?(?:the\s+|my\s+)?(?P<x>{ACT})\b`},
+		{"took-up", `(?:i|we)\s+(?:just\s+|recently\s+)?(?:took\s+up|started|got\s+into|picked\s+up)\s+(?P<y>{ACT})\b`},
+		{"took-up", `i(?:'m|\s+am)\s+(?:really\s+|totally\s+)?into\s+(?P<y>{ACT})(?:\s+now|\s+these\s+days)\b`},
+		{"team", `i(?:'m|\s+am)\s+(?:now\s+)?supporting\s+{ORG}{END}`},
+		{"dating", `(?:i(?:'ve|\s+have)?\s+)?(?:been\s+)?(?:seeing|dating)\s+someone(?:\s+new)?[^.!?]{0,20}?(?:his|her|their)\s+name(?:'s|\s+is)\s+{NAME}`},
+		{"married", `(?:{NAME}\s+and\s+i|we)\s+(?:are|'re)\s+(?:now\s+|officially\s+)*(?P<status>married|engaged|divorced|separated)`},
+		{"died", `{NAME}\s+(?:didn't\s+make\s+it|is\s+gone|crossed\s+the\s+rainbow\s+bridge)`},
+		{"pet", `(?:i|we){HAVE}\s+(?:a|an|one)\s+(?:[\p{L}-]+\s+){0,2}?{PET}[^.!?]{0,30}?(?:(?:his|her|its)\s+name(?:'s|\s+is)|call(?:e)?d|named)\s+{NAME}`},
 		{"switched", `(?:(?:i|we)(?:'ve|\s+have)?\s+)?(?:just\s+|finally\s+)?traded\s+in\s+(?:the\s+|my\s+|our\s+)?(?P<x>[^,.;]{1,30}?)(?:,|\s+and|\s+for)\s+(?:got\s+|bought\s+)?(?:a|an|the)\s+(?P<y>[^,.;!?]{1,30}?){END}`},
 		{"team", `my\s+(?:favou?rite|fav)\s+(?:football\s+|soccer\s+|basketball\s+|baseball\s+|hockey\s+)?(?:team|club)\s+is\s+{ORG}{END}`},
 		{"team", `i\s+(?:support|root\s+for)\s+{ORG}{END}`},
@@ -189,7 +202,7 @@ var english = &langTable{
 		{"eats-again", `i\s+(?:now\s+)?(?:eat|have)\s+(?P<food>meat|fish|chicken|dairy|eggs|pork|beef|seafood)\s+(?P<again>again)`},
 		{"diet-neg", `i\s+(?:just\s+|finally\s+)?(?:dropped|quit|gave\s+up|stopped|ditched)\s+(?:doing\s+|being\s+)?{DIET}`},
 		{"study", `i\s+(?:switched|changed)\s+my\s+(?:major|degree|course)\s+to\s+{X}{END}`},
-		{"switched", `i\s+(?:finally\s+|just\s+)?switched\s+(?:from\s+(?P<x>[^,.;]{1,30}?)\s+)?to\s+(?P<y>[^,.;!?]{1,30}?){END}`},
+		{"switched", `i\s+(?:finally\s+|just\s+)?(?:caved\s+and\s+|gave\s+in\s+and\s+)?switched\s+(?:from\s+(?P<x>[^,.;]{1,30}?)\s+)?to\s+(?P<y>[^,.;!?]{1,30}?){END}`},
 		{"team", `i(?:'m|\s+am)\s+an?\s+{ORG}\s+(?:fan|supporter){END}`},
 		{"rather", `i(?:'d|\s+would)\s+(?:much\s+)?rather\s+(?P<x>[^,.;!?]{2,40}?)\s+than\s+(?P<y>[^,.;!?]{2,40}?){END}`},
 		{"activity", `i(?:'ve|\s+have)\s+been\s+(?P<verb>learning|studying|playing|practi[cs]ing|taking)\s+{X}\s+(?P<since>(?:for\s+(?:about\s+|around\s+|almost\s+|nearly\s+|over\s+)?(?:a|an|one|two|three|four|five|six|\d+)\s+(?:weeks?|months?|years?)|since\s+(?:\d{4}|last\s+\w+|[\p{L}]+)))`},

@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -94,6 +95,9 @@ func (m *slotMatch) fact(last *slotMatch) (Fact, bool) {
 	case "pregnant":
 		return newFact("health", "health:pregnancy", "User is pregnant.")
 	case "sold":
+		if soldFor.MatchString(m.rest) {
+			return Fact{}, false // "sold the Golf and got a Tesla": a switch
+		}
 		x := strings.ToLower(g["x"])
 		class := deviceClass(x)
 		if class == "" {
@@ -301,6 +305,15 @@ func (m *slotMatch) fact(last *slotMatch) (Fact, bool) {
 			}
 			return newFact("family", "family:partner", "User is "+status+with+when+".")
 		}
+		if status == "engaged" || status == "married" {
+			// Engaged or married, a partner's name said before is no
+			// longer "girlfriend": it replaces it.
+			with := ""
+			if name != "" {
+				with = " to " + name
+			}
+			return newFact("family", "family:partner", "User got "+status+with+when+".")
+		}
 		return newFact("identity", "identity:relationship", "User got "+status+when+".")
 	case "named-age", "named-diet", "named-cond", "named-allergy":
 		// A person the user named, by name alone ("Anika turned 6", "Kez
@@ -433,6 +446,18 @@ func (m *slotMatch) fact(last *slotMatch) (Fact, bool) {
 			return newFact("possession", "possession:"+class, "User switched from "+x+" to "+y+".")
 		}
 		return newFact("habit", "habit:"+head(x), "User gave up "+x+" for "+y+".")
+	case "quit-habit":
+		x := strings.ToLower(cleanValue(g["x"]))
+		if x == "" {
+			return Fact{}, false
+		}
+		return newFact("habit", "habit:"+head(x), "User gave up "+x+".")
+	case "took-up":
+		y := strings.ToLower(cleanValue(g["y"]))
+		if y == "" {
+			return Fact{}, false
+		}
+		return newFact("habit", "habit:"+head(y), "User took up "+y+".")
 	case "job-doing":
 		x := strings.ToLower(cleanValue(g["x"]))
 		if d, ok := drivingJobs[x]; ok {
@@ -784,3 +809,6 @@ func init() {
 // drivingJobs are what "ich fahre jetzt Bus" says the user does, in English.
 var drivingJobs = map[string]string{"bus": "driving a bus", "taxi": "driving a taxi", "lkw": "driving a truck",
 	"lastwagen": "driving a truck", "straßenbahn": "driving a tram", "zug": "driving trains"}
+
+// soldFor follows a sale that is half of a switch.
+var soldFor = regexp.MustCompile(`(?i)^\s*(?:(?:,|and)\s+)?(?:then\s+)?(?:got|bought|picked\s+up|replaced|y\s+(?:me\s+)?compr|et\s+(?:j['’]ai\s+)?achet|e\s+comprei|und\s+(?:habe\s+)?(?:mir\s+)?(?:ein|gekauft))`)

@@ -134,7 +134,7 @@ func (t *langTable) compile() *language {
 	r := strings.NewReplacer(
 		"{NAME}", namePat, "{PLACE}", placePat, "{X}", xPat, "{ORG}", orgPat, "{END}", endPat,
 		"{REL}", alt("rel", t.relations), "{PET}", alt("pet", t.pets), "{DIET}", alt("diet", t.diets),
-		"{JOB}", alt("job", t.jobs), "{ALLERGEN}", alt("allergen", t.allergens), "{LANGS}", langList, "{LANG1}", strings.ReplaceAll(langs, "?P<l>", "?:"),
+		"{JOB}", alt("job", t.jobs), "{ALLERGEN}", alt("allergen", t.allergens), "{LANGS}", langList, "{LANG1}", strings.ReplaceAll(langs, "?P<l>", "?:"), "{ACT}", activities,
 		"{NUM}", `(?P<num>\d{1,3}\b|(?:`+strings.TrimPrefix(alt("numw", nums), "(?P<numw>")+`\b)`,
 		"{HAVE}", `(?:'ve\s+got|'ve|\s+(?:also\s+|just\s+|recently\s+|now\s+)?(?:have\s+got|have|got|adopted|rescued|own))`,
 		"{KIDS}", alt("kids", t.children), "{COND}", alt("cond", t.conditions),
@@ -224,6 +224,7 @@ type slotMatch struct {
 // pronoun ("My son Ali is 9. He's allergic to peanuts."); slotFacts moves
 // it on.
 func slotFacts(s string, last **slotMatch) []Fact {
+	s = withSubject(s)
 	folded := fold(s)
 	tokens := tokensOf(s)
 	langs := languagesOf(tokens)
@@ -456,7 +457,14 @@ func needed(tmpl string) wordClass {
 			}
 		}
 	}
-	if strings.HasPrefix(tmpl, "{NAME}") || strings.HasPrefix(tmpl, "{PLACE}") {
+	lead := tmpl
+	if strings.HasPrefix(lead, "(") {
+		// A leading optional group: "(?:my\s+)?{NAME} died".
+		if end := closingParen(lead); end > 0 && end+1 < len(lead) && lead[end+1] == '?' {
+			lead = lead[end+2:]
+		}
+	}
+	if strings.HasPrefix(lead, "{NAME}") || strings.HasPrefix(lead, "{PLACE}") {
 		c = c&^classCapital | classLead
 	}
 	return c
@@ -551,3 +559,58 @@ func firstWord(s string) string {
 	}
 	return s[:end]
 }
+
+// activities are the pastimes and habits a user takes up and gives up
+// ("quit the gym", "took up bouldering"), in English.
+const activities = `(?:gym|running|jogging|yoga|hot\s+yoga|pilates|crossfit|swimming|cycling|spin(?:ning)?|football|soccer|tennis|squash|padel|climbing|bouldering|boxing|kickboxing|golf|basketball|volleyball|rugby|hockey|netball|cricket|dancing|salsa|ballet|piano|guitar|violin|drums|chess|knitting|painting|photography|smoking|vaping|drinking|alcohol|coffee|caffeine|sugar|weights|lifting|powerlifting|marathons?|triathlons?|parkrun|hiking|surfing|skating|skiing|snowboarding|gaming|martial\s+arts|karate|judo|jiu[- ]jitsu|meditation|journaling|baking|gardening|fishing|archery|rowing|badminton|table\s+tennis|pickleball)`
+
+// closingParen is the index of the parenthesis that closes the one s
+// starts with, -1 for none.
+func closingParen(s string) int {
+	depth := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '(':
+			depth++
+		case ')':
+			depth--
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// withSubject gives an English statement typed without its subject one:
+// "Moved house over the weekend", "finally caved and switched to a
+// Pixel", "Sold the Ford in the end!" are the user's, as "I moved ..."
+// would be. Only a sentence that opens (after a lead such as "so" or
+// "finally") with one of the verbs people report their own news with.
+func withSubject(s string) string {
+	i := 0
+	for {
+		w := strings.ToLower(strings.TrimRight(firstWord(s[i:]), "'"))
+		switch {
+		case w == "":
+			return s
+		case subjectlessLeads[w]:
+			i += len(w)
+			for i < len(s) && (s[i] == ' ' || s[i] == ',' || s[i] == ':' || s[i] == '!') {
+				i++
+			}
+			continue
+		case newsVerbs[w]:
+			return s[:i] + "I " + s[i:]
+		}
+		return s
+	}
+}
+
+var (
+	subjectlessLeads = wordSet(`so ok okay update finally just also and then anyway btw recently well honestly yeah yep oh`)
+	newsVerbs        = wordSet(`moved relocated sold bought got picked switched swapped traded started joined left quit
+		graduated finished took gave dropped adopted married turned caved packed retired landed signed`)
+)
