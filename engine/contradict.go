@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/caddy-memory/memory/extract"
 	"github.com/caddy-memory/memory/internal/norm"
@@ -50,16 +52,44 @@ func (p *profile) contradicted(m *store.Memory) bool {
 	return false
 }
 
-// goneWords are the words fact f said before it changed that it no longer
-// says: a turn sharing none of them cannot say what it said before (a
-// cheap first look, made once a profile).
+// goneWords are the words a turn that says what fact f said before it
+// changed shares with f: a turn sharing none of them cannot say it (a
+// cheap first look, made once a profile). They are the words f no longer
+// says, and the names its versions hold, which are the same in every
+// language: "Tengo un perro, Toby" says what "User has a dog named Toby"
+// said before "Toby has died", sharing no other word with either.
 func goneWords(f *store.Memory) []string {
 	now := wordSet(f.Content)
 	var out []string
+	add := func(w string) {
+		if !slices.Contains(out, w) {
+			out = append(out, w)
+		}
+	}
 	for _, v := range f.History {
 		for w := range wordSet(v.Content) {
-			if !now[w] && !slices.Contains(out, w) {
-				out = append(out, w)
+			if !now[w] {
+				add(w)
+			}
+		}
+		for _, w := range names(v.Content) {
+			add(w)
+		}
+	}
+	for _, w := range names(f.Content) {
+		add(w)
+	}
+	return out
+}
+
+// names are the capitalised words of a fact past its first, normalised as
+// wordSet has them: the names and places it holds.
+func names(fact string) []string {
+	var out []string
+	for i, w := range strings.Fields(fact) {
+		if r, _ := utf8.DecodeRuneInString(w); i > 0 && unicode.IsUpper(r) {
+			for n := range wordSet(w) {
+				out = append(out, n)
 			}
 		}
 	}

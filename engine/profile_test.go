@@ -216,6 +216,28 @@ func TestRecallLeavesOutEchoesAndSupersededTurns(t *testing.T) {
 	}
 }
 
+// TestASupersededTurnInAnotherLanguageStaysOut: a turn said in Spanish
+// that stated what a fact said before it changed is not injected as
+// current either, though it shares no word with the fact's English but
+// the name ("Tengo un perro, Toby" once "Toby has died").
+func TestASupersededTurnInAnotherLanguageStaysOut(t *testing.T) {
+	e, err := openConfig(t, Config{Dir: t.TempDir(), Shards: 1, LockTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeEngine(t, e)
+	owner := e.OwnerID("lola")
+	say(t, e, owner, "Tengo un perro, Toby, un mestizo de 12 años, y le cuesta subir las escaleras.")
+	say(t, e, owner, "Se nos murió Toby en febrero. Hemos adoptado una gata, se llama Luna.")
+	rec := recallFor(t, e, owner, "¿Qué le compro a mi mascota para su cumpleaños?", 0)
+	if !strings.Contains(rec.Block, "Luna") {
+		t.Errorf("the new pet is not in the block:\n%s", rec.Block)
+	}
+	if strings.Contains(rec.Block, "Tengo un perro, Toby") {
+		t.Errorf("the turn saying what changed rides as current:\n%s", rec.Block)
+	}
+}
+
 // A standing fact the budget left out still reaches a question of its
 // domain, after the profile; it moves nothing the question's words found.
 func TestBridgeBringsBackAFactTheBudgetLeftOut(t *testing.T) {

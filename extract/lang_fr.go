@@ -54,7 +54,7 @@ var french = &langTable{
 		{"moved", `je\s+me\s+suis\s+installée?\s+(?:à|a|en|au)\s+{PLACE}(?:,?\s+{WHEN})?`},
 		{"home-neg", `(?:je\s+n['’]habite|je\s+ne\s+vis|nous\s+n['’]habitons)\s+plus\s+(?:à|a|en|au)\s+{PLACE}`},
 		{"origin", `(?:je\s+viens|je\s+suis\s+originaire)\s+(?:de|du|d['’])\s*{PLACE}`},
-		{"job", `je\s+suis\s+(?:maintenant\s+|désormais\s+)?(?P<x>{JOB})(?P<at>\s+(?:de|à|a|au|en|chez|dans)\s+[^,.;:!?]{1,50}?)?{END}`},
+		{"job", `je\s+suis\s+(?:maintenant\s+|désormais\s+)?(?P<x>{JOB})(?P<at>\s+(?:de|du|des|à|a|au|aux|en|chez|dans|pour)\s+[^,.;:!?]{1,80}?)?{END}`},
 		{"job", `je\s+travaille\s+(?:maintenant\s+)?comme\s+(?:{JOB}|{X}){END}`},
 		{"job-neg", `je\s+ne\s+suis\s+plus\s+{JOB}`},
 		{"employer", `je\s+(?:travaille|bosse)\s+(?:maintenant\s+|désormais\s+|actuellement\s+)?(?:chez|pour)\s+{ORG}{END}`},

@@ -60,7 +60,7 @@ var portuguese = &langTable{
 		{"learning", `(?:estou\s+aprendendo|estou\s+a\s+aprender|aprendo)\s+(?P<l>{LANG1})`},
 		{"possess", `(?:agora\s+)?tenho\s+(?:um|uma)\s+(?P<y>[^,.;!?]{2,30}?){END}`},
 		{"study", `(?:agora\s+)?(?:faço|curso)\s+(?:faculdade\s+de\s+)?(?P<x>ci[êe]ncias?\s+da\s+computação|computação|sistemas\s+de\s+informação|engenharia(?:\s+[\p{L}]+)?|medicina|direito|arquitetura|enfermagem|psicologia|economia|administração|letras|história|biologia|química|física|informática|design)\b`},
-		{"job", `(?:agora\s+)?sou\s+(?P<x>{JOB})(?P<at>\s+(?:de|em|na|no|numa|num)\s+[^,.;:!?]{1,50}?)?{END}`},
+		{"job", `(?:agora\s+)?sou\s+(?P<x>{JOB})(?P<at>\s+(?:de|em|na|no|numa|num|do|da|dos|das|pela|pelo)\s+[^,.;:!?]{1,80}?)?{END}`},
 		{"job", `trabalho\s+(?:agora\s+)?como\s+(?:{JOB}|{X}){END}`},
 		{"job-neg", `(?:não\s+sou\s+mais|já\s+não\s+sou)\s+{JOB}`},
 		{"employer", `trabalho\s+(?:agora\s+)?(?:na|no|em|para\s+a|para\s+o|para)\s+{ORG}{END}`},

@@ -21,7 +21,7 @@ var keyWords = strings.Fields(`allergic allergy allergies intolerant intolerance
 
 // realWords are words one edit from a key word that are words of their
 // own.
-var realWords = wordSet(`laughter slaughter laughters`)
+var realWords = wordSet(`laughter slaughter laughters eggetarian eggetarians`)
 
 // minTypo is the shortest word corrected.
 const minTypo = 6
