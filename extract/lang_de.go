@@ -79,6 +79,8 @@ var german = &langTable{
 		{"~member", `mit\s+(?:meinem|meiner|meinen|unserem|unserer|unseren)\s+{REL},?\s+{NAME}`},
 		{"member-cond", `(?:mein|meine|unser|unsere)\s+{REL}(?:\s+{NAME})?\s+(?:ist|hat)\s+{COND}`},
 		{"member-intolerance", `(?:mein|meine|unser|unsere)\s+{REL}(?:\s+{NAME})?\s+(?:verträgt\s+kein(?:e|en)?\s+{ALLERGEN}|ist\s+{ALLERGEN}-?intolerant|hat\s+eine\s+{ALLERGEN}-?intoleranz)`},
+		{"pronoun-cond", `(?P<pron>er|sie)\s+(?:ist|hat)\s+(?:eine?\s+)?{COND}`},
+		{"pronoun-allergy", `(?P<pron>er|sie)\s+(?:ist|hat\s+eine)\s+(?:allergisch\s+gegen|allergie\s+gegen)\s+{ALLERGEN}`},
 		{"pronoun-age", `(?P<pron>er|sie)\s+ist\s+{NUM}(?:\s+jahre\s+alt)?{END}`},
 		{"member-allergy", `(?:mein|meine|unser|unsere)\s+{REL}(?:\s+{NAME})?\s+ist\s+allergisch\s+(?:gegen|auf)\s+(?:{ALLERGEN}{END}|{X}{END})`},
 		{"count", `(?:ich\s+habe|wir\s+haben|habe)\s+(?:übrigens\s+|auch\s+)?{NUM}\s+{KIDS}`},

@@ -10,7 +10,7 @@ var spanish = &langTable{
 		hámster:hamster loro:parrot caballo:horse tortuga:tortoise`),
 	diets: words(`vegano:vegan vegana:vegan veganos:vegan veganas:vegan vegetariano:vegetarian vegetariana:vegetarian
 		vegetarianos:vegetarian vegetarianas:vegetarian pescetariano:pescatarian pescetariana:pescatarian`),
-	jobs: words(`profesor:teacher profesora:teacher maestro:teacher maestra:teacher médico:doctor médica:doctor
+	jobs: words(`profe:teacher maestra:teacher maestro:teacher profesor:teacher profesora:teacher maestro:teacher maestra:teacher médico:doctor médica:doctor
 		doctora:doctor enfermero:nurse enfermera:nurse abogado:lawyer abogada:lawyer ingeniero:engineer ingeniera:engineer
 		programador:programmer programadora:programmer diseñador:designer diseñadora:designer arquitecto:architect
 		arquitecta:architect contable:accountant contador:accountant contadora:accountant cocinero:cook cocinera:cook
@@ -98,6 +98,8 @@ var spanish = &langTable{
 		{"~member", `(?:con|y)\s+(?:mi|nuestr[oa])\s+{REL},?\s+(?:el\s+|la\s+)?{NAME}`},
 		{"member-cond", `mi\s+{REL}(?:\s+{NAME})?\s+(?:es|tiene)\s+{COND}`},
 		{"member-intolerance", `mi\s+{REL}(?:\s+{NAME})?\s+es\s+intolerante\s+a\s+la\s+{ALLERGEN}`},
+		{"pronoun-cond", `(?:(?P<pron>él|ella)\s+)?(?:es|tiene)\s+{COND}`},
+		{"pronoun-allergy", `(?:(?P<pron>él|ella)\s+)?es\s+alérgic[oa]\s+(?:a\s+la|a\s+los|a\s+las|al|a)\s+{ALLERGEN}`},
 		{"pronoun-age", `tiene\s+{NUM}\s+años`},
 		{"member-allergy", `mi\s+{REL}(?:\s+{NAME})?\s+es\s+alérgic[oa]\s+(?:a|al)\s+(?:la\s+|las\s+|los\s+|el\s+)?(?:{ALLERGEN}{END}|{X}{END})`},
 		{"count", `(?:tengo|tenemos)\s+{NUM}\s+{KIDS}`},

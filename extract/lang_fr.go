@@ -12,7 +12,7 @@ var french = &langTable{
 	diets: words(`végétarien:vegetarian végétarienne:vegetarian végétariens:vegetarian végétariennes:vegetarian
 		végétalien:vegan végétalienne:vegan végane:vegan végan:vegan vegan:vegan vegane:vegan pescétarien:pescatarian
 		pescétarienne:pescatarian`),
-	jobs: words(`professeur:teacher professeure:teacher prof:teacher enseignant:teacher enseignante:teacher
+	jobs: words(`prof:teacher instit:teacher professeur:teacher professeure:teacher prof:teacher enseignant:teacher enseignante:teacher
 		instituteur:teacher institutrice:teacher médecin:doctor infirmier:nurse infirmière:nurse avocat:lawyer
 		avocate:lawyer ingénieur:engineer ingénieure:engineer développeur:developer développeuse:developer
 		programmeur:programmer programmeuse:programmer designer:designer architecte:architect comptable:accountant
@@ -91,6 +91,8 @@ var french = &langTable{
 		{"~member", `avec\s+(?:mon|ma|notre)\s+{REL},?\s+{NAME}`},
 		{"member-cond", `(?:mon|ma|notre)\s+{REL}(?:\s+{NAME})?\s+(?:est|a)\s+{COND}`},
 		{"member-intolerance", `(?:mon|ma|notre)\s+{REL}(?:\s+{NAME})?\s+est\s+intolérante?\s+(?:au|à\s+la|aux)\s+{ALLERGEN}`},
+		{"pronoun-cond", `(?P<pron>il|elle)\s+(?:est|a)\s+(?:une?\s+)?{COND}`},
+		{"pronoun-allergy", `(?P<pron>il|elle)\s+est\s+allergique\s+(?:aux?|à\s+la|à\s+l['’]|au)\s*{ALLERGEN}`},
 		{"pronoun-age", `(?P<pron>il|elle)\s+a\s+{NUM}\s+ans`},
 		{"member-allergy", `(?:mon|ma|notre)\s+{REL}(?:\s+{NAME})?\s+est\s+allergique\s+(?:à|a|au|aux)\s+(?:la\s+|l['’]|les\s+)?(?:{ALLERGEN}{END}|{X}{END})`},
 		{"count", `(?:j['’]ai|nous\s+avons|on\s+a)\s+{NUM}\s+{KIDS}`},

@@ -85,6 +85,8 @@ var portuguese = &langTable{
 		{"~member", `com\s+(?:o\s+meu|a\s+minha|meu|minha|nosso|nossa)\s+{REL},?\s+(?:o\s+|a\s+)?{NAME}`},
 		{"member-cond", `(?:meu|minha|nosso|nossa)\s+{REL}(?:\s+{NAME})?\s+(?:é|tem)\s+{COND}`},
 		{"member-intolerance", `(?:meu|minha|nosso|nossa)\s+{REL}(?:\s+{NAME})?\s+é\s+intolerante\s+(?:à|ao|a)\s+{ALLERGEN}`},
+		{"pronoun-cond", `(?P<pron>ele|ela)\s+(?:é|tem)\s+{COND}`},
+		{"pronoun-allergy", `(?P<pron>ele|ela)\s+(?:é|tem)\s+(?:alérgic[oa]|alergia)\s+(?:a|ao|à|aos|às|de)\s+{ALLERGEN}`},
 		{"pronoun-age", `(?P<pron>ele|ela)\s+tem\s+{NUM}\s+anos`},
 		{"member-allergy", `(?:meu|minha|nosso|nossa)\s+{REL}(?:\s+{NAME})?\s+é\s+alérgic[oa]\s+(?:a|ao|à|aos|às)\s+(?:{ALLERGEN}{END}|{X}{END})`},
 		{"count", `(?:tenho|temos)\s+{NUM}\s+{KIDS}`},

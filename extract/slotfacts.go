@@ -793,7 +793,7 @@ func (m *slotMatch) referent(last *slotMatch) (rel, name, pet string) {
 
 // pronounGender and relationGender say whom a pronoun can refer to.
 var (
-	pronounGender  = map[string]string{"he": "m", "she": "f", "er": "m", "il": "m", "elle": "f", "ele": "m", "ela": "f"}
+	pronounGender  = map[string]string{"he": "m", "she": "f", "er": "m", "sie": "f", "il": "m", "elle": "f", "ele": "m", "ela": "f", "él": "m", "ella": "f"}
 	relationGender = map[string]string{}
 )
 

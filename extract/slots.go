@@ -32,6 +32,9 @@ type slotPattern struct {
 	// it with a leading "~".
 	free bool
 	re   *regexp.Regexp
+	// lower is re for a sentence typed all in lower case, its names one
+	// word of any case ("me and josh split"); nil when re reads none.
+	lower *regexp.Regexp
 	// holds are strings a sentence must hold (folded) for the pattern to
 	// match: read from the pattern, so most patterns cost a lookup; needs
 	// are the kinds of word it must hold (a relation, a job, a number...),
@@ -145,7 +148,11 @@ func (t *langTable) compile() *language {
 		src := `(?i)(?:^|[^\p{L}\d'’])(?P<stmt>` + r.Replace(p.tmpl) + `)`
 		re := regexp.MustCompile(src)
 		slot, free := strings.CutPrefix(p.slot, "~")
-		l.pats = append(l.pats, slotPattern{slot: slot, free: free, re: re, holds: mustHold(re.String()), needs: needed(p.tmpl)})
+		sp := slotPattern{slot: slot, free: free, re: re, holds: mustHold(re.String()), needs: needed(p.tmpl)}
+		if strings.Contains(p.tmpl, "{NAME}") || strings.Contains(p.tmpl, "{PLACE}") || strings.Contains(p.tmpl, "{ORG}") {
+			sp.lower = regexp.MustCompile(strings.NewReplacer(namePat, lowerName, placePat, lowerPlace).Replace(src))
+		}
+		l.pats = append(l.pats, sp)
 	}
 	if t != english {
 		// The words only this language's statements hold mark a sentence
@@ -236,16 +243,27 @@ func slotFacts(s string, last **slotMatch) []Fact {
 		}
 	}
 	var ms []slotMatch
+	lower := !hasUpper(s)
 	for _, l := range langs {
 		has := l.classesIn(tokens)
+		if lower {
+			has |= classCapital | classLead
+		}
 		for _, p := range l.pats {
 			if p.needs&has != p.needs || !p.holds.heldBy(folded) {
 				continue
 			}
-			for _, loc := range p.re.FindAllStringSubmatchIndex(s, 4) {
-				g := namedGroups(p.re, s, loc)
-				start := loc[2*p.re.SubexpIndex("stmt")]
+			re := p.re
+			if lower && p.lower != nil {
+				re = p.lower
+			}
+			for _, loc := range re.FindAllStringSubmatchIndex(s, 4) {
+				g := namedGroups(re, s, loc)
+				start := loc[2*re.SubexpIndex("stmt")]
 				if !p.free && !clauseStart(s, start, l) || hedgedIn(s[:start]) {
+					continue
+				}
+				if lower && !capitalised(g) {
 					continue
 				}
 				ms = append(ms, slotMatch{lang: l, slot: p.slot, start: start, end: loc[1], g: g, rest: s[loc[1]:], before: s[:start], in: s})
@@ -614,3 +632,72 @@ var (
 	newsVerbs        = wordSet(`moved relocated sold bought got picked switched swapped traded started joined left quit
 		graduated finished took gave dropped adopted married turned caved packed retired landed signed`)
 )
+
+// A sentence typed all in lower case names people and places in lower
+// case too ("me and josh split", "on habite a brest"): its names are read
+// as one word of any case, then checked and given their capital.
+const (
+	lowerName  = `(?P<name>[\p{L}][\p{L}'’-]+)`
+	lowerPlace = `(?P<place>[\p{L}][\p{L}'’.-]+)`
+)
+
+// hasUpper reports whether s holds a capital letter.
+func hasUpper(s string) bool {
+	for _, r := range s {
+		if unicode.IsUpper(r) {
+			return true
+		}
+	}
+	return false
+}
+
+// capitalised checks the names a lower-case sentence's match read and
+// gives them their capital: a word of a language's own (a common word, a
+// relation, a job...) is no name.
+func capitalised(g map[string]string) bool {
+	for _, k := range []string{"name", "place", "org"} {
+		v := g[k]
+		if v == "" {
+			continue
+		}
+		if k == "org" {
+			v = strings.TrimPrefix(v, "the ") // "root for the warriors"
+		}
+		for _, w := range strings.Fields(v) {
+			if notAName(strings.ToLower(w)) {
+				return false
+			}
+		}
+		g[k] = titleCase(v)
+	}
+	return true
+}
+
+// notAName reports whether a lower-case word is one the languages read
+// use as a word of their own.
+func notAName(w string) bool {
+	if len(w) < 2 || stopNames[w] {
+		return true
+	}
+	for _, l := range languages {
+		if l.common[w] || l.classes[w] != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+var stopNames = wordSet(`is are was were am be been being so very really just and but or not no yes called named
+	amazing great lovely fine good nice happy sad sick busy tired home away out off up down over
+	here there home work now today tomorrow yesterday someone somebody him her them it this that
+	the a an my our your his their new old town city place house flat school uni office bed gym again too still back`)
+
+// titleCase gives each word of s its capital.
+func titleCase(s string) string {
+	words := strings.Fields(s)
+	for i, w := range words {
+		r, n := utf8.DecodeRuneInString(w)
+		words[i] = string(unicode.ToUpper(r)) + w[n:]
+	}
+	return strings.Join(words, " ")
+}

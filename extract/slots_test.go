@@ -125,3 +125,25 @@ func matchAny(s, alts string) bool {
 	}
 	return false
 }
+
+// TestAPronounsPersonInEveryLanguage: a condition or allergy said of a
+// pronoun is the person the message named before it, in the five
+// languages, typed in lower case too.
+func TestAPronounsPersonInEveryLanguage(t *testing.T) {
+	cases := []struct{ s, want string }{
+		{"My daughter Zoe is 7 and she's allergic to eggs.", "Zoe is allergic to eggs"},
+		{"ma fille maëlle a 5 ans et elle est coeliaque", "Maëlle has celiac"},
+		{"Mi hijo Pablo tiene 6 años y es alérgico a los frutos secos.", "Pablo is allergic to"},
+		{"Mein Sohn Jonas ist 8 und er hat Asthma.", "Jonas has asthma"},
+		{"Minha filha Bia tem 4 anos e ela é alérgica a amendoim.", "Bia is allergic to"},
+	}
+	for _, c := range cases {
+		var got []string
+		for _, f := range FactsIn("", c.s, false) {
+			got = append(got, f.Content)
+		}
+		if !matchAny(strings.Join(got, " | "), c.want) {
+			t.Errorf("%q taught %q, want %q", c.s, got, c.want)
+		}
+	}
+}

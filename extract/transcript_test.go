@@ -70,3 +70,39 @@ func TestTranscriptKeepsOnlyTheUsersOwnWords(t *testing.T) {
 		}
 	}
 }
+
+// TestStepsOutOfAFrameAreTheUsers: the ways people step out of a
+// role-play for a line of their own, in the five languages: what they say
+// then is theirs, what they play is not.
+func TestStepsOutOfAFrameAreTheUsers(t *testing.T) {
+	cases := []struct{ msg, want, not string }{
+		{"*draws my sword* Halt! I am Sir Gareth of Stormhold. ((brb, I'm a nurse and my shift starts at 7))", "nurse", "Gareth"},
+		{"[OOC] gotta go, I live in Leeds and it's 2am here lol", "Leeds", ""},
+		{"Stepping out of the story for a sec: I'm actually vegan, so no meat in the feast scenes please.", "vegan", ""},
+		{"—Soy el capitán del barco. (fuera de rol: soy profe de historia en Sevilla, mañana madrugo)", "Sevilla", "capitán"},
+		{"Je suis la reine des glaces. (en vrai je suis allergique aux chats, au cas où)", "cats|chats", "reine"},
+		{"Eu sou o pirata Barba Ruiva! (fora do rp: moro em Recife, tô indo dormir)", "Recife", "pirata"},
+		{"Ich bin der Zauberer Merlin. (kurz raus: ich bin Lehrerin in Kiel)", "Kiel", "Merlin"},
+	}
+	for _, c := range cases {
+		fs := FactsIn("", c.msg, true)
+		var got []string
+		for _, f := range fs {
+			got = append(got, f.Content)
+		}
+		all := strings.Join(got, " | ")
+		if !matchAny(all, c.want) {
+			t.Errorf("%q taught %q; want the step out's %q", c.msg, all, c.want)
+		}
+		if c.not != "" && strings.Contains(all, c.not) {
+			t.Errorf("%q taught %q: %q is played, not the user's", c.msg, all, c.not)
+		}
+	}
+	// A line that opens with an action is played, with no opener before it.
+	if fs := FactsIn("", "*sits at the bar* I'm a herbalist, I can pay in remedies.", false); len(fs) != 0 {
+		t.Errorf("a played line taught %v", fs)
+	}
+	if !Framed([]string{"*waves from the doorway* Evening, innkeeper."}) {
+		t.Error("a conversation of played lines is not framed")
+	}
+}

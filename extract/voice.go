@@ -52,13 +52,13 @@ var (
 	// frameOpen sets up a story, game or role-play the user takes part in;
 	// frameOut steps out of one for a message (what follows is the user
 	// again); frameEnd ends it.
-	frameOpen = regexp.MustCompile(`(?i)(?:\blet'?s\s+(?:do\s+|have\s+|try\s+)?(?:a\s+|an\s+)?(?:[\p{L}-]+\s+)?(?:role-?play|rp|play\s+(?:a\s+)?(?:game|pretend|role)|pretend)|\brole-?play(?:ing)?\s+(?:with\s+me|as|where|game)|\bpretend\s+(?:to\s+be|you(?:'re|\s+are)|that|i(?:'m|\s+am))|\bact\s+as\s+(?:a|an|my|the)\b|\bplay\s+the\s+(?:role|part)\s+of\b|\byou(?:'re|\s+are)\s+(?:a|an|the)\s+[\p{L} -]{1,30}\s+and\s+i(?:'m|\s+am|'ll\s+be|\s+will\s+be)\b|\bwrite\s+(?:me\s+)?(?:a|an)\s+(?:story|tale|poem|scene|dialogue|script|fanfic)\s+(?:where|in\s+which|about\s+me|starring\s+me)|\bin\s+this\s+(?:story|game|role-?play|scenario)\b|\bstay\s+in\s+character\b|\bi(?:'m|\s+am)\s+writing\s+(?:a|an|my)\s+(?:[\p{L}-]+\s+){0,2}(?:novel|story|book|screenplay|script|fanfic|memoir\s+in\s+character)\b` +
+	frameOpen = regexp.MustCompile(`(?i)(?:\blet'?s\s+(?:do\s+|have\s+|try\s+)?(?:a\s+|an\s+)?(?:[\p{L}-]+\s+)?(?:role-?play|rp|play\s+(?:a\s+)?(?:game|pretend|role)|pretend)|\brole-?play(?:ing)?\s+(?:with\s+me|as|where|game)|\bpretend\s+(?:to\s+be|you(?:'re|\s+are)|that|i(?:'m|\s+am))|\bact\s+as\s+(?:a|an|my|the)\b|\bplay\s+the\s+(?:role|part)\s+of\b|\byou(?:'re|\s+are)\s+(?:a|an|the)\s+[\p{L} -]{1,30}\s+and\s+i(?:'m|\s+am|'ll\s+be|\s+will\s+be)\b|\bwrite\s+(?:me\s+)?(?:a|an)\s+(?:story|tale|poem|scene|dialogue|script|fanfic)\s+(?:where|in\s+which|about\s+me|starring\s+me)|\bin\s+this\s+(?:story|game|role-?play|scenario)\b|\bstay\s+in\s+character\b|\byou(?:'re|\s+are)\s+now\s+(?:a|an|the|my)\b|\b(?:can|could|will)\s+you\s+be\s+(?:my|a|an|the)\s+[\p{L} -]{1,30}(?:\s+for\s+(?:a|this|our)\s+(?:game|story|scene|campaign|role-?play))\b|\bi(?:'ll|\s+will)\s+be\s+(?:the|a|an)\s+[\p{L} -]{1,30}(?:,|\s+and)\s+you(?:'ll|\s+will)?\s+be\b|\bbe\s+my\s+(?:dungeon\s+master|dm|gm|game\s+master|narrator)\b|\blet'?s\s+(?:do\s+some\s+)?improv\b|\b(?:continue|resume)\s+(?:the|our)\s+(?:story|role-?play|rp|campaign|adventure|scene)\b|\bi(?:'m|\s+am)\s+writing\s+(?:a|an|my)\s+(?:[\p{L}-]+\s+){0,2}(?:novel|story|book|screenplay|script|fanfic|memoir\s+in\s+character)\b` +
 		`|\bjuguemos\s+a\b|\bhagamos\s+un\s+(?:juego\s+de\s+)?rol\b|\bjuego\s+de\s+rol\b|\bfinge\s+que\b|\bimagina\s+que\s+(?:eres|somos|soy)\b|\btú\s+eres\s+(?:un|una|el|la)\s+[\p{L} -]{1,30}\s+y\s+yo\s+(?:soy|seré)\b|\bescribe(?:me)?\s+(?:una|un)\s+(?:historia|cuento)\b` +
 		`|\brollenspiel\b|\blass\s+uns\s+(?:so\s+tun|spielen)\b|\btu\s+so,?\s+als\b|\bstell\s+dir\s+vor,?\s+(?:du\s+bist|wir|ich\s+bin)\b|\bdu\s+bist\s+(?:ein|eine|der|die)\s+[\p{L} -]{1,30}\s+und\s+ich\s+bin\b|\bschreib(?:e)?\s+(?:mir\s+)?eine\s+geschichte\b` +
 		`|\bjouons\s+(?:à|un\s+jeu)\b|\bjeu\s+de\s+rôle\b|\bfais\s+semblant\b|\bimagine\s+que\s+(?:tu\s+es|nous|je\s+suis)\b|\btu\s+es\s+(?:un|une|le|la)\s+[\p{L} -]{1,30}\s+et\s+je\s+suis\b|\bécris(?:-moi)?\s+une\s+histoire\b` +
 		`|\bvamos\s+(?:fazer\s+um\s+)?(?:role-?play|rpg|brincar\s+de|fingir)\b|\bjogo\s+de\s+(?:rpg|papéis)\b|\bfinja\s+que\b|\bimagine\s+que\s+(?:você\s+é|somos|eu\s+sou)\b|\bvocê\s+é\s+(?:um|uma|o|a)\s+[\p{L} -]{1,30}\s+e\s+eu\s+sou\b|\bescreva\s+uma\s+história\b)`)
-	frameOut = regexp.MustCompile(`(?i)(?:\bout\s+of\s+character\b|\(?\booc\b|\bin\s+real\s+life\b|\birl\b|\bseriously(?:,|\s+though)|\bfor\s+real(?:,|\s+though)|\bbreaking\s+character\b|\bfuera\s+del?\s+(?:personaje|rol)\b|\ben\s+la\s+vida\s+real\b|\bhablando\s+en\s+serio\b|\baußerhalb\s+der\s+rolle\b|\bim\s+echten\s+leben\b|\bim\s+ernst\b|\bhors\s+(?:personnage|rp|jeu)\b|\bdans\s+la\s+vraie\s+vie\b|\bsérieusement\b|\bfora\s+do\s+personagem\b|\bna\s+vida\s+real\b|\bfalando\s+sério\b)[\s:,)-]*`)
-	frameEnd = regexp.MustCompile(`(?i)(?:\b(?:let'?s\s+)?(?:stop|end|quit|exit|drop|finish)\s+(?:the|this|our)\s+(?:role-?play|game|story|pretending)\b|\b(?:ok(?:ay)?,?\s+)?enough\s+role-?play\b|\bback\s+to\s+reality\b|\bgame\s+over\b|\bfin\s+del\s+(?:juego|rol)\b|\bende\s+des\s+rollenspiels\b|\bfin\s+du\s+(?:jeu|rp)\b|\bfim\s+do\s+(?:jogo|roleplay)\b)`)
+	frameOut = regexp.MustCompile(`(?i)(?:\bout\s+of\s+character\b|\(?\booc\b|\(\(|\[\s*ooc\s*\]|\bstepping\s+out\s+of\s+(?:the\s+)?(?:story|game|character|rp|role-?play)\b|\b(?:pausing|pause)\s+(?:the\s+)?(?:story|game|rp|role-?play)\b|\breal\s+me\s+(?:here|now|for\s+a\s+sec)\b|\bnot\s+part\s+of\s+the\s+(?:story|game|rp)\b|\bfuera\s+de\s+rol\b|\bpausa\s+(?:el\s+)?(?:rol|juego|historia)\b|\ben\s+vrai\b|\bhors[- ]jeu\b|\bfora\s+do\s+(?:rp|jogo)\b|\bkurz\s+raus\b|\bin\s+real\s+life\b|\birl\b|\bseriously(?:,|\s+though)|\bfor\s+real(?:,|\s+though)|\bbreaking\s+character\b|\bfuera\s+del?\s+(?:personaje|rol)\b|\ben\s+la\s+vida\s+real\b|\bhablando\s+en\s+serio\b|\baußerhalb\s+der\s+rolle\b|\bim\s+echten\s+leben\b|\bim\s+ernst\b|\bhors\s+(?:personnage|rp|jeu)\b|\bdans\s+la\s+vraie\s+vie\b|\bsérieusement\b|\bfora\s+do\s+personagem\b|\bna\s+vida\s+real\b|\bfalando\s+sério\b)[\s:,)-]*`)
+	frameEnd = regexp.MustCompile(`(?i)(?:\bend\s+(?:of\s+)?(?:the\s+)?scene\b|\blet'?s\s+stop\s+(?:here|there)\b|\bfin\s+de\s+la\s+partida\b|\b(?:let'?s\s+)?(?:stop|end|quit|exit|drop|finish)\s+(?:the|this|our)\s+(?:role-?play|game|story|pretending)\b|\b(?:ok(?:ay)?,?\s+)?enough\s+role-?play\b|\bback\s+to\s+reality\b|\bgame\s+over\b|\bfin\s+del\s+(?:juego|rol)\b|\bende\s+des\s+rollenspiels\b|\bfin\s+du\s+(?:jeu|rp)\b|\bfim\s+do\s+(?:jogo|roleplay)\b)`)
 )
 
 // maxFrameScan bounds the earlier messages Framed reads, and of each the
@@ -83,12 +83,17 @@ func Framed(msgs []string) bool {
 		switch {
 		case framed && holdsAny(m, frameEndWords) && frameEnd.MatchString(m):
 			framed = false
+		case !framed && action.MatchString(m):
+			framed = true // "*sits at the bar*": a line played, not said
 		case !framed && mayFrame(m):
 			framed = frameOpen.MatchString(m)
 		}
 	}
 	return framed
 }
+
+// action opens a line played in a role-play: "*sits at the bar* ...".
+var action = regexp.MustCompile(`^\s*\*[^*\n]{2,80}\*`)
 
 // mayFrame is a cheap look for a word every frame opener holds, before
 // the pattern is run: most messages hold none. It runs for every earlier
@@ -135,7 +140,7 @@ func containsFold(s, sub string) bool {
 }
 
 var (
-	frameWords = []string{"let's", "lets ", "role", "pretend", "act as", "play the", "you're a", "you are a",
+	frameWords = []string{"let's", "lets ", "role", "pretend", "you're now", "you are now", "you be", "be my", "improv", "continue the", "continue our", "resume", "act as", "play the", "you're a", "you are a",
 		"you're the", "you are the", "write me a", "write a ", "in this ", "stay in", "writing a", "writing my", "juguemos", "hagamos", "juego de rol", "finge", "imagina", "tú eres", "escribe",
 		"rollenspiel", "lass uns", "tu so", "stell dir", "du bist", "schreib", "jouons", "jeu de r", "semblant",
 		"imagine", "tu es", "écris", "vamos", "jogo de", "finja", "você é", "escreva"}
@@ -147,7 +152,7 @@ var (
 // what is said inside a frame (the whole message when the conversation is
 // framed, but for what follows a step out of it).
 func ownWords(text string, framed bool) string {
-	if framed {
+	if framed || action.MatchString(text) {
 		return steppedOut(text)
 	}
 	if mayFrame(text) {
@@ -235,7 +240,8 @@ func steppedOut(text string) string {
 func mayStepOut(m string) bool { return holdsAny(m, stepOutWords) }
 
 var stepOutWords = []string{"character", "ooc", "real", "irl", "serious", "personaje", "vida", "serio", "rolle",
-	"leben", "ernst", "hors", "vraie", "sérieu", "personagem", "sério"}
+	"leben", "ernst", "hors", "vraie", "sérieu", "personagem", "sério", "((", "stepping out", "paus", "part of the",
+	"de rol", "en vrai", "do rp", "do jogo", "raus"}
 
 // sentenceStartBefore is where the sentence holding text[i] starts.
 func sentenceStartBefore(text string, i int) int {
