@@ -54,12 +54,18 @@ func FactsAfter(earlier, userText string) []Fact { return FactsIn(earlier, userT
 // FactsIn is FactsAfter in a conversation that may be framed (see
 // Framed): then only what the user says stepping out of the frame is read.
 func FactsIn(earlier, userText string, framed bool) []Fact {
+	return factsOfOwn(earlier, ownText(userText, framed))
+}
+
+// factsOfOwn is FactsIn of a message already cut to its own words
+// (ownText).
+func factsOfOwn(earlier, own string) []Fact {
 	prev, prevFacts := "", []Fact(nil) // the statement a correction corrects, and what it taught
 	readEarlier := false
 	var out []Fact
 	seen := map[string]int{}
 	var last *slotMatch
-	for _, s := range statements(userText, framed) {
+	for _, s := range statementsOfOwn(own) {
 		s = fixTypos(s)
 		var said map[string]bool // what the corrected statement taught as it was
 		if m := correction.FindStringSubmatch(s); m != nil {
@@ -122,9 +128,20 @@ func lastStatement(text string) (string, []Fact) {
 // statements are the sentences of a user's message that may state
 // something about them, in the order said.
 func statements(userText string, framed bool) []string {
+	return statementsOfOwn(ownText(userText, framed))
+}
+
+// ownText is what of a user's message is their own words (ownWords),
+// code left out and others' reported speech too (othersWords).
+func ownText(userText string, framed bool) string {
 	text := fenced.ReplaceAllString(inject.Strip(userText), "\n")
 	text = ownWords(text, framed)
-	text = othersWords(strings.NewReplacer("’", "'", "‘", "'").Replace(text))
+	return othersWords(strings.NewReplacer("’", "'", "‘", "'").Replace(text))
+}
+
+// statementsOfOwn is statements of a message already cut to its own
+// words.
+func statementsOfOwn(text string) []string {
 	var out []string
 	var ss []string
 	for _, s := range splitSentences(text) {

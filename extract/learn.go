@@ -104,7 +104,8 @@ func Learn(t *Turn) (mems []Memory, responseID string, err error) {
 	// A response that is only tool calls is not the turn's answer; the
 	// request that carries the tool results gets the answer and stores the
 	// turn under the same key.
-	own, cut := ownTranscript(user, t.Framed)
+	ownWords := ownText(user, t.Framed)
+	own, cut := ownTranscript(user, ownWords, t.Framed)
 	if own != "" && (a.Text != "" || a.ToolCalls == 0) {
 		content := "User: " + inject.Truncate(own, maxTurnUser/4)
 		if a.Text != "" && !cut {
@@ -123,7 +124,7 @@ func Learn(t *Turn) (mems []Memory, responseID string, err error) {
 		})
 	}
 	if t.NewTurn {
-		for _, f := range FactsIn(stripQuoted(t.Earlier, needles), user, t.Framed) {
+		for _, f := range factsOfOwn(stripQuoted(t.Earlier, needles), ownWords) {
 			mems = append(mems, Memory{
 				Session: t.Session, Kind: f.Kind, Key: f.Key, Content: absoluteDates(f.Content, t.Time),
 				Ref: ref, Time: t.Time, Meta: map[string]string{"turn": turnKey},
@@ -141,11 +142,11 @@ func Learn(t *Turn) (mems []Memory, responseID string, err error) {
 // profile. cut reports whether anything was left out; own is "" when
 // nothing of the message was the user's. A message with code in it is
 // kept whole: code is what the user works on, and asked about again.
-func ownTranscript(user string, framed bool) (own string, cut bool) {
+func ownTranscript(user, ownWords string, framed bool) (own string, cut bool) {
 	if user == "" || strings.Contains(user, "```") {
 		return user, false
 	}
-	own = strings.TrimSpace(othersWords(ownWords(user, framed)))
+	own = strings.TrimSpace(ownWords)
 	if len(strings.Fields(own)) >= len(strings.Fields(user)) {
 		return user, false
 	}

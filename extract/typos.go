@@ -112,8 +112,17 @@ func keyWordFor(word string) string {
 		}
 		return w // a letter dropped
 	}
-	for _, d := range dropOne(low) {
-		w, ok := typoIndex[d]
+	// Each form with one letter dropped, built in place: every word of
+	// every sentence learned from passes here.
+	var buf [64]byte
+	for i := 0; i < len(low); {
+		_, n := utf8.DecodeRuneInString(low[i:])
+		if len(low)-n > len(buf) {
+			break
+		}
+		d := append(append(buf[:0], low[:i]...), low[i+n:]...)
+		i += n
+		w, ok := typoIndex[string(d)]
 		if !ok || w == low || low == w+"s" || low == w+"es" {
 			continue // a plural is no misspelling
 		}
