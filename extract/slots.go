@@ -158,18 +158,10 @@ func (t *langTable) compile() *language {
 		// The words only this language's statements hold mark a sentence
 		// as maybe in it, as its common words do: "Agora torço pelo
 		// Sporting" holds none of those.
-		en := map[string]bool{}
-		for _, w := range english.common {
-			en[w] = true
-		}
-		for _, p := range l.pats {
-			for _, g := range p.holds {
-				for _, lit := range g {
-					for _, w := range strings.Fields(strings.ToLower(lit)) {
-						if utf8.RuneCountInString(w) >= 4 && !en[w] {
-							l.common[w] = true
-						}
-					}
+		for _, p := range t.patterns {
+			for _, w := range templateWords(p.tmpl) {
+				if utf8.RuneCountInString(w) >= 4 && !englishToo[w] {
+					l.common[w] = true
 				}
 			}
 		}
@@ -202,8 +194,17 @@ func init() {
 func languagesOf(t sentenceTokens) []*language {
 	out := languages[:1:1]
 	for _, l := range languages[1:] {
+		// A word that is English too ("on", "me", "do") counts half: an
+		// English sentence holds one often, one of another language two.
+		n := 0
 		for _, w := range t.words {
 			if l.common[w] {
+				n += 2
+				if englishToo[w] {
+					n--
+				}
+			}
+			if n >= 2 {
 				out = append(out, l)
 				break
 			}
@@ -211,6 +212,11 @@ func languagesOf(t sentenceTokens) []*language {
 	}
 	return out
 }
+
+// englishToo are words of the other languages' lists that are English
+// words too.
+var englishToo = wordSet(`on do me no a as so time design pro once plus son fin far die bus taxi zug fan hospital running yoga
+	padel pilates crossfit spinning golf tennis rugby judo basket foot sport bar`)
 
 // slotMatch is one slot a sentence states.
 type slotMatch struct {
@@ -700,4 +706,15 @@ func titleCase(s string) string {
 		words[i] = string(unicode.ToUpper(r)) + w[n:]
 	}
 	return strings.Join(words, " ")
+}
+
+// templateSyntax is what of a pattern's template is not its words: escapes,
+// group names, flags and placeholders.
+var templateSyntax = regexp.MustCompile(`\\.|\?P<[^>]*>|\(\?-?i:|\{[A-Z0-9]+\}|\[[^\]]*\]`)
+
+// templateWords are the words a pattern's template spells out.
+func templateWords(tmpl string) []string {
+	return strings.FieldsFunc(strings.ToLower(templateSyntax.ReplaceAllString(tmpl, " ")), func(r rune) bool {
+		return !unicode.IsLetter(r)
+	})
 }
