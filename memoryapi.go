@@ -98,11 +98,9 @@ func (a *APIHandler) Provision(ctx caddy.Context) error {
 		MaxImport:     a.MaxImport,
 		Logger:        ctx.Logger(),
 		Proxy:         api.Proxy{Plan: proxyPlan(st), Outcomes: outcomeCounts},
-		Receipts:      receiptsOf(st),
+		Receipts:      st.Receipts(),
 		Damaged:       st.Damaged,
-		// The storage's imports are bounded together, whichever handler
-		// (self, admin, a reload's) serves them.
-		Imports: st.Shared().Value("imports", func() any { return new(api.Imports) }).(*api.Imports),
+		Imports:       st.Imports(),
 	})
 	return nil
 }

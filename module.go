@@ -171,11 +171,6 @@ type learner interface {
 	Enqueue(*engine.Job) bool
 }
 
-// receiptsOf is the storage's book of receipts, kept across reloads.
-func receiptsOf(st *app.Storage) *receipts.Book {
-	return st.Shared().Value("receipts", func() any { return new(receipts.Book) }).(*receipts.Book)
-}
-
 // defaultNoSystemRole are the models known to reject the system role. The
 // later o1 and o3 models accept it (as developer instructions).
 var defaultNoSystemRole = []string{"o1-mini", "o1-preview"}
@@ -283,10 +278,9 @@ func (h *Handler) use(st *app.Storage) {
 	st.AddProxy(h)
 	h.engine = st.Engine()
 	h.learner = h.engine
-	h.receipts = receiptsOf(st)
+	h.receipts = st.Receipts()
 	h.tools = &memtools.Runner{Tools: h.Tools, MaxRounds: h.MaxToolRounds, MaxCapture: h.MaxCapture, Engine: h.engine,
-		Owed:   st.Shared().Value("owed_outputs", func() any { return new(memtools.Owed) }).(*memtools.Owed),
-		Logger: h.logger, Called: func(tool string) { toolCalls.WithLabelValues(tool).Inc() }}
+		Owed: st.Owed(), Logger: h.logger, Called: func(tool string) { toolCalls.WithLabelValues(tool).Inc() }}
 	if h.Overflow == "trim" {
 		h.overflow = &overflow.Config{Engine: h.engine, MaxTokens: h.MaxTokens, Timeout: time.Duration(h.Timeout),
 			OllamaCtx: h.OverflowOllamaCtx, MaxBody: h.MaxBody, Diagnostics: h.Diagnostics, Placement: h.placementFor, Logger: h.logger,
