@@ -126,7 +126,7 @@ func outcomeCounts() map[string]float64 {
 	out := map[string]float64{}
 	for _, o := range []string{outcomeInjected, outcomeNothing, outcomePassed, outcomeFailedOpen, outcomeFailedClosed, outcomeOptedOut} {
 		var m dto.Metric
-		if requestsTotal.WithLabelValues(o).Write(&m) == nil {
+		if app.RequestsTotal.WithLabelValues(o).Write(&m) == nil {
 			out[o] = m.GetCounter().GetValue()
 		}
 	}

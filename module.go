@@ -192,9 +192,6 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err := h.setDefaults(); err != nil {
 		return err
 	}
-	if err := registerMetrics(ctx.GetMetricsRegistry()); err != nil {
-		return err
-	}
 	memApp, err := app.From(ctx)
 	if err != nil {
 		return err
@@ -280,11 +277,11 @@ func (h *Handler) use(st *app.Storage) {
 	h.learner = h.engine
 	h.receipts = st.Receipts()
 	h.tools = &memtools.Runner{Tools: h.Tools, MaxRounds: h.MaxToolRounds, MaxCapture: h.MaxCapture, Engine: h.engine,
-		Owed: st.Owed(), Logger: h.logger, Called: func(tool string) { toolCalls.WithLabelValues(tool).Inc() }}
+		Owed: st.Owed(), Logger: h.logger, Called: func(tool string) { app.ToolCallsTotal.WithLabelValues(tool).Inc() }}
 	if h.Overflow == "trim" {
 		h.overflow = &overflow.Config{Engine: h.engine, MaxTokens: h.MaxTokens, Timeout: time.Duration(h.Timeout),
 			OllamaCtx: h.OverflowOllamaCtx, MaxBody: h.MaxBody, Diagnostics: h.Diagnostics, Placement: h.placementFor, Logger: h.logger,
-			Count: func(result string) { overflowTotal.WithLabelValues(result).Inc() }}
+			Count: func(result string) { app.OverflowTotal.WithLabelValues(result).Inc() }}
 	}
 }
 
