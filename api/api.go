@@ -121,8 +121,13 @@ var routes = []route{
 	{pattern: "GET /openapi.json", serve: (*Handler).openAPI},
 }
 
-// New returns a Handler.
+// New returns a Handler. cfg.Proxy.Plan is required.
 func New(cfg Config) *Handler {
+	if cfg.Proxy.Plan == nil {
+		// A preview planned otherwise than the proxy would show what no
+		// chat request gets.
+		panic("api: Config.Proxy.Plan is nil: give the API the recall planning of the memory handler on its storage")
+	}
 	if cfg.MaxBody <= 0 {
 		cfg.MaxBody = 1 << 20
 	}
