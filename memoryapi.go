@@ -3,7 +3,6 @@ package memory
 import (
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 
 	"github.com/caddyserver/caddy/v2"
@@ -163,7 +162,7 @@ func (a *APIHandler) Validate() error {
 func (a *APIHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
 	defer a.storage.Use()()
 	r2 := r.Clone(r.Context())
-	r2.URL.Path = apiPath(r.URL.Path)
+	r2.URL.Path = api.Path(r.URL.Path)
 	r2.URL.RawPath = ""
 	// The API reads where it is mounted from the request's URI (the
 	// redirect of /ui, the server of openapi.json): the one the client
@@ -173,22 +172,6 @@ func (a *APIHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyht
 	}
 	a.handler.ServeHTTP(w, r2)
 	return nil
-}
-
-// apiPath drops the mount prefix: everything before the first segment that
-// starts an API route. A path with none that ends in a slash is the
-// mount's root (/memory/), where the dashboard opens.
-func apiPath(p string) string {
-	segs := strings.Split(strings.Trim(p, "/"), "/")
-	for i, s := range segs {
-		if slices.Contains(api.Roots, s) {
-			return "/" + strings.Join(segs[i:], "/")
-		}
-	}
-	if strings.HasSuffix(p, "/") {
-		return "/"
-	}
-	return p
 }
 
 // Interface guards
