@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/caddy-memory/memory/app"
 	"github.com/caddy-memory/memory/engine"
 	"github.com/caddy-memory/memory/inject"
+	"github.com/caddy-memory/memory/internal/cfile"
 )
 
 func init() {
@@ -143,16 +145,19 @@ func authenticatedByCaddy(r *http.Request) bool {
 	return strings.TrimSpace(id) != ""
 }
 
-// Validate checks the configuration.
+// Validate checks the configuration: every range the Caddyfile parser
+// checks as it reads, again, for a configuration given in JSON.
 func (a *APIHandler) Validate() error {
-	if a.Mode != string(api.Self) && a.Mode != string(api.Admin) {
-		return fmt.Errorf("memory_api: mode must be self or admin, not %q", a.Mode)
+	err := errors.Join(
+		cfile.OneOf("mode", a.Mode, string(api.Self), string(api.Admin)),
+		cfile.CheckSize("max_body", a.MaxBody),
+		cfile.CheckSize("max_import", a.MaxImport),
+	)
+	if err == nil && a.InsecureNoAuth && a.Mode != string(api.Admin) {
+		err = errors.New("insecure_no_auth applies to mode admin only; self mode always resolves the caller from their key")
 	}
-	if a.MaxBody < 0 || a.MaxImport < 0 {
-		return fmt.Errorf("memory_api: sizes must not be negative")
-	}
-	if a.InsecureNoAuth && a.Mode != string(api.Admin) {
-		return fmt.Errorf("memory_api: insecure_no_auth applies to mode admin only; self mode always resolves the caller from their key")
+	if err != nil {
+		return fmt.Errorf("memory_api: %w", err)
 	}
 	return nil
 }

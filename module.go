@@ -12,6 +12,7 @@
 package memory
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -23,6 +24,7 @@ import (
 	"github.com/caddy-memory/memory/app"
 	"github.com/caddy-memory/memory/engine"
 	"github.com/caddy-memory/memory/inject"
+	"github.com/caddy-memory/memory/internal/cfile"
 	"github.com/caddy-memory/memory/internal/receipts"
 	"github.com/caddy-memory/memory/memtools"
 	"github.com/caddy-memory/memory/overflow"
@@ -285,39 +287,33 @@ func (h *Handler) use(st *app.Storage) {
 	}
 }
 
-// Validate checks the configuration.
+// Validate checks the configuration: every range the Caddyfile parser
+// checks as it reads, again, for a configuration given in JSON.
 func (h *Handler) Validate() error {
-	if h.Scope != "owner" && h.Scope != "session" {
-		return fmt.Errorf("memory: unknown scope %q: use owner or session", h.Scope)
+	errs := []error{
+		cfile.OneOf("scope", h.Scope, "owner", "session"),
+		cfile.OneOf("gate", h.Gate, "heuristic", "off"),
+		cfile.OneOf("profile", h.Profile, "on", "off"),
+		cfile.OneOf("overflow", h.Overflow, "trim", "off"),
+		cfile.CheckCount("max_tokens", h.MaxTokens),
+		cfile.CheckCount("max_items", h.MaxItems),
+		cfile.CheckCount("profile_tokens", h.ProfileTokens),
+		cfile.CheckCount("max_tool_rounds", h.MaxToolRounds),
+		cfile.CheckCount("overflow_ollama_ctx", h.OverflowOllamaCtx),
+		cfile.CheckSize("max_body", h.MaxBody),
+		cfile.CheckSize("max_capture", h.MaxCapture),
+		cfile.CheckDuration("timeout", h.Timeout),
 	}
-	if h.MaxTokens < 0 || h.MaxItems < 0 || h.MaxBody < 0 || h.MaxCapture < 0 {
-		return fmt.Errorf("memory: sizes and counts must not be negative")
-	}
-	if h.Timeout < 0 {
-		return fmt.Errorf("memory: timeout must not be negative")
-	}
-	if h.Overflow != "trim" && h.Overflow != "off" {
-		return fmt.Errorf("memory: unknown overflow %q: use trim or off", h.Overflow)
-	}
-	if h.OverflowOllamaCtx < 0 {
-		return fmt.Errorf("memory: overflow_ollama_ctx must not be negative")
-	}
-	if h.Gate != "heuristic" && h.Gate != "off" {
-		return fmt.Errorf("memory: unknown gate %q: use heuristic or off", h.Gate)
-	}
-	if h.Profile != "on" && h.Profile != "off" {
-		return fmt.Errorf("memory: profile must be on or off, not %q", h.Profile)
-	}
-	if h.ProfileTokens < 0 {
-		return fmt.Errorf("memory: profile_tokens must not be negative")
+	if h.MinScore != nil {
+		errs = append(errs, cfile.CheckFraction("min_score", *h.MinScore))
 	}
 	for _, t := range h.Tools {
 		if !memtools.Known(t) {
-			return fmt.Errorf("memory: unknown tool %q: the tools are save_memory and recall_memory", t)
+			errs = append(errs, fmt.Errorf("tools: %q is not a memory tool: use save_memory, recall_memory or both", t))
 		}
 	}
-	if h.MaxToolRounds < 0 {
-		return fmt.Errorf("memory: max_tool_rounds must not be negative")
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("memory: %w", err)
 	}
 	return nil
 }
