@@ -18,6 +18,7 @@ import (
 
 	"github.com/caddy-memory/memory/api"
 	"github.com/caddy-memory/memory/engine"
+	"github.com/caddy-memory/memory/engine/enginetest"
 	"github.com/caddy-memory/memory/index"
 	"github.com/caddy-memory/memory/inject"
 	"github.com/caddy-memory/memory/internal/pgtest/pgshared"
@@ -27,18 +28,7 @@ import (
 func openEngine(t *testing.T) *engine.Engine {
 	t.Helper()
 	dir := t.TempDir()
-	e, err := engine.Open(engine.Config{Dir: dir, Shared: pgshared.For(t, dir), Shards: 2, LockTimeout: 500 * time.Millisecond})
-	if err != nil {
-		t.Fatalf("engine.Open: %v", err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := e.Close(ctx); err != nil {
-			t.Errorf("closing the engine: %v", err)
-		}
-	})
-	return e
+	return enginetest.Open(t, engine.Config{Dir: dir, Shared: pgshared.For(t, dir), Shards: 2, LockTimeout: 500 * time.Millisecond})
 }
 
 func caller(r *http.Request) string { return r.Header.Get("Authorization") }

@@ -10,12 +10,12 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/tidwall/gjson"
 	"go.uber.org/zap"
 
 	"github.com/caddy-memory/memory/engine"
+	"github.com/caddy-memory/memory/engine/enginetest"
 	"github.com/caddy-memory/memory/inject"
 	"github.com/caddy-memory/memory/memtools"
 )
@@ -61,19 +61,7 @@ func (c client) FlushError() error {
 }
 
 func openEngine(t *testing.T) *engine.Engine {
-	t.Helper()
-	e, err := engine.Open(engine.Config{Dir: t.TempDir(), Shards: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := e.Close(ctx); err != nil {
-			t.Errorf("closing the engine: %v", err)
-		}
-	})
-	return e
+	return enginetest.Open(t, engine.Config{Shards: 1})
 }
 
 func runner(e *engine.Engine, maxRounds int) *memtools.Runner {
