@@ -177,8 +177,8 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		case "session":
 			h.Session = arg
 		case "scope":
-			if arg != "owner" && arg != "session" {
-				return d.Errf("scope must be owner or session, not %q", arg)
+			if err := cfile.OneOf("scope", arg, "owner", "session"); err != nil {
+				return d.Err(err.Error())
 			}
 			h.Scope = arg
 		case "placement":
@@ -212,13 +212,13 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.Errf("fail must be open or closed, not %q", arg)
 			}
 		case "gate":
-			if arg != "heuristic" && arg != "off" {
-				return d.Errf("gate must be heuristic or off, not %q", arg)
+			if err := cfile.OneOf("gate", arg, "heuristic", "off"); err != nil {
+				return d.Err(err.Error())
 			}
 			h.Gate = arg
 		case "profile":
-			if arg != "on" && arg != "off" {
-				return d.Errf("profile must be on or off, not %q", arg)
+			if err := cfile.OneOf("profile", arg, "on", "off"); err != nil {
+				return d.Err(err.Error())
 			}
 			h.Profile = arg
 		case "profile_tokens":
@@ -226,8 +226,8 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		case "max_tool_rounds":
 			h.MaxToolRounds, err = cfile.Positive(arg)
 		case "overflow":
-			if arg != "trim" && arg != "off" {
-				return d.Errf("overflow must be trim or off, not %q", arg)
+			if err := cfile.OneOf("overflow", arg, "trim", "off"); err != nil {
+				return d.Err(err.Error())
 			}
 			h.Overflow = arg
 		case "overflow_ollama_ctx":
@@ -295,8 +295,8 @@ func (a *APIHandler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		}
 		switch sub {
 		case "mode":
-			if arg != string(api.Self) && arg != string(api.Admin) {
-				return d.Errf("mode must be self or admin, not %q", arg)
+			if err := cfile.OneOf("mode", arg, string(api.Self), string(api.Admin)); err != nil {
+				return d.Err(err.Error())
 			}
 			a.Mode = arg
 		case "max_body":

@@ -1,9 +1,9 @@
 package memory
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 
 	"github.com/caddyserver/caddy/v2"
@@ -16,6 +16,7 @@ import (
 	"github.com/caddy-memory/memory/app"
 	"github.com/caddy-memory/memory/engine"
 	"github.com/caddy-memory/memory/inject"
+	"github.com/caddy-memory/memory/internal/cfile"
 )
 
 func init() {
@@ -98,11 +99,9 @@ func (a *APIHandler) Provision(ctx caddy.Context) error {
 		MaxImport:     a.MaxImport,
 		Logger:        ctx.Logger(),
 		Proxy:         api.Proxy{Plan: proxyPlan(st), Outcomes: outcomeCounts},
-		Receipts:      receiptsOf(st),
+		Receipts:      st.Receipts(),
 		Damaged:       st.Damaged,
-		// The storage's imports are bounded together, whichever handler
-		// (self, admin, a reload's) serves them.
-		Imports: st.Shared().Value("imports", func() any { return new(api.Imports) }).(*api.Imports),
+		Imports:       st.Imports(),
 	})
 	return nil
 }
@@ -128,7 +127,7 @@ func outcomeCounts() map[string]float64 {
 	out := map[string]float64{}
 	for _, o := range []string{outcomeInjected, outcomeNothing, outcomePassed, outcomeFailedOpen, outcomeFailedClosed, outcomeOptedOut} {
 		var m dto.Metric
-		if requestsTotal.WithLabelValues(o).Write(&m) == nil {
+		if app.RequestsTotal.WithLabelValues(o).Write(&m) == nil {
 			out[o] = m.GetCounter().GetValue()
 		}
 	}
@@ -146,16 +145,19 @@ func authenticatedByCaddy(r *http.Request) bool {
 	return strings.TrimSpace(id) != ""
 }
 
-// Validate checks the configuration.
+// Validate checks the configuration: every range the Caddyfile parser
+// checks as it reads, again, for a configuration given in JSON.
 func (a *APIHandler) Validate() error {
-	if a.Mode != string(api.Self) && a.Mode != string(api.Admin) {
-		return fmt.Errorf("memory_api: mode must be self or admin, not %q", a.Mode)
+	err := errors.Join(
+		cfile.OneOf("mode", a.Mode, string(api.Self), string(api.Admin)),
+		cfile.CheckSize("max_body", a.MaxBody),
+		cfile.CheckSize("max_import", a.MaxImport),
+	)
+	if err == nil && a.InsecureNoAuth && a.Mode != string(api.Admin) {
+		err = errors.New("insecure_no_auth applies to mode admin only; self mode always resolves the caller from their key")
 	}
-	if a.MaxBody < 0 || a.MaxImport < 0 {
-		return fmt.Errorf("memory_api: sizes must not be negative")
-	}
-	if a.InsecureNoAuth && a.Mode != string(api.Admin) {
-		return fmt.Errorf("memory_api: insecure_no_auth applies to mode admin only; self mode always resolves the caller from their key")
+	if err != nil {
+		return fmt.Errorf("memory_api: %w", err)
 	}
 	return nil
 }
@@ -165,7 +167,7 @@ func (a *APIHandler) Validate() error {
 func (a *APIHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
 	defer a.storage.Use()()
 	r2 := r.Clone(r.Context())
-	r2.URL.Path = apiPath(r.URL.Path)
+	r2.URL.Path = api.Path(r.URL.Path)
 	r2.URL.RawPath = ""
 	// The API reads where it is mounted from the request's URI (the
 	// redirect of /ui, the server of openapi.json): the one the client
@@ -175,22 +177,6 @@ func (a *APIHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyht
 	}
 	a.handler.ServeHTTP(w, r2)
 	return nil
-}
-
-// apiPath drops the mount prefix: everything before the first segment that
-// starts an API route. A path with none that ends in a slash is the
-// mount's root (/memory/), where the dashboard opens.
-func apiPath(p string) string {
-	segs := strings.Split(strings.Trim(p, "/"), "/")
-	for i, s := range segs {
-		if slices.Contains(api.Roots, s) {
-			return "/" + strings.Join(segs[i:], "/")
-		}
-	}
-	if strings.HasSuffix(p, "/") {
-		return "/"
-	}
-	return p
 }
 
 // Interface guards

@@ -12,6 +12,7 @@
 package memory
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -23,6 +24,7 @@ import (
 	"github.com/caddy-memory/memory/app"
 	"github.com/caddy-memory/memory/engine"
 	"github.com/caddy-memory/memory/inject"
+	"github.com/caddy-memory/memory/internal/cfile"
 	"github.com/caddy-memory/memory/internal/receipts"
 	"github.com/caddy-memory/memory/memtools"
 	"github.com/caddy-memory/memory/overflow"
@@ -171,11 +173,6 @@ type learner interface {
 	Enqueue(*engine.Job) bool
 }
 
-// receiptsOf is the storage's book of receipts, kept across reloads.
-func receiptsOf(st *app.Storage) *receipts.Book {
-	return st.Shared().Value("receipts", func() any { return new(receipts.Book) }).(*receipts.Book)
-}
-
 // defaultNoSystemRole are the models known to reject the system role. The
 // later o1 and o3 models accept it (as developer instructions).
 var defaultNoSystemRole = []string{"o1-mini", "o1-preview"}
@@ -195,9 +192,6 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		return err
 	}
 	if err := h.setDefaults(); err != nil {
-		return err
-	}
-	if err := registerMetrics(ctx.GetMetricsRegistry()); err != nil {
 		return err
 	}
 	memApp, err := app.From(ctx)
@@ -283,50 +277,43 @@ func (h *Handler) use(st *app.Storage) {
 	st.AddProxy(h)
 	h.engine = st.Engine()
 	h.learner = h.engine
-	h.receipts = receiptsOf(st)
+	h.receipts = st.Receipts()
 	h.tools = &memtools.Runner{Tools: h.Tools, MaxRounds: h.MaxToolRounds, MaxCapture: h.MaxCapture, Engine: h.engine,
-		Owed:   st.Shared().Value("owed_outputs", func() any { return new(memtools.Owed) }).(*memtools.Owed),
-		Logger: h.logger, Called: func(tool string) { toolCalls.WithLabelValues(tool).Inc() }}
+		Owed: st.Owed(), Logger: h.logger, Called: func(tool string) { app.ToolCallsTotal.WithLabelValues(tool).Inc() }}
 	if h.Overflow == "trim" {
 		h.overflow = &overflow.Config{Engine: h.engine, MaxTokens: h.MaxTokens, Timeout: time.Duration(h.Timeout),
 			OllamaCtx: h.OverflowOllamaCtx, MaxBody: h.MaxBody, Diagnostics: h.Diagnostics, Placement: h.placementFor, Logger: h.logger,
-			Count: func(result string) { overflowTotal.WithLabelValues(result).Inc() }}
+			Count: func(result string) { app.OverflowTotal.WithLabelValues(result).Inc() }}
 	}
 }
 
-// Validate checks the configuration.
+// Validate checks the configuration: every range the Caddyfile parser
+// checks as it reads, again, for a configuration given in JSON.
 func (h *Handler) Validate() error {
-	if h.Scope != "owner" && h.Scope != "session" {
-		return fmt.Errorf("memory: unknown scope %q: use owner or session", h.Scope)
+	errs := []error{
+		cfile.OneOf("scope", h.Scope, "owner", "session"),
+		cfile.OneOf("gate", h.Gate, "heuristic", "off"),
+		cfile.OneOf("profile", h.Profile, "on", "off"),
+		cfile.OneOf("overflow", h.Overflow, "trim", "off"),
+		cfile.CheckCount("max_tokens", h.MaxTokens),
+		cfile.CheckCount("max_items", h.MaxItems),
+		cfile.CheckCount("profile_tokens", h.ProfileTokens),
+		cfile.CheckCount("max_tool_rounds", h.MaxToolRounds),
+		cfile.CheckCount("overflow_ollama_ctx", h.OverflowOllamaCtx),
+		cfile.CheckSize("max_body", h.MaxBody),
+		cfile.CheckSize("max_capture", h.MaxCapture),
+		cfile.CheckDuration("timeout", h.Timeout),
 	}
-	if h.MaxTokens < 0 || h.MaxItems < 0 || h.MaxBody < 0 || h.MaxCapture < 0 {
-		return fmt.Errorf("memory: sizes and counts must not be negative")
-	}
-	if h.Timeout < 0 {
-		return fmt.Errorf("memory: timeout must not be negative")
-	}
-	if h.Overflow != "trim" && h.Overflow != "off" {
-		return fmt.Errorf("memory: unknown overflow %q: use trim or off", h.Overflow)
-	}
-	if h.OverflowOllamaCtx < 0 {
-		return fmt.Errorf("memory: overflow_ollama_ctx must not be negative")
-	}
-	if h.Gate != "heuristic" && h.Gate != "off" {
-		return fmt.Errorf("memory: unknown gate %q: use heuristic or off", h.Gate)
-	}
-	if h.Profile != "on" && h.Profile != "off" {
-		return fmt.Errorf("memory: profile must be on or off, not %q", h.Profile)
-	}
-	if h.ProfileTokens < 0 {
-		return fmt.Errorf("memory: profile_tokens must not be negative")
+	if h.MinScore != nil {
+		errs = append(errs, cfile.CheckFraction("min_score", *h.MinScore))
 	}
 	for _, t := range h.Tools {
 		if !memtools.Known(t) {
-			return fmt.Errorf("memory: unknown tool %q: the tools are save_memory and recall_memory", t)
+			errs = append(errs, fmt.Errorf("tools: %q is not a memory tool: use save_memory, recall_memory or both", t))
 		}
 	}
-	if h.MaxToolRounds < 0 {
-		return fmt.Errorf("memory: max_tool_rounds must not be negative")
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("memory: %w", err)
 	}
 	return nil
 }

@@ -155,7 +155,7 @@ func TestFailOpenAndFailClosed(t *testing.T) {
 			body := chatBody(false, msg("user", "Where do I live?"))
 			var upstreamGot []byte
 			next := recordingUpstream(t, &upstreamGot)
-			before := testutil.ToFloat64(requestsTotal.WithLabelValues(outcomeFailedOpen))
+			before := testutil.ToFloat64(app.RequestsTotal.WithLabelValues(outcomeFailedOpen))
 			err := h.ServeHTTP(httptest.NewRecorder(), chatRequest(t, body), next)
 			if closed {
 				var he caddyhttp.HandlerError
@@ -173,7 +173,7 @@ func TestFailOpenAndFailClosed(t *testing.T) {
 			if string(upstreamGot) != string(body) {
 				t.Errorf("upstream got %q, want the original body", upstreamGot)
 			}
-			if after := testutil.ToFloat64(requestsTotal.WithLabelValues(outcomeFailedOpen)); after != before+1 {
+			if after := testutil.ToFloat64(app.RequestsTotal.WithLabelValues(outcomeFailedOpen)); after != before+1 {
 				t.Errorf("failed_open counter went from %v to %v", before, after)
 			}
 		})

@@ -12,6 +12,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
+	"github.com/caddy-memory/memory/app"
 	"github.com/caddy-memory/memory/contentenc"
 	"github.com/caddy-memory/memory/engine"
 	"github.com/caddy-memory/memory/extract"
@@ -294,12 +295,12 @@ func (h *Handler) recall(r *http.Request, req *inject.Request, enc, owner string
 	defer cancel()
 	start := time.Now()
 	rec, err := h.engine.Recall(ctx, rr)
-	retrievalSeconds.Observe(time.Since(start).Seconds())
+	app.RetrievalSeconds.Observe(time.Since(start).Seconds())
 	if err != nil {
 		return recalled{}, fmt.Errorf("searching memories: %w", err)
 	}
 	if rec.Block == "" {
-		injectedPerRequest.Observe(0)
+		app.InjectedMemories.Observe(0)
 		return recalled{outcome: outcomeNothing}, nil
 	}
 	nb, err := req.Inject(rec.Block, h.placementFor(req.Model))
@@ -310,7 +311,7 @@ func (h *Handler) recall(r *http.Request, req *inject.Request, enc, owner string
 	if !contentenc.Identity(enc) {
 		r.Header.Del("Content-Encoding") // the rewritten body goes on decoded
 	}
-	injectedPerRequest.Observe(float64(len(rec.Memories)))
+	app.InjectedMemories.Observe(float64(len(rec.Memories)))
 	ids := make([]uint64, len(rec.Memories))
 	for i, m := range rec.Memories {
 		ids[i] = m.Memory.ID

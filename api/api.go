@@ -92,7 +92,7 @@ type route struct {
 }
 
 // routes are the API's routes: the one list that the mux, the browser
-// guard, the mount's path roots (Roots) and the OpenAPI document's test
+// guard, the mount's path roots (see Path) and the OpenAPI document's test
 // are built from.
 var routes = []route{
 	{pattern: "GET /memories", serve: (*Handler).list},
@@ -121,8 +121,13 @@ var routes = []route{
 	{pattern: "GET /openapi.json", serve: (*Handler).openAPI},
 }
 
-// New returns a Handler.
+// New returns a Handler. cfg.Proxy.Plan is required.
 func New(cfg Config) *Handler {
+	if cfg.Proxy.Plan == nil {
+		// A preview planned otherwise than the proxy would show what no
+		// chat request gets.
+		panic("api: Config.Proxy.Plan is nil: give the API the recall planning of the memory handler on its storage")
+	}
 	if cfg.MaxBody <= 0 {
 		cfg.MaxBody = 1 << 20
 	}
@@ -156,11 +161,27 @@ func Routes() []string {
 	return out
 }
 
-// Roots are the first path segments of the API's routes: what a mount
-// (the memory_api module) finds the API's path by, after its own prefix.
-var Roots = roots()
+// Path is the API's path of a request path under any mount: from the
+// first segment that starts one of its routes (/memory/memories/7 is
+// /memories/7, /memory/ui/ is /ui/), so memory_api needs no prefix
+// configured. A path with no such segment that ends in a slash is the
+// mount's root (/memory/), where the dashboard opens.
+func Path(p string) string {
+	segs := strings.Split(strings.Trim(p, "/"), "/")
+	for i, s := range segs {
+		if slices.Contains(roots, s) {
+			return "/" + strings.Join(segs[i:], "/")
+		}
+	}
+	if strings.HasSuffix(p, "/") {
+		return "/"
+	}
+	return p
+}
 
-func roots() []string {
+// roots are the first path segments of the API's routes, read from the
+// route table: what Path finds the API's path by.
+var roots = func() []string {
 	var out []string
 	for _, rt := range routes {
 		_, p, _ := strings.Cut(rt.pattern, " ")
@@ -173,7 +194,7 @@ func roots() []string {
 		}
 	}
 	return out
-}
+}()
 
 // routeOf is the route of a mux pattern.
 func routeOf(pattern string) (route, bool) {

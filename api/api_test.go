@@ -18,7 +18,9 @@ import (
 
 	"github.com/caddy-memory/memory/api"
 	"github.com/caddy-memory/memory/engine"
+	"github.com/caddy-memory/memory/engine/enginetest"
 	"github.com/caddy-memory/memory/index"
+	"github.com/caddy-memory/memory/inject"
 	"github.com/caddy-memory/memory/internal/pgtest/pgshared"
 	"github.com/caddy-memory/memory/store"
 )
@@ -26,24 +28,29 @@ import (
 func openEngine(t *testing.T) *engine.Engine {
 	t.Helper()
 	dir := t.TempDir()
-	e, err := engine.Open(engine.Config{Dir: dir, Shared: pgshared.For(t, dir), Shards: 2, LockTimeout: 500 * time.Millisecond})
-	if err != nil {
-		t.Fatalf("engine.Open: %v", err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := e.Close(ctx); err != nil {
-			t.Errorf("closing the engine: %v", err)
-		}
-	})
-	return e
+	return enginetest.Open(t, engine.Config{Dir: dir, Shared: pgshared.For(t, dir), Shards: 2, LockTimeout: 500 * time.Millisecond})
 }
 
 func caller(r *http.Request) string { return r.Header.Get("Authorization") }
 
 func newHandler(e *engine.Engine, mode api.Mode) *api.Handler {
-	return api.New(api.Config{Engine: e, Mode: mode, Caller: caller})
+	return newAPI(api.Config{Engine: e, Mode: mode, Caller: caller})
+}
+
+// newAPI is api.New, planning recalls (unless cfg says how) as a memory
+// handler with the default settings does: gate and profile on, the block
+// within 800 tokens and 10 memories, the engine's floor.
+func newAPI(cfg api.Config) *api.Handler {
+	if cfg.Proxy.Plan == nil {
+		cfg.Proxy.Plan = func(owner, session string, req *inject.Request) engine.RecallRequest {
+			return engine.RecallRequest{
+				SearchRequest: engine.SearchRequest{Owner: owner, Session: session, Query: req.Query(),
+					Limit: 10, MinScore: engine.DefaultMinScore, Gate: true},
+				Profile: true, MaxTokens: 800, MaxItems: 10,
+			}
+		}
+	}
+	return api.New(cfg)
 }
 
 // do sends one request to h; as is the Authorization header ("" for none).
@@ -225,7 +232,7 @@ func TestRouting(t *testing.T) {
 
 func TestStrictDecoding(t *testing.T) {
 	e := openEngine(t)
-	h := api.New(api.Config{Engine: e, Mode: api.Admin, Caller: caller, MaxBody: 300})
+	h := newAPI(api.Config{Engine: e, Mode: api.Admin, Caller: caller, MaxBody: 300})
 
 	msg := apiErr(t, do(t, h, "POST", "/memories", `{"owner":"a","content":"x","colour":"red"}`, ""), http.StatusBadRequest, "bad_request")
 	if !strings.Contains(msg, "colour") {
@@ -677,7 +684,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 
 func TestImportTooLarge(t *testing.T) {
 	e := openEngine(t)
-	h := api.New(api.Config{Engine: e, Mode: api.Admin, Caller: caller, MaxImport: 512})
+	h := newAPI(api.Config{Engine: e, Mode: api.Admin, Caller: caller, MaxImport: 512})
 	owner := e.OwnerID("big")
 	var body strings.Builder
 	for i := range 20 {

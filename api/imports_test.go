@@ -93,7 +93,7 @@ func TestImportKeepsTheLastVersions(t *testing.T) {
 // refused once read that far; the batches stored before are said.
 func TestImportTooLargeMidway(t *testing.T) {
 	e := openEngine(t)
-	h := api.New(api.Config{Engine: e, Mode: api.Admin, Caller: caller, MaxImport: 3 << 20})
+	h := newAPI(api.Config{Engine: e, Mode: api.Admin, Caller: caller, MaxImport: 3 << 20})
 	owner := e.OwnerID("erin")
 	var body strings.Builder
 	for i := 1; body.Len() < 4<<20; i++ {

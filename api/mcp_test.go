@@ -37,7 +37,7 @@ func (k withKey) RoundTrip(r *http.Request) (*http.Response, error) {
 
 func serveMCP(t *testing.T, cfg api.Config) string {
 	t.Helper()
-	srv := httptest.NewServer(api.New(cfg))
+	srv := httptest.NewServer(newAPI(cfg))
 	t.Cleanup(srv.Close)
 	return srv.URL + "/mcp"
 }

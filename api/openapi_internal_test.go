@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/caddy-memory/memory/engine"
+	"github.com/caddy-memory/memory/inject"
 	"github.com/caddy-memory/memory/internal/openapi"
 )
 
@@ -92,7 +94,7 @@ func split(pattern string) (method, path string) {
 
 // The document is served with the mount it was asked at as its server.
 func TestOpenAPIServedWithItsMount(t *testing.T) {
-	h := New(Config{Mode: Self})
+	h := New(Config{Mode: Self, Proxy: Proxy{Plan: unplanned}})
 	for uri, want := range map[string]string{"/memory/openapi.json": "/memory", "/openapi.json": "/", "/a/b/openapi.json?x=1": "/a/b"} {
 		req := httptest.NewRequest("GET", "/openapi.json", nil)
 		req.RequestURI = uri
@@ -120,7 +122,7 @@ func TestOpenAPIDescribesADamagedStorage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := New(Config{Mode: Admin, Damaged: func() error { return errors.New("the store file is damaged: run 'caddy memory check'") }})
+	h := New(Config{Mode: Admin, Proxy: Proxy{Plan: unplanned}, Damaged: func() error { return errors.New("the store file is damaged: run 'caddy memory check'") }})
 	for _, op := range doc.Operations() {
 		if op.Path != "/health" && op.Path != "/stats" {
 			continue
@@ -137,3 +139,6 @@ func TestOpenAPIDescribesADamagedStorage(t *testing.T) {
 		}
 	}
 }
+
+// unplanned is the Plan of a handler whose tests never recall.
+func unplanned(string, string, *inject.Request) engine.RecallRequest { return engine.RecallRequest{} }

@@ -12,31 +12,19 @@ import (
 
 // Proxy is what the API knows of the proxy (the memory handlers) using its
 // storage. The API cannot see the handlers' settings itself: they belong to
-// another Caddy module.
+// another Caddy module, which holds their defaults too.
 type Proxy struct {
 	// Plan builds the recall the proxy makes for a chat request of owner
 	// (an owner id; session is what the proxy's session template would
 	// give, "" for none), with the proxy's own budget, floor, scope, gate
 	// and profile settings, so the preview is what a chat request would
-	// really get. Nil recalls with the engine's defaults.
+	// really get. Required: with no handler on the storage, the caller
+	// plans as one with the default settings would.
 	Plan func(owner, session string, req *inject.Request) engine.RecallRequest
 	// Outcomes counts the proxy's chat requests by outcome (injected,
 	// nothing_relevant, passed_through, ...) since the process started. Nil
 	// shows none.
 	Outcomes func() map[string]float64
-}
-
-// recallRequest is the recall the proxy would make for a chat request.
-func (p Proxy) recallRequest(owner, session string, req *inject.Request) engine.RecallRequest {
-	if p.Plan != nil {
-		return p.Plan(owner, session, req)
-	}
-	// The memory handler's defaults, for an API used without one.
-	return engine.RecallRequest{
-		SearchRequest: engine.SearchRequest{Owner: owner, Session: session, Query: req.Query(),
-			Limit: 10, MinScore: engine.DefaultMinScore, Gate: true},
-		Profile: true, ProfileTokens: engine.DefaultProfileTokens, MaxTokens: 800, MaxItems: 10,
-	}
 }
 
 // previewRequest is the body of POST /preview: a question, or the chat
@@ -149,7 +137,7 @@ func (h *Handler) preview(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, err)
 		return
 	}
-	req := h.cfg.Proxy.recallRequest(owner, in.Session, chat)
+	req := h.cfg.Proxy.Plan(owner, in.Session, chat)
 	rec, err := h.cfg.Engine.Recall(r.Context(), req)
 	if err != nil {
 		h.fail(w, err)

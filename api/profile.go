@@ -104,7 +104,7 @@ func (h *Handler) profile(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, err)
 		return
 	}
-	plan := h.cfg.Proxy.recallRequest(owner, "", chat)
+	plan := h.cfg.Proxy.Plan(owner, "", chat)
 	on := plan.Profile && !plan.OnlySession
 	tokens := plan.ProfileTokens
 	if tokens <= 0 {

@@ -178,7 +178,7 @@ func itoa(id uint64) string { return strconv.FormatUint(id, 10) }
 func TestProfileFollowsTheProxysSettings(t *testing.T) {
 	e := openEngine(t)
 	plan := engine.RecallRequest{Profile: true, ProfileTokens: 12, MaxTokens: 800}
-	h := api.New(api.Config{Engine: e, Mode: api.Self, Caller: caller, Proxy: api.Proxy{
+	h := newAPI(api.Config{Engine: e, Mode: api.Self, Caller: caller, Proxy: api.Proxy{
 		Plan: func(owner, session string, req *inject.Request) engine.RecallRequest { return plan },
 	}})
 	said(t, h, "ana", "s1", "I'm allergic to peanuts.", "I prefer short answers.", "I live in Zurich.")

@@ -163,7 +163,7 @@ func TestPreview(t *testing.T) {
 func TestPreviewUsesProxySettings(t *testing.T) {
 	e := openEngine(t)
 	var asked []string
-	h := api.New(api.Config{Engine: e, Mode: api.Self, Caller: caller, Proxy: api.Proxy{
+	h := newAPI(api.Config{Engine: e, Mode: api.Self, Caller: caller, Proxy: api.Proxy{
 		Plan: func(owner, session string, req *inject.Request) engine.RecallRequest {
 			asked = append(asked, owner+"|"+session+"|"+req.Query())
 			return engine.RecallRequest{SearchRequest: engine.SearchRequest{Owner: owner, Query: req.Query(), Limit: 1}, MaxTokens: 800, MaxItems: 1}
@@ -225,8 +225,8 @@ func TestStatsOwners(t *testing.T) {
 func TestStatsActivity(t *testing.T) {
 	e := openEngine(t)
 	outcomes := map[string]float64{"injected": 3, "nothing_relevant": 1}
-	admin := api.New(api.Config{Engine: e, Mode: api.Admin, Proxy: api.Proxy{Outcomes: func() map[string]float64 { return outcomes }}})
-	self := api.New(api.Config{Engine: e, Mode: api.Self, Caller: caller, Proxy: api.Proxy{Outcomes: func() map[string]float64 { return outcomes }}})
+	admin := newAPI(api.Config{Engine: e, Mode: api.Admin, Proxy: api.Proxy{Outcomes: func() map[string]float64 { return outcomes }}})
+	self := newAPI(api.Config{Engine: e, Mode: api.Self, Caller: caller, Proxy: api.Proxy{Outcomes: func() map[string]float64 { return outcomes }}})
 	for _, c := range []string{"Dan likes jazz", "Dan likes blues"} {
 		ok(t, do(t, admin, "POST", "/memories", jsonBody(map[string]any{"owner": "dan", "content": c, "kind": "preference"}), ""), http.StatusCreated, nil)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/caddy-memory/memory/engine"
 	"github.com/caddy-memory/memory/extract"
+	"github.com/caddy-memory/memory/internal/receipts"
 )
 
 // load provisions an app as a configuration load does; the test cleans it
@@ -225,5 +226,32 @@ func TestAdminOperationHoldsItsStorage(t *testing.T) {
 	})
 	if err != nil || rec.Code != http.StatusOK {
 		t.Errorf("an admin operation across a reload that removed its storage: %v (%d %s)", err, rec.Code, rec.Body)
+	}
+}
+
+// TestHandlersStateOutlivesAReload: what the handlers keep of a storage in
+// memory (the receipts GET /injections shows, the outputs owed to stored
+// responses, the imports running) is the same after a reload, and each
+// storage's own.
+func TestHandlersStateOutlivesAReload(t *testing.T) {
+	dir := t.TempDir()
+	first := mustLoad(t, map[string]*StorageConfig{"a": {Path: dir, IndexShards: 1}})
+	a1, _ := first.Storage("a")
+	a1.Receipts().Record("owner", receipts.Receipt{Outcome: "injected", Injected: 1})
+
+	second := mustLoad(t, map[string]*StorageConfig{"a": {Path: dir, IndexShards: 1}, "b": {Path: t.TempDir(), IndexShards: 1}})
+	a2, _ := second.Storage("a")
+	b, _ := second.Storage("b")
+	if got := a2.Receipts().Recent("owner"); len(got) != 1 || got[0].Outcome != "injected" {
+		t.Errorf("after a reload, the storage's receipts are %+v, want the one recorded before it", got)
+	}
+	if a2.Owed() != a1.Owed() || a2.Imports() != a1.Imports() {
+		t.Error("a reload gave the storage new owed outputs or a new import bound: a response stored before it would be refused")
+	}
+	if b.Receipts() == a2.Receipts() || b.Owed() == a2.Owed() || b.Imports() == a2.Imports() {
+		t.Error("two storages share what their handlers keep")
+	}
+	if got := b.Receipts().Recent("owner"); len(got) != 0 {
+		t.Errorf("another storage shows a's receipts: %+v", got)
 	}
 }

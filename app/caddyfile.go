@@ -202,8 +202,8 @@ func (c *StorageConfig) parseRetention(d *caddyfile.Dispenser, seen map[string]b
 	if d.NextArg() {
 		return d.Errf("retention takes a class and a duration, e.g. retention turn 90d")
 	}
-	if class != "turn" && class != "episode" && class != "fact" {
-		return d.Errf("retention is for turn, episode or fact, not %q", class)
+	if err := cfile.OneOf("retention", class, "turn", "episode", "fact"); err != nil {
+		return d.Err(err.Error())
 	}
 	if err := cfile.Once(d, seen, "retention "+class); err != nil {
 		return err

@@ -1,7 +1,10 @@
 package app
 
 import (
+	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -9,6 +12,7 @@ import (
 
 	"github.com/caddy-memory/memory/embed"
 	"github.com/caddy-memory/memory/engine"
+	"github.com/caddy-memory/memory/internal/cfile"
 	"github.com/caddy-memory/memory/internal/seal"
 	"github.com/caddy-memory/memory/llm"
 	"github.com/caddy-memory/memory/store/postgres"
@@ -140,7 +144,9 @@ func (c *StorageConfig) Validate() error {
 }
 
 // validateShape checks the settings that need no placeholder replaced
-// (the Caddyfile is adapted where the keys' environment may not be).
+// (the Caddyfile is adapted where the keys' environment may not be): what
+// the Caddyfile parser checks as it reads, again, for a configuration given
+// in JSON, and how the settings go together.
 func (c *StorageConfig) validateShape() error {
 	switch {
 	case c.Path != "" && c.URL != "":
@@ -149,38 +155,40 @@ func (c *StorageConfig) validateShape() error {
 		return fmt.Errorf("replica is the local copy of a PostgreSQL storage: it needs url (an embedded storage lives in path)")
 	case c.URL != "" && !strings.Contains(c.URL, "{") && !postgres.IsURL(c.URL):
 		return fmt.Errorf("url must be a postgres:// or postgresql:// URL")
-	case c.IndexShards < 0 || c.QueueSize < 0:
-		return fmt.Errorf("index_shards and queue_size must not be negative")
-	case c.DrainTimeout < 0 || (c.ConsolidateEvery != nil && *c.ConsolidateEvery < 0):
-		return fmt.Errorf("durations must not be negative")
-	case c.SalienceFloor != nil && (*c.SalienceFloor < 0 || *c.SalienceFloor > 1):
-		return fmt.Errorf("salience_floor must be from 0 to 1")
+	case c.SearchCache < -1:
+		return fmt.Errorf("search_cache must be a size in bytes, or -1 for none (off in a Caddyfile), not %d", c.SearchCache)
+	case c.LLM != nil && (c.LLM.URL == "" || c.LLM.Model == ""):
+		return fmt.Errorf("llm needs url and model (an OpenAI-compatible chat completions endpoint and its model)")
+	case c.Embed != nil && (c.Embed.URL == "" || c.Embed.Model == ""):
+		return fmt.Errorf("embed needs url and model (an OpenAI-compatible embeddings endpoint and its model)")
 	}
-	for class, d := range c.Retention {
-		if class != "turn" && class != "episode" && class != "fact" {
-			return fmt.Errorf("retention is for turn, episode or fact, not %q", class)
+	errs := []error{
+		cfile.CheckCount("index_shards", c.IndexShards),
+		cfile.CheckCount("queue_size", c.QueueSize),
+		cfile.CheckDuration("drain_timeout", c.DrainTimeout),
+	}
+	if c.ConsolidateEvery != nil {
+		errs = append(errs, cfile.CheckDuration("consolidate_every", *c.ConsolidateEvery))
+	}
+	if c.SalienceFloor != nil {
+		errs = append(errs, cfile.CheckFraction("salience_floor", *c.SalienceFloor))
+	}
+	for _, class := range slices.Sorted(maps.Keys(c.Retention)) {
+		if err := cfile.OneOf("retention", class, "turn", "episode", "fact"); err != nil {
+			errs = append(errs, err)
+			continue
 		}
-		if d < 0 {
-			return fmt.Errorf("retention %s must not be negative (0 keeps them for ever)", class)
-		}
+		errs = append(errs, cfile.CheckDuration("retention "+class, c.Retention[class]))
 	}
 	if l := c.LLM; l != nil {
-		if l.URL == "" || l.Model == "" {
-			return fmt.Errorf("llm needs url and model (an OpenAI-compatible chat completions endpoint and its model)")
-		}
-		if l.Debounce < 0 || l.Timeout < 0 || l.CallsPerMinute < 0 {
-			return fmt.Errorf("llm: debounce, timeout and calls_per_minute must not be negative")
-		}
+		errs = append(errs, cfile.CheckDuration("llm debounce", l.Debounce), cfile.CheckDuration("llm timeout", l.Timeout),
+			cfile.CheckCount("llm calls_per_minute", l.CallsPerMinute))
 	}
 	if e := c.Embed; e != nil {
-		if e.URL == "" || e.Model == "" {
-			return fmt.Errorf("embed needs url and model (an OpenAI-compatible embeddings endpoint and its model)")
-		}
-		if e.Dimensions < 0 || e.BatchSize < 0 || e.Timeout < 0 || e.MinSimilarity < 0 || e.MinSimilarity > 1 {
-			return fmt.Errorf("embed: dimensions, batch_size and timeout must not be negative, min_similarity from 0 to 1")
-		}
+		errs = append(errs, cfile.CheckCount("embed dimensions", e.Dimensions), cfile.CheckDuration("embed timeout", e.Timeout),
+			cfile.CheckFraction("embed min_similarity", e.MinSimilarity), cfile.CheckCount("embed batch_size", e.BatchSize))
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // expand replaces the placeholders Caddy knows at load time ({env.*}).

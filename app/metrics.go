@@ -9,10 +9,41 @@ import (
 	"github.com/caddy-memory/memory/engine"
 )
 
-// The storages' background work, as metrics. The collectors exist once per
-// process and are registered into each configuration's registry: Caddy
-// gives every config load a fresh registry, and collectors created per
-// config would keep counting into an orphan.
+// Every metric of the module is here, and the app registers them all, the
+// handlers' with the storages': every configuration with a memory or
+// memory_api handler has the app, so one registration covers them. The
+// collectors exist once per process and are registered into each
+// configuration's registry: Caddy gives every config load a fresh registry,
+// and collectors created per config would keep counting into an orphan.
+
+// What the memory handlers count of the requests they see (package memory
+// counts them).
+var (
+	RequestsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "caddy", Subsystem: "memory", Name: "requests_total",
+		Help: "Chat requests seen by the memory handler, by outcome.",
+	}, []string{"outcome"})
+	InjectedMemories = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Namespace: "caddy", Subsystem: "memory", Name: "injected_memories",
+		Help:    "Memories injected per searched request.",
+		Buckets: []float64{0, 1, 2, 3, 5, 8, 13, 21},
+	})
+	RetrievalSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Namespace: "caddy", Subsystem: "memory", Name: "retrieval_seconds",
+		Help:    "Time to search and load memories on the request path.",
+		Buckets: []float64{.0005, .001, .002, .005, .01, .025, .05, .1, .25, .5},
+	})
+	OverflowTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "caddy", Subsystem: "memory", Name: "overflow_total",
+		Help: "Requests the upstream refused for their length (or, for Ollama, over its context), by what came of them: rescued, refused_again, not_trimmable.",
+	}, []string{"result"})
+	ToolCallsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "caddy", Subsystem: "memory", Name: "tool_calls_total",
+		Help: "Calls of the proxy's memory tools the model made, by tool.",
+	}, []string{"tool"})
+)
+
+// The storages' background work.
 var (
 	jobsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "caddy", Subsystem: "memory", Name: "extraction_jobs_total",
@@ -45,23 +76,22 @@ var (
 	})
 )
 
-// RegisterMetrics registers collectors into a configuration's registry,
-// once each.
-func RegisterMetrics(reg prometheus.Registerer, cs ...prometheus.Collector) error {
+// registerMetrics registers every collector into a configuration's
+// registry, once each.
+func registerMetrics(reg prometheus.Registerer) error {
 	if reg == nil {
 		return nil
 	}
-	for _, c := range cs {
+	for _, c := range []prometheus.Collector{
+		RequestsTotal, InjectedMemories, RetrievalSeconds, OverflowTotal, ToolCallsTotal,
+		jobsTotal, heldTurns, storedTotal, embeddingFailures, llmCalls, llmSeconds, damagedStorages,
+	} {
 		var already prometheus.AlreadyRegisteredError
 		if err := reg.Register(c); err != nil && !errors.As(err, &already) {
 			return err
 		}
 	}
 	return nil
-}
-
-func registerMetrics(reg prometheus.Registerer) error {
-	return RegisterMetrics(reg, jobsTotal, heldTurns, storedTotal, embeddingFailures, llmCalls, llmSeconds, damagedStorages)
 }
 
 // observer feeds the engines' background events into the metrics.

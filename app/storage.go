@@ -15,9 +15,12 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"go.uber.org/zap"
 
+	"github.com/caddy-memory/memory/api"
 	"github.com/caddy-memory/memory/engine"
 	"github.com/caddy-memory/memory/inject"
+	"github.com/caddy-memory/memory/internal/receipts"
 	"github.com/caddy-memory/memory/internal/seal"
+	"github.com/caddy-memory/memory/memtools"
 	"github.com/caddy-memory/memory/store"
 	"github.com/caddy-memory/memory/store/postgres"
 )
@@ -68,8 +71,18 @@ func (s *Storage) Damaged() error {
 // PostgreSQL storage) and index.
 func (s *Storage) Dir() string { return s.p.dir }
 
-// Shared holds what the storage keeps for its features across reloads.
-func (s *Storage) Shared() *Shared { return &s.p.shared }
+// Receipts are what the recent requests of the storage's owners were
+// given (the API's GET /injections), kept across reloads.
+func (s *Storage) Receipts() *receipts.Book { return &s.p.receipts }
+
+// Owed are the tool outputs the storage's owners owe to stored OpenAI
+// responses (see memtools.Owed), kept across reloads: the request that
+// continues a response may come after one.
+func (s *Storage) Owed() *memtools.Owed { return &s.p.owed }
+
+// Imports bounds the imports running at once into the storage, whichever
+// memory_api handler (self, admin, a reload's) serves them.
+func (s *Storage) Imports() *api.Imports { return &s.p.imports }
 
 // AddProxy records a memory handler of this configuration on the storage.
 func (s *Storage) AddProxy(p Proxy) {
@@ -144,7 +157,11 @@ type pooled struct {
 	engine *engine.Engine
 	dir    string
 	unlock func()
-	shared Shared
+	// What the handlers keep per storage, in memory: each configuration's
+	// handlers share them with the ones it replaces.
+	receipts receipts.Book
+	owed     memtools.Owed
+	imports  api.Imports
 	// damaged, for a storage whose file was found damaged at start: it
 	// is not open, and not pooled, so that each configuration loaded
 	// tries it again (after a salvage, a reload opens it).
@@ -164,27 +181,6 @@ type pending struct {
 	by   *Storage // the configuration's handle on the storage
 	cfg  *StorageConfig
 	keys *seal.Ring
-}
-
-// Shared is what features keep per storage across reloads, in memory.
-type Shared struct {
-	mu     sync.Mutex
-	values map[string]any
-}
-
-// Value returns the value kept under name, made with make on first use.
-func (s *Shared) Value(name string, make func() any) any {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if v, ok := s.values[name]; ok {
-		return v
-	}
-	if s.values == nil {
-		s.values = map[string]any{}
-	}
-	v := make()
-	s.values[name] = v
-	return v
 }
 
 // Destruct closes the storage when the last configuration using it is

@@ -1,14 +1,17 @@
 // Package cfile owns the small readers shared by this module's Caddyfile
 // parsers (the memory app's global option and the handlers' directives):
 // one argument, a nested block of single-argument settings, sizes and
-// durations, each setting given once.
+// durations, each setting given once; and the same ranges checked again
+// for a configuration given in JSON, which no reader saw.
 package cfile
 
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
@@ -97,10 +100,61 @@ func Duration(s string) (caddy.Duration, error) {
 // Fraction reads a number from 0 to 1.
 func Fraction(s string) (float64, error) {
 	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || f < 0 || f > 1 {
+	if err != nil || !(f >= 0 && f <= 1) { // NaN too
 		return 0, fmt.Errorf("%q is not a number from 0 to 1", s)
 	}
 	return f, nil
+}
+
+// The ranges the readers above check, for a setting a JSON configuration
+// gives, where no reader saw it: each error names the setting and says
+// what to write. Zero is what leaving the setting out gives (a default),
+// so it passes.
+
+// CheckCount refuses what Positive would: a negative whole number.
+func CheckCount(setting string, n int) error {
+	if n < 0 {
+		return fmt.Errorf("%s must be a positive whole number, not %d", setting, n)
+	}
+	return nil
+}
+
+// CheckSize refuses what Size would: a negative size.
+func CheckSize(setting string, n int64) error {
+	if n < 0 {
+		return fmt.Errorf("%s must be a size in bytes (such as 4194304 for 4 MiB), not %d", setting, n)
+	}
+	return nil
+}
+
+// CheckDuration refuses what Duration would: a negative duration.
+func CheckDuration(setting string, d caddy.Duration) error {
+	if d < 0 {
+		return fmt.Errorf("%s must be a positive duration such as \"500ms\" or \"10s\", not %s", setting, time.Duration(d))
+	}
+	return nil
+}
+
+// CheckFraction refuses what Fraction would: a number outside 0 to 1.
+func CheckFraction(setting string, f float64) error {
+	if !(f >= 0 && f <= 1) {
+		return fmt.Errorf("%s must be a number from 0 to 1, not %g", setting, f)
+	}
+	return nil
+}
+
+// OneOf refuses a value of setting that is none of allowed, in the
+// Caddyfile and in JSON alike: "scope must be owner or session, not
+// \"world\"".
+func OneOf(setting, value string, allowed ...string) error {
+	if slices.Contains(allowed, value) {
+		return nil
+	}
+	list := allowed[0]
+	if n := len(allowed); n > 1 {
+		list = strings.Join(allowed[:n-1], ", ") + " or " + allowed[n-1]
+	}
+	return fmt.Errorf("%s must be %s, not %q", setting, list, value)
 }
 
 // Unknown is the error for a subdirective of block (say "memory
