@@ -36,7 +36,9 @@ var english = &langTable{
 		musician:musician actor:actor actress:actress electrician:electrician plumber:plumber carpenter:carpenter
 		mechanic:mechanic farmer:farmer gardener:gardener pilot:pilot firefighter:firefighter nanny:nanny
 		student:student freelancer:freelancer salesperson:salesperson coach:coach trainer:trainer hairdresser:hairdresser
-		driver:driver cleaner:cleaner dev:developer quantity-surveyor:quantity-surveyor surveyor:surveyor
+		driver:driver cleaner:cleaner sparky:electrician sparkie:electrician chippy:carpenter tradie:tradesperson
+		actuary:actuary barrister:barrister paralegal:paralegal sonographer:sonographer radiographer:radiographer
+		phlebotomist:phlebotomist bookkeeper:bookkeeper underwriter:underwriter dev:developer quantity-surveyor:quantity-surveyor surveyor:surveyor
 		recruiter:recruiter teaching-assistant:teaching-assistant landlord:landlord landlady:landlady receptionist:receptionist social-worker:social-worker software-engineer:software-engineer
 		data-scientist:data-scientist civil-servant:civil-servant police-officer:police-officer 
 		cpa:accountant paramedic:paramedic physio:physiotherapist physiotherapist:physiotherapist carer:carer
@@ -54,7 +56,9 @@ var english = &langTable{
 		hungarian:Hungarian romanian:Romanian catalan:Catalan basque:Basque galician:Galician hebrew:Hebrew
 		vietnamese:Vietnamese thai:Thai tagalog:Tagalog swahili:Swahili irish:Irish welsh:Welsh tamil:Tamil telugu:Telugu
 		malayalam:Malayalam kannada:Kannada marathi:Marathi gujarati:Gujarati punjabi:Punjabi yoruba:Yoruba igbo:Igbo
-		hausa:Hausa zulu:Zulu xhosa:Xhosa afrikaans:Afrikaans persian:Persian farsi:Persian pashto:Pashto
+		hausa:Hausa zulu:Zulu isizulu:Zulu isixhosa:Xhosa sesotho:Sesotho setswana:Setswana twi:Twi ga:Ga ewe:Ewe
+		amharic:Amharic somali:Somali kinyarwanda:Kinyarwanda sinhala:Sinhala nepali:Nepali odia:Odia assamese:Assamese
+		konkani:Konkani maori:Maori samoan:Samoan xhosa:Xhosa afrikaans:Afrikaans persian:Persian farsi:Persian pashto:Pashto
 		indonesian:Indonesian malay:Malay filipino:Filipino croatian:Croatian serbian:Serbian bosnian:Bosnian
 		slovak:Slovak slovenian:Slovenian bulgarian:Bulgarian lithuanian:Lithuanian latvian:Latvian estonian:Estonian
 		icelandic:Icelandic albanian:Albanian armenian:Armenian georgian:Georgian amharic:Amharic somali:Somali
@@ -98,7 +102,7 @@ var english = &langTable{
 		{"origin", `i\s+grew\s+up\s+in\s+{PLACE}`},
 		{"home-neg", `(?:i|we)\s+(?:don't|do\s+not|no\s+longer)\s+live\s+in\s+{PLACE}`},
 		{"origin", `i(?:'m|\s+am)\s+(?:originally\s+)?from\s+{PLACE}`},
-		{"job", `i(?:'m|\s+am)\s+(?:now\s+|currently\s+|still\s+|actually\s+|really\s+)?(?:a|an|the)\s+(?P<x>(?:[\p{L}-]+\s+){0,2}?{JOB})(?P<at>\s+(?:at|in|for|with|on|based\s+in|from)\s+[^,.;:!?]{1,80}?)?{END}`},
+		{"job", `i(?:'m|\s+am)\s+(?:now\s+|currently\s+|still\s+|actually\s+|really\s+)?(?:a|an|the)\s+(?P<x>(?:[\p{L}-]+\s+){0,2}?{JOB})(?P<at>\s+(?:at|in|for|with|on|based\s+in|from)\s+[^,.;:!?]{1,80}?)?(?:\s+(?:there|here|now|too|as\s+well|myself))?{END}`},
 		{"job", `i(?:'m|\s+am)?\s+(?:now\s+|currently\s+)?(?:\w+ly\s+)?(?:work|working)\s+(?:\w+ly\s+)?as\s+(?:a|an)\s+(?P<x>[^,.;:!?]{1,60}?){END}`},
 		{"job", `i\s+(?:now\s+)?(?P<verb>teach|nurse|coach|tutor)\s+(?P<x>[^,.;:!?]{1,50}?){END}`},
 		{"job", `i\s+(?:run|own|have)\s+(?:my\s+own|a|an)\s+(?P<x>(?:[\p{L}-]+\s+){0,2}?(?:bakery|business|company|restaurant|cafe|café|shop|store|salon|studio|practice|agency|firm|startup|farm|clinic|bar|pub|garage|gym)\b[^,.;:!?]{0,30}?){END}`},
@@ -190,7 +194,11 @@ var english = &langTable{
 		{"breakup", `i\s+(?:just\s+|finally\s+|recently\s+)?(?:broke\s+up\s+with|split\s+(?:up\s+)?(?:with|from)|dumped)\s+{NAME}`},
 		{"dating", `i(?:'m|\s+am)\s+(?:now\s+)?(?P<verb>seeing|dating|going\s+out\s+with)\s+{NAME}`},
 		{"habit", `i\s+(?:go\s+to\s+(?:the\s+)?|hit\s+the\s+|do\s+)(?P<x>gym|pool|climbing\s+wall|yoga|pilates|crossfit|spin(?:\s+class(?:es)?)?|park\s*run|boxing)(?P<freq>\s+(?:every\s+[\p{L}]+|(?:once|twice|[\p{L}\d]+\s+times)\s+a\s+week|on\s+[\p{L}]+s|daily|most\s+days))?\b`},
-		{"learning", `i(?:'m|\s+am)\s+(?:now\s+|currently\s+|also\s+)?learning\s+(?P<l>{LANG1})`},
+		{"learning", `i(?:'m|\s+am)\s+(?:now\s+|currently\s+|also\s+)?(?:trying\s+to\s+learn|learning)\s+(?:some\s+)?(?P<l>{LANG1})`},
+		{"home-in", `i(?:'m|\s+am)\s+in\s+{PLACE}(?:\s*\([^)]{1,30}\))?(?:\s+(?:side|area))?{END}`},
+		{"name", `{NAME}\s+here(?:\s*[,!.—–-]|\s+from\b)`},
+		{"job", `{NAME}\s+here,\s+(?:a\s+|an\s+)?(?P<x>(?:[\p{L}-]+\s+){0,2}?{JOB})(?P<at>\s+(?:at|in|for|with|on|from)\s+[^,.;:!?]{1,80}?)?{END}`},
+		{"job", `i(?:'m|\s+am)\s+[^,.;!?]{2,40}?,\s+(?:a\s+|an\s+)?(?P<x>(?:[\p{L}-]+\s+){0,2}?{JOB})(?P<at>\s+(?:at|in|for|with)\s+[^,.;:!?]{1,80}?){END}`},
 		{"swapped", `(?:i\s+)?(?:swapped|traded|switched)\s+(?P<x>[^,.;]{2,30}?)\s+for\s+(?P<y>[^,.;!?]{2,30}?){END}`},
 		{"swapped", `i\s+(?:gave\s+up|quit|dropped|stopped)\s+(?P<x>[^,.;]{2,30}?)(?:,|\s+and)\s+(?:i(?:'m|\s+am)\s+(?:(?:really\s+)?into|doing|learning|playing)|(?:i\s+)?(?:took\s+up|started|do|play))\s+(?P<y>[^,.;!?]{2,30}?){END}`},
 		{"team", `(?:i(?:'ve|\s+have)?\s+)?(?:switched|changed)\s+(?:to\s+supporting|allegiance\s+to|sides\s+to)\s+{ORG}{END}`},

@@ -57,7 +57,8 @@ func init() {
 	Arab Kiwi Catholic Protestant Christian Muslim Jewish Hindu Buddhist Sikh Mormon Atheist Agnostic Orthodox Lutheran
 	Baptist Methodist Pagan Vegan Vegetarian Gay Lesbian Bi Trans Married Single Sorry Fine Good Okay Ok Here Back Home
 	Ready Done Happy Sad Tired Sure Not Just So Very Really Also Still Always Never Currently Now Going Trying Looking
-	Thinking Planning Working Learning Doing Getting Feeling Glad Excited Afraid Allergic Retired Pregnant Interested`) {
+	Thinking Planning Working Learning Doing Getting Feeling Glad Excited Afraid Allergic Retired Pregnant Interested
+	Same Ditto Life Nothing Everything Everyone Everybody Nobody Weather Hi Hey Hello Thanks Greetings Howdy Howzit Evening Morning Afternoon Night Mate Guys Folks`) {
 		notNames[w] = true
 	}
 }

@@ -68,6 +68,13 @@ func (m *slotMatch) fact(last *slotMatch) (Fact, bool) {
 		return newFact("identity", "identity:age", "User is "+strconv.Itoa(n)+" years old.")
 	case "home":
 		return newFact("identity", "identity:location", "User lives in "+g["place"]+".")
+	case "home-in":
+		// "I'm in Joburg (Randburg side)": home, unless the sentence says
+		// the user is passing through.
+		if passing.MatchString(m.in) {
+			return Fact{}, false
+		}
+		return newFact("identity", "identity:location", "User lives in "+g["place"]+".")
 	case "moved":
 		return newFact("identity", "identity:location", "User moved to "+g["place"]+when+" and lives there.")
 	case "home-neg":
@@ -676,11 +683,17 @@ func (m *slotMatch) languageList() string {
 	seen := map[string]bool{}
 	for _, w := range splitList(m.g["langs"], m.lang.t.joins) {
 		e, ok := m.lang.t.languages[strings.ToLower(w)]
+		where := ""
+		if first, rest, cut := strings.Cut(w, " "); !ok && cut {
+			// "isiZulu at home": the language, and where it is spoken.
+			e, ok = m.lang.t.languages[strings.ToLower(first)]
+			where = " (" + rest + ")"
+		}
 		if !ok || seen[e] {
 			continue
 		}
 		seen[e] = true
-		names = append(names, e)
+		names = append(names, e+where)
 	}
 	switch len(names) {
 	case 0:
@@ -812,3 +825,6 @@ var drivingJobs = map[string]string{"bus": "driving a bus", "taxi": "driving a t
 
 // soldFor follows a sale that is half of a switch.
 var soldFor = regexp.MustCompile(`(?i)^\s*(?:(?:,|and)\s+)?(?:then\s+)?(?:got|bought|picked\s+up|replaced|y\s+(?:me\s+)?compr|et\s+(?:j['’]ai\s+)?achet|e\s+comprei|und\s+(?:habe\s+)?(?:mir\s+)?(?:ein|gekauft))`)
+
+// passing says a stay is not home: "I'm in Rome for the weekend".
+var passing = regexp.MustCompile(`(?i)\b(?:visit(?:ing)?|trip|holiday|vacation|for\s+work|business|this\s+week|today|tonight|this\s+weekend|for\s+the\s+weekend|conference|airport|layover|stuck|transit|hotel|hostel|a\s+few\s+days|staying\s+at|traffic|queue|line|meeting|class|lecture|office|shower|bed|kitchen|car|bus|train|hospital\s+waiting)\b`)

@@ -133,7 +133,9 @@ func (t *langTable) compile() *language {
 		nums[w] = w
 	}
 	langs := alt("l", t.languages)
-	langList := `(?P<langs>` + strings.ReplaceAll(langs, "?P<l>", "?:") + `(?:(?:\s*,\s*|\s+(?:` + strings.Join(t.joins, "|") + `)\s+)` + strings.ReplaceAll(langs, "?P<l>", "?:") + `){0,5})`
+	// "isiZulu at home and English at work": a language may say where.
+	qual := `(?:\s+(?:at\s+home|at\s+work|fluently|natively|a\s+bit|a\s+little|well|en\s+casa|zu\s+hause|à\s+la\s+maison|em\s+casa))?`
+	langList := `(?P<langs>` + strings.ReplaceAll(langs, "?P<l>", "?:") + qual + `(?:(?:\s*,\s*|\s+(?:` + strings.Join(t.joins, "|") + `)\s+)` + strings.ReplaceAll(langs, "?P<l>", "?:") + qual + `){0,5})`
 	r := strings.NewReplacer(
 		"{NAME}", namePat, "{PLACE}", placePat, "{X}", xPat, "{ORG}", orgPat, "{END}", endPat,
 		"{REL}", alt("rel", t.relations), "{PET}", alt("pet", t.pets), "{DIET}", alt("diet", t.diets),

@@ -41,6 +41,16 @@ func TestSlotsReadEverydayPhrasings(t *testing.T) {
 		{"My son Ali is 9 and he's allergic to peanuts.", "son Ali is allergic to peanuts"},
 		{"Our eldest, Maya, is 12. She's severely allergic to shellfish.", "Maya is allergic to shellfish"},
 		{"We're in Glasgow.", "lives in Glasgow"},
+		// introductions people type
+		{"Howzit. I'm in Joburg (Randburg side), civil engineer at a consulting firm.", "lives in Joburg"},
+		{"Howzit. I'm in Joburg (Randburg side), civil engineer at a consulting firm.", "civil engineer"},
+		{"I'm in Rome for the weekend, what should I see?", ""},
+		{"Hi! Deepak here, Java dev in Pune at a startup called Kiranakart.", "name is Deepak"},
+		{"Hi! Deepak here, Java dev in Pune at a startup called Kiranakart.", "Java dev"},
+		{"mate I'm a sparky in Perth, mostly residential.", "sparky in Perth"},
+		{"For context we're in an office in Swindon, I'm an actuary there.", "actuary"},
+		{"I speak isiZulu at home and English at work, and I'm trying to learn Afrikaans.", "Zulu (at home) and English"},
+		{"I speak isiZulu at home and English at work, and I'm trying to learn Afrikaans.", "learning Afrikaans"},
 		// dictated by voice: no stops, the clauses still read
 		{"so basically I'm a dad of two Mia is 8 and Sam just turned 5 we live in Tulsa Oklahoma and I work nights at the hospital which is fine because my wife Dana is home with the kids during the day and honestly I need a meal plan that doesn't take forever", "lives in Tulsa"},
 		{"so basically I'm a dad of two Mia is 8 and Sam just turned 5 we live in Tulsa Oklahoma and I work nights at the hospital which is fine because my wife Dana is home with the kids during the day and honestly I need a meal plan that doesn't take forever", "Mia is 8"},
