@@ -280,6 +280,10 @@ func oneOfEach(slots []Fact) []Fact {
 		case retracting.MatchString(f.Content) == retracting.MatchString(out[i].Content) && saysAllOf(out[i].Content, f.Content):
 			// The fuller of two readings of one statement ("gave up
 			// tennis for padel" over "gave up tennis").
+		case f.Key == "identity:job" && !retracting.MatchString(f.Content+out[i].Content) && !saysAllOf(f.Content, out[i].Content):
+			// Work is one slot of two parts: "Ich bin Entwicklungsingenieur
+			// und seit 12 Jahren bei Bosch" says both.
+			out[i].Content = strings.TrimSuffix(out[i].Content, ".") + "; " + strings.TrimPrefix(f.Content, "User ")
 		case !retracting.MatchString(f.Content) || retracting.MatchString(out[i].Content):
 			out[i] = f
 		}

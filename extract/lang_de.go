@@ -9,7 +9,7 @@ var german = &langTable{
 		freundin:girlfriend freund:boyfriend verlobte:fiancee verlobter:fiance sohn:son tochter:daughter mutter:mother
 		mama:mother vater:father papa:father bruder:brother schwester:sister oma:grandmother opa:grandfather
 		großmutter:grandmother großvater:grandfather baby:baby`),
-	pets: words(`hunde:dogs katzen:cats hund:dog hündin:dog kater:cat katze:cat kaninchen:rabbit hamster:hamster papagei:parrot pferd:horse
+	pets: words(`dackel:dachshund hunde:dogs katzen:cats hund:dog hündin:dog kater:cat katze:cat kaninchen:rabbit hamster:hamster papagei:parrot pferd:horse
 		schildkröte:tortoise wellensittich:budgie`),
 	diets: words(`vegan:vegan veganer:vegan veganerin:vegan vegetarier:vegetarian vegetarierin:vegetarian
 		vegetarisch:vegetarian pescetarier:pescatarian pescetarierin:pescatarian`),
@@ -36,7 +36,7 @@ var german = &langTable{
 	statuses: words(`geheiratet:married`),
 	workplaces: words(`apotheke:a-pharmacy krankenhaus:a-hospital klinik:a-clinic schule:a-school bank:a-bank büro:an-office
 		praxis:a-practice restaurant:a-restaurant`),
-	conditions: words(`zöliakie:celiac-disease diabetes:diabetes diabetiker:diabetes diabetikerin:diabetes asthma:asthma epilepsie:epilepsy`),
+	conditions: words(`laktoseintoleranz:lactose-intolerance zöliakie:celiac-disease diabetes:diabetes diabetiker:diabetes diabetikerin:diabetes asthma:asthma epilepsie:epilepsy`),
 	relDates: words(`letzten-monat:last-month letzte-woche:last-week letztes-jahr:last-year gestern:yesterday
 		letzten-sommer:last-summer vor-einem-monat:a-month-ago vor-einem-jahr:a-year-ago vor-zwei-jahren:two-years-ago
 		vor-zwei-monaten:two-months-ago dieses-jahr:this-year`),
@@ -47,12 +47,11 @@ var german = &langTable{
 	slips:   []string{`nein,?\s+(?:moment|warte)`, `moment`, `ich\s+meine`, `äh`, `sorry`, `quatsch`},
 	patterns: []rawPattern{
 		{"name", `(?:ich\s+heiße|mein\s+name\s+ist|ich\s+bin\s+(?:der|die))\s+(?:jetzt\s+|inzwischen\s+)?{NAME}`},
-		{"name", `ich\s+bin\s+{NAME}(?:\s*[,.!]|\s+und\b)`},
 		{"diet", `(?:ich\s+)?(?:lebe|esse)\s+(?:jetzt\s+|seit\s+[^,.;]{2,20}?\s+)?{DIET}`},
 		{"diet", `(?:lebe|esse)\s+ich\s+(?:jetzt\s+)?{DIET}`},
 		{"study", `(?:ich\s+)?studier(?:e)?\s+(?:jetzt\s+)?{X}(?:\s+in\s+{PLACE})?{END}`},
-		{"age", `ich\s+bin\s+{NUM}(?:\s+jahre\s+alt)?{END}`},
-		{"home", `(?:ich\s+|wir\s+)?(?:wohne|wohnen|lebe|leben)\s+(?:jetzt\s+|inzwischen\s+|seit\s+\S+\s+\S+\s+)?in\s+{PLACE}`},
+		{"age", `ich\s+bin\s+(?:jetzt\s+)?{NUM}(?:\s+jahre\s+alt)?{END}`},
+		{"home", `(?:ich\s+|wir\s+)?(?:wohne|wohnen|wohn|lebe|leben)\s+(?:jetzt\s+|inzwischen\s+|übrigens\s+|auch\s+|schon\s+|seit\s+\S+\s+\S+\s+)*in\s+{PLACE}`},
 		{"moved", `(?:ich\s+bin|wir\s+sind)\s+(?:{WHEN}\s+)?(?:nach|in)\s+{PLACE}\s+(?:gezogen|umgezogen)`},
 		{"home-neg", `(?:ich|wir)\s+(?:wohne|wohnen|lebe|leben)\s+nicht\s+mehr\s+in\s+{PLACE}`},
 		{"origin", `ich\s+(?:komme|bin)\s+aus\s+{PLACE}`},
@@ -72,8 +71,17 @@ var german = &langTable{
 		{"allergy", `ich\s+bin\s+(?:sehr\s+|stark\s+)?allergisch\s+(?:gegen|auf)\s+(?:{ALLERGEN}{END}|{X}{END})`},
 		{"allergy", `ich\s+habe\s+eine\s+{ALLERGEN}-?allergie`},
 		{"allergy-neg", `ich\s+bin\s+(?:nicht|nicht\s+mehr)\s+allergisch\s+(?:gegen|auf)\s+(?:{ALLERGEN}{END}|{X}{END})`},
+		{"intolerance", `(?:ich\s+)?(?:habe?|hab)\s+(?:eine|ne|'ne)\s+{ALLERGEN}-?intoleranz`},
 		{"intolerance", `ich\s+(?:habe\s+eine\s+{ALLERGEN}-?intoleranz|bin\s+{ALLERGEN}-?intolerant|vertrage\s+keine\s+{ALLERGEN})`},
 		{"condition", `ich\s+(?:habe|bin)\s+{COND}`},
+		{"condition", `(?:ich\s+)?(?:habe?|hab)\s+(?:eine?|ne|'ne)\s+{COND}`},
+		{"job", `(?:ich\s+)?bin\s+(?:jetzt\s+|von\s+beruf\s+)?(?P<x>[\p{L}]*(?:ingenieur|lehrer|entwickler|berater|techniker|kaufmann|kauffrau|pfleger|ärztin|arzt|informatiker|elektriker|mechaniker|verkäufer|designer|manager|assistent|erzieher|sozialarbeiter|buchhalter|architekt|anwalt|anwältin|polizist|programmierer|redakteur|journalist|physiotherapeut)(?:in)?)\b`},
+		{"job", `(?:ich\s+arbeite\s+)?(?:teilzeit|vollzeit)\s+als\s+(?P<x>[\p{L}]+)(?P<at>\s+(?:bei|in|im|für)\s+[^,.;:!?]{1,80}?)?{END}`},
+		{"employer", `seit\s+[^,.;]{2,20}?\s+(?:bin\s+ich\s+)?bei\s+{ORG}{END}`},
+		{"employer", `bin\s+ich\s+(?:jetzt\s+|inzwischen\s+)?bei\s+{ORG}{END}`},
+		{"married", `{NAME}\s+und\s+ich\s+haben\s+(?:{WHEN}\s+)?(?P<status>geheiratet)`},
+		{"~named-age", `(?:der|die)\s+{NAME},?\s+ist\s+(?:[\p{L}]+\s+){0,3}?{NUM}(?:\s+jahre\s+alt)?(?:\s+geworden)?{END}`},
+		{"possess", `ich\s+(?:habe?|hab)\s+(?:jetzt\s+|endlich\s+)?(?:ein|einen|eine)\s+(?P<y>[^.;!?]{2,40}?){END}`},
 		{"member", `(?:mein|meine)\s+{REL}\s+heißt\s+{NAME}`},
 		{"member", `(?:mein|meine|unser|unsere)\s+{REL}\s+{NAME}(?:\s+ist\s+{NUM}(?:\s+jahre\s+alt)?)?`},
 		{"~member", `mit\s+(?:meinem|meiner|meinen|unserem|unserer|unseren)\s+{REL},?\s+{NAME}`},

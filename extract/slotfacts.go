@@ -174,7 +174,22 @@ func (m *slotMatch) fact(last *slotMatch) (Fact, bool) {
 		if x == "" {
 			return Fact{}, false
 		}
+		if g["place"] != "" {
+			x += " in " + g["place"]
+		}
 		return newFact("identity", "identity:study", "User studies "+x+".")
+	case "born":
+		if name == "" || notNames[name] {
+			return Fact{}, false
+		}
+		rel := "child"
+		switch strings.ToLower(g["sex"] + g["rel"]) {
+		case "girl", "daughter":
+			rel = "daughter"
+		case "boy", "son":
+			rel = "son"
+		}
+		return newFact("family", "family:"+relationKey(rel, name), "User's "+rel+" "+name+" was born"+when+".")
 	case "diet":
 		return newFact("identity", "identity:diet", "User is "+en(t.diets, g["diet"])+".")
 	case "diet-neg":

@@ -138,13 +138,13 @@ func (t *langTable) compile() *language {
 	langList := `(?P<langs>` + strings.ReplaceAll(langs, "?P<l>", "?:") + qual + `(?:(?:\s*,\s*|\s+(?:` + strings.Join(t.joins, "|") + `)\s+)` + strings.ReplaceAll(langs, "?P<l>", "?:") + qual + `){0,5})`
 	r := strings.NewReplacer(
 		"{NAME}", namePat, "{PLACE}", placePat, "{X}", xPat, "{ORG}", orgPat, "{END}", endPat,
-		"{REL}", alt("rel", t.relations), "{PET}", alt("pet", t.pets), "{DIET}", alt("diet", t.diets),
+		"{REL}", alt("rel", t.relations), "{PET}", alt("pet", t.pets)+`(?:e?s)?`, "{DIET}", alt("diet", t.diets),
 		"{JOB}", alt("job", t.jobs), "{ALLERGEN}", alt("allergen", t.allergens), "{LANGS}", langList, "{LANG1}", strings.ReplaceAll(langs, "?P<l>", "?:"), "{ACT}", activities,
 		"{NUM}", `(?P<num>\d{1,3}\b|(?:`+strings.TrimPrefix(alt("numw", nums), "(?P<numw>")+`\b)`,
 		"{HAVE}", `(?:'ve\s+got|'ve|\s+(?:also\s+|just\s+|recently\s+|now\s+)?(?:have\s+got|have|got|adopted|rescued|own))`,
 		"{KIDS}", alt("kids", t.children), "{COND}", alt("cond", t.conditions),
 		"{WHEN}", strings.ReplaceAll(alt("when", t.relDates), " ", `\s+`),
-		"{PETS}", alt("pet", t.pets), "{NAMES}", `(?P<names>(?-i:\p{Lu}[\p{Ll}'’-]+)(?:\s*(?:,|\s(?:and|y|e|und|et))\s*(?-i:\p{Lu}[\p{Ll}'’-]+)){0,5})`,
+		"{PETS}", alt("pet", t.pets)+`(?:e?s)?`, "{NAMES}", `(?P<names>(?-i:\p{Lu}[\p{Ll}'’-]+)(?:\s*(?:,|\s(?:and|y|e|und|et))\s*(?-i:\p{Lu}[\p{Ll}'’-]+)){0,5})`,
 	)
 	for _, p := range t.patterns {
 		src := `(?i)(?:^|[^\p{L}\d'’])(?P<stmt>` + r.Replace(p.tmpl) + `)`
@@ -355,7 +355,7 @@ func isLetterByte(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <=
 // hedgesAny are the words, in any of the languages read, that in the
 // clause before a statement mean it is not asserted ("if I lived in",
 // "imagine I", "si viviera en").
-var hedgesAny = regexp.MustCompile(`(?i)(?:^|[^\p{L}])(?:if|whether|unless|wish|imagine|suppose|pretend|doubt|wonder|si|imagina|supongamos|ojalá|wenn|falls|ob|stell|angenommen|imaginons|imagine|supposons|se|imagine|suponha|caso)(?:[^\p{L}]|$)`)
+var hedgesAny = regexp.MustCompile(`(?i)(?:^|[^\p{L}])(?:if|whether|unless|wish|imagine|suppose|pretend|doubt|wonder|say|hypothetically|si|imagina|supongamos|ojalá|wenn|falls|ob|stell|angenommen|imaginons|imagine|supposons|se|imagine|suponha|caso)(?:[^\p{L}]|$)`)
 
 // hedgedIn reports whether the clause leading up to a statement hedges it.
 func hedgedIn(before string) bool {

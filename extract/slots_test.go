@@ -41,10 +41,20 @@ func TestSlotsReadEverydayPhrasings(t *testing.T) {
 		{"My son Ali is 9 and he's allergic to peanuts.", "son Ali is allergic to peanuts"},
 		{"Our eldest, Maya, is 12. She's severely allergic to shellfish.", "Maya is allergic to shellfish"},
 		{"We're in Glasgow.", "lives in Glasgow"},
+		// German "im" is no "I'm" typed without its apostrophe
+		{"Bei uns gibt's Urlaub erst nach sechs Monaten im Betrieb.", "-"},
+		{"Ich studier Medizin in Hamburg, bin jetzt im 6. Semester.", "Medizin in Hamburg"},
+		{"im a nurse in leeds", "nurse"},
+		{"Ich bin Entwicklungsingenieur und seit 12 Jahren bei Bosch.", "Entwicklungsingenieur; works at Bosch"},
+		{"Unser Jüngster, der Florian, ist letzten Monat 2 geworden, und die Große, die Theresa, ist 6.", "Theresa (of the user's family) is 6"},
+		{"We've got two rescue greyhounds, Pavlova and Kiri, and a cat called Marmite — no sorry, Jaffa.", "greyhound named Pavlova"},
+		{"Realistically we're staying in Brighton. Say I moved to Lisbon for a year, what would tax look like?", "lives in Brighton"},
+		{"SHE'S HERE. Baby girl, Wren, 7lb 2oz, born at 3am.", "daughter Wren was born"},
+		{"hey I'm 34, live in Tacoma — sorry, Olympia.", "lives in Olympia"},
 		// introductions people type
 		{"Howzit. I'm in Joburg (Randburg side), civil engineer at a consulting firm.", "lives in Joburg"},
 		{"Howzit. I'm in Joburg (Randburg side), civil engineer at a consulting firm.", "civil engineer"},
-		{"I'm in Rome for the weekend, what should I see?", ""},
+		{"I'm in Rome for the weekend, what should I see?", "-"},
 		{"Hi! Deepak here, Java dev in Pune at a startup called Kiranakart.", "name is Deepak"},
 		{"Hi! Deepak here, Java dev in Pune at a startup called Kiranakart.", "Java dev"},
 		{"mate I'm a sparky in Perth, mostly residential.", "sparky in Perth"},
@@ -112,7 +122,7 @@ func TestSlotsReadEverydayPhrasings(t *testing.T) {
 		for _, f := range fs {
 			got = append(got, f.Key+" | "+f.Content)
 		}
-		ok := c.want == ""
+		ok := c.want == "" || c.want == "-" && len(got) == 0 // "-": teaches nothing
 		for _, g := range got {
 			if c.want != "" && matchAny(g, c.want) {
 				ok = true

@@ -37,6 +37,9 @@ func TestTranscriptKeepsOnlyTheUsersOwnWords(t *testing.T) {
 		{name: "a step out of a role-play keeps the step out", framed: true,
 			user: "*sits at the bar* I'm a herbalist. (ooc: gotta go, I'm a paramedic and I'm on earlies tomorrow)",
 			keep: []string{"paramedic"}, drop: []string{"herbalist"}},
+		{name: "a letter in German quotes to translate",
+			user: "Kannst du das für meine Oma ins Englische übersetzen? Sie schreibt an ihre Brieffreundin: „Liebe Margaret, ich bin jetzt 74 und wohne allein in Lübeck.“",
+			drop: []string{"74", "Lübeck"}},
 		{name: "a plain message is kept whole",
 			user: "We moved to Porto last spring and I work from home now.",
 			keep: []string{"We moved to Porto last spring and I work from home now."}},
@@ -98,7 +101,13 @@ func TestStepsOutOfAFrameAreTheUsers(t *testing.T) {
 			t.Errorf("%q taught %q: %q is played, not the user's", c.msg, all, c.not)
 		}
 	}
-	// A line that opens with an action is played, with no opener before it.
+	// A line that opens with an action, or with a dialogue dash, is
+	// played, with no opener before it.
+	for _, line := range []string{"—Mire, soy viudo y tengo tres bocas que alimentar.", "— Je suis Simone, chanteuse de jazz à Montmartre.", "– Sou o capitão, moro no navio."} {
+		if fs := FactsIn("", line, false); len(fs) != 0 {
+			t.Errorf("a line of dialogue taught %v", fs)
+		}
+	}
 	if fs := FactsIn("", "*sits at the bar* I'm a herbalist, I can pay in remedies.", false); len(fs) != 0 {
 		t.Errorf("a played line taught %v", fs)
 	}

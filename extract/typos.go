@@ -69,7 +69,7 @@ func fixTypos(s string) string {
 			return
 		}
 		word := s[start:end]
-		if c := contractions[strings.ToLower(word)]; c != "" {
+		if c := contractions[strings.ToLower(word)]; c != "" && !(c == "I'm" && readsGerman(s)) {
 			b.WriteString(c)
 			changed = true
 		} else if fixed := keyWordFor(word); fixed != "" {
@@ -129,4 +129,20 @@ func keyWordFor(word string) string {
 		return w // a letter added, or changed
 	}
 	return ""
+}
+
+// readsGerman reports whether s holds a word only German reads, where "im" is
+// a word ("im Betrieb"), not "I'm" typed without its apostrophe.
+func readsGerman(s string) bool {
+	for _, l := range languages {
+		if l.code != "de" {
+			continue
+		}
+		for _, w := range strings.Fields(strings.ToLower(s)) {
+			if l.common[strings.Trim(w, ".,!?;:")] && w != "im" {
+				return true
+			}
+		}
+	}
+	return false
 }

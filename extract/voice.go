@@ -37,7 +37,7 @@ var (
 		`|(?:ay[úu]dame\s+a|me\s+ayudas\s+a|puedes|podr[íi]as)\s+(?:contestar|responder|traducir|revisar|corregir|resumir|reescribir)` +
 		`|(?:tu\s+peux|peux-tu|pourrais-tu|tu\s+pourrais|aide-moi\s+à)\s+(?:me\s+)?(?:relire|résumer|traduire|corriger|reformuler|répondre)` +
 		`|(?:me\s+ajuda\s+a|ajuda-me\s+a|pode|podes|você\s+pode|dá\s+pra)\s+(?:me\s+)?(?:responder|traduzir|revisar|corrigir|resumir)` +
-		`|(?:kannst\s+du|könntest\s+du|hilf\s+mir)\s+(?:\S+\s+){0,4}?(?:übersetzen|korrigieren|zusammenfassen|umschreiben|beantworten|korrekturlesen))\b)`)
+		`|(?:kannst\s+du|könntest\s+du|hilf\s+mir)\s+(?:\S+\s+){0,7}?(?:übersetzen|korrigieren|zusammenfassen|umschreiben|beantworten|korrekturlesen))\b)`)
 
 	// hereIs presents pasted material by what it is: "Here's my friend's
 	// bio:".
@@ -92,8 +92,10 @@ func Framed(msgs []string) bool {
 	return framed
 }
 
-// action opens a line played in a role-play: "*sits at the bar* ...".
-var action = regexp.MustCompile(`^\s*\*[^*\n]{2,80}\*`)
+// action opens a line played in a role-play: "*sits at the bar* ...", or
+// a line of dialogue as Spanish, French and Portuguese write it ("—Mire,
+// soy viudo").
+var action = regexp.MustCompile(`^\s*(?:\*[^*\n]{2,80}\*|[—–]\s*\p{L})`)
 
 // mayFrame is a cheap look for a word every frame opener holds, before
 // the pattern is run: most messages hold none. It runs for every earlier
@@ -162,7 +164,7 @@ func ownWords(text string, framed bool) string {
 		}
 	}
 	text = cutLetters(text)
-	if strings.ContainsAny(text, "\"“«'‘") {
+	if strings.ContainsAny(text, "\"“«'‘„‚") {
 		text = cutQuoted(text)
 	}
 	return cutMaterial(text)
@@ -180,7 +182,7 @@ var (
 // "I'm moving to Mars"'. selfSaid is how the user introduces their own
 // words, which stay theirs (speech.go).
 var (
-	quotedAfter = regexp.MustCompile(`(?::\s*|(?:^|\n)\s*)(?:["“«][^"”»\n]{8,}(?:["”»]|$)|['‘][^\n]{8,}?['’](?:\s|[.,!?]|$))`)
+	quotedAfter = regexp.MustCompile(`(?::\s*|(?:^|\n)\s*)(?:["“«„][^"”»“\n]{8,}(?:["”»“]|$)|['‘][^\n]{8,}?['’](?:\s|[.,!?]|$))`)
 	selfSaid    = regexp.MustCompile(`(?i)(?:\bi\s+(?:just\s+|then\s+)?(?:said|say|told|tell|wrote|write|replied|answered|texted|messaged)\b[^:]{0,30}|\b(?:note\s+to\s+(?:self|myself)|reminder|for\s+the\s+record|my\s+(?:note|status|bio|update|motto))\s*)$`)
 )
 
