@@ -82,6 +82,21 @@ var (
 	}
 )
 
+// moreSmallTalk are more words of greetings, thanks and goodbyes, as
+// people type them in the five languages (slang and abbreviations too).
+func init() {
+	for _, w := range strings.Fields(`thx ty tysm ta tq thanx thnx appreciate appreciated legend brilliant lovely amazing
+		wonderful helpful helped really so lot lots this was is you re youre the best take care have day weekend chat
+		catch cya ttyl gn gm gnight nite everything well going mate guys folks bud buddy dear xx xoxo
+		muchas muchisimas mil genial perfecto vale chao chau nos vemos buen dia noche tarde igualmente saludos besos
+		viel vielen vielmal dank super toll gute nacht guten morgen tag bald dann schonen abend wochenende no gell
+		bonne nuit journee soiree top parfait bisous ca va coucou
+		beijos bjs abraco abracos boa noite dia show massa demais muito obg brigada brigado tmj falou tudo bem beleza
+		wie gehts geht s es dir que tal como estas e ai tomorrow tmrw schönen soirée journée ça qué día estás abraço abraços está `) {
+		smallTalk[w] = true
+	}
+}
+
 // maxSmallTalk is the most words a message of small talk has.
 const maxSmallTalk = 6
 
