@@ -706,6 +706,7 @@ func TestDashboardOpensForTheLocalUser(t *testing.T) {
 	// A key instead: that key's memories, then back without one.
 	tb.do("sign in with a key", chromedp.Click(chromedp.ID("logout")))
 	tb.do("the login form", chromedp.WaitVisible(chromedp.ID("login-key")), chromedp.WaitVisible(chromedp.ID("login-continue")))
+	t.Logf("screenshot (CI artifact): %s", tb.viewShot("dashboard-local-user-sign-in.png"))
 	tb.do("sign in as zoe", chromedp.SendKeys(chromedp.ID("login-key"), "sk-zoe-ui"), chromedp.Click(chromedp.CSS("#login-form button")))
 	tb.until("zoe's memories, and only hers", `document.querySelector('#profile').innerText.includes('Zqoslo') && document.querySelector('#memories-table').innerText.includes('Zqoslo') && !document.body.innerText.includes('peanuts')`)
 	if got := tb.eval(`document.querySelector('#logout').innerText + '|' + document.querySelector('#who').hidden`); got != "Sign out|true" {

@@ -216,7 +216,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	if err := h.damaged(); err != nil && h.cfg.Engine == nil && pattern != "GET /health" && !strings.HasPrefix(pattern, "GET /ui") {
+	// The dashboard (its root, its files) still opens: it shows the damage
+	// and what to run.
+	if err := h.damaged(); err != nil && h.cfg.Engine == nil && pattern != "GET /health" && pattern != "GET /{$}" && !strings.HasPrefix(pattern, "GET /ui") {
 		writeError(w, damagedError(err))
 		return
 	}

@@ -849,15 +849,21 @@ function showLogin() {
 // keylessCaller asks the API, with no key, whether it knows the caller
 // anyway: the person at this machine ({memory.local_user}), or an identity
 // Caddy's own auth gives. The API resolves it as the proxy does, so this
-// is never true for a keyless client elsewhere.
+// is never true for a keyless client elsewhere. It answers true, false
+// (401: a key is needed), or the API's error (a damaged storage's 503),
+// which no key would change.
 async function keylessCaller() {
 	if (mode !== 'self') return false;
+	let res;
 	try {
-		const res = await fetch(base + 'stats', { credentials: 'same-origin', cache: 'no-store' });
-		return res.ok;
+		res = await fetch(base + 'stats', { credentials: 'same-origin', cache: 'no-store' });
 	} catch (e) {
 		return false;
 	}
+	if (res.ok || res.status === 401) return res.ok;
+	let msg = 'The memory API answered ' + res.status + '.';
+	try { msg = (await res.json()).error.message || msg; } catch (e) { /* not JSON */ }
+	return new APIError(msg, res.status, 'probe');
 }
 
 // markCaller says in the header whose memories these are, and what the
@@ -935,6 +941,10 @@ function wire() {
 		// Asked once: whether the page can open without a key, for the
 		// person at this machine (and, after a sign-out, go back to that).
 		keylessCaller().then((ok) => {
+			if (ok instanceof Error) {
+				showError(ok); // a damaged storage: what to run, not a key form
+				return;
+			}
 			state.keyless = ok;
 			if (ok || sessionStorage.getItem(keyName)) start();
 			else showLogin();
