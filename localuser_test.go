@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddytest"
 
 	"github.com/caddy-memory/memory/app"
 )
@@ -169,20 +170,7 @@ func TestExampleRemembersItsLocalUser(t *testing.T) {
 // 127.0.0.1) or one a page from another site sends (its Origin, or a
 // browser's Sec-Fetch-Site); the log says why, once for each cause.
 func TestExampleKeepsStrangersApart(t *testing.T) {
-	up := newFakeLLM(t)
-	storage, logFile := t.TempDir(), filepath.Join(t.TempDir(), "caddy.log")
-	t.Setenv("MEMORY_PORT", "9080")
-	t.Setenv("MEMORY_UPSTREAM", up.URL)
-	t.Setenv("MEMORY_BIND", "0.0.0.0")
-	wrapper := `	servers {
-		listener_wrappers {
-			proxy_protocol {
-				allow 127.0.0.1/32
-			}
-		}
-	}
-`
-	tester := startCaddy(t, exampleUnderTest(t, storage, logFile, wrapper))
+	up, storage, logFile, tester := exposedExample(t)
 	bea, carl := from("203.0.113.7"), from("198.51.100.9")
 
 	ollamaChat(t, bea, up, nil, "My name is Bea and I live in Zqbraga.")
@@ -234,6 +222,29 @@ func TestExampleKeepsStrangersApart(t *testing.T) {
 		causes["X-Forwarded-For"] != 1 || causes["rebound.example"] != 1 || causes["evil.example"]+causes["Sec-Fetch-Site"] != 1 {
 		t.Errorf("want one line for each cause; the log has %d: %v", len(lines), lines)
 	}
+}
+
+// exposedExample runs Caddyfile.example with MEMORY_BIND=0.0.0.0 on 9080
+// in front of a fake upstream, its listener taking a PROXY protocol header
+// from 127.0.0.1 (as from a load balancer), so that from() can be a client
+// elsewhere on the network. It returns the upstream, the storage, Caddy's
+// log file and the tester.
+func exposedExample(t *testing.T) (*fakeLLM, string, string, *caddytest.Tester) {
+	t.Helper()
+	up := newFakeLLM(t)
+	storage, logFile := t.TempDir(), filepath.Join(t.TempDir(), "caddy.log")
+	t.Setenv("MEMORY_PORT", "9080")
+	t.Setenv("MEMORY_UPSTREAM", up.URL)
+	t.Setenv("MEMORY_BIND", "0.0.0.0")
+	wrapper := `	servers {
+		listener_wrappers {
+			proxy_protocol {
+				allow 127.0.0.1/32
+			}
+		}
+	}
+`
+	return up, storage, logFile, startCaddy(t, exampleUnderTest(t, storage, logFile, wrapper))
 }
 
 // proxyAt is the first memory handler of the running configuration on

@@ -94,6 +94,7 @@ func (a *APIHandler) Provision(ctx caddy.Context) error {
 		Engine:        st.Engine(),
 		Mode:          api.Mode(a.Mode),
 		Caller:        func(r *http.Request) string { return resolveOwner(owners, r) },
+		Local:         func(r *http.Request) bool { return isLocalUser(owners, r) },
 		Authenticated: authenticated,
 		MaxBody:       a.MaxBody,
 		MaxImport:     a.MaxImport,

@@ -31,6 +31,13 @@ func resolveOwner(templates []string, r *http.Request) string {
 	return owner
 }
 
+// isLocalUser reports whether templates resolve r to the person at this
+// machine ({memory.local_user}): a keyless request made on it.
+func isLocalUser(templates []string, r *http.Request) bool {
+	tmpl, v, ok := strings.Cut(resolveOwner(templates, r), "\x00")
+	return ok && v == localUser && strings.Contains(tmpl, "{"+localUserPlaceholder+"}")
+}
+
 // whose is resolveOwner that also says, when the request has no owner, why
 // not: one reason for each template, in order (see noOwner).
 //

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -39,9 +40,9 @@ type tab struct {
 	problems []string
 }
 
-// openTab starts Chromium at width×height. A missing browser fails the
-// test: a dashboard test that skips proves nothing.
-func openTab(t *testing.T, width, height int) *tab {
+// openTab starts Chromium at width×height, with more options. A missing
+// browser fails the test: a dashboard test that skips proves nothing.
+func openTab(t *testing.T, width, height int, more ...chromedp.ExecAllocatorOption) *tab {
 	t.Helper()
 	if _, err := os.Stat(chromium); err != nil {
 		t.Fatalf("the dashboard test drives Chromium at %s: install it (apt-get install -y chromium; .ci/run does): %v", chromium, err)
@@ -52,6 +53,7 @@ func openTab(t *testing.T, width, height int) *tab {
 		chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.WindowSize(width, height),
 	)
+	opts = append(opts, more...)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)
 	t.Cleanup(func() { cancel(); cancelAlloc() })
@@ -671,4 +673,73 @@ func TestDashboardShowsWhatItKnows(t *testing.T) {
 	tb.do("at the top", chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
 	t.Logf("phone-size screenshots: %s, %s", tb.viewShot("dashboard-profile-375-top.png"), tb.screenshot("dashboard-profile-375.png"))
 	tb.checkConsole()
+}
+
+// TestDashboardOpensForTheLocalUser: on Caddyfile.example, the person at
+// the machine, whose chat client sends no key (Ollama's own), opens the
+// dashboard on what it remembers of them without typing a key, the owner
+// resolved as the proxy resolves it; they can sign in with a key instead
+// (that key's memories, none of theirs) and come back without one. The
+// same page under a name rebound to 127.0.0.1 (a web page's trick), or
+// from elsewhere on the network (MEMORY_BIND=0.0.0.0), asks for a key,
+// and the API gives it nothing.
+func TestDashboardOpensForTheLocalUser(t *testing.T) {
+	up, storage, _, tester := exposedExample(t)
+	ollamaChat(t, tester.Client, up, nil, "Hi, I am Ana. I live in Lisbon and I am allergic to peanuts.")
+	ollamaChat(t, tester.Client, up, map[string]string{"Authorization": "Bearer sk-zoe-ui"}, "I live in Zqoslo and I am vegetarian.")
+	settle(t, storage, 2)
+
+	tb := openTab(t, 1280, 900, chromedp.Flag("host-resolver-rules", "MAP rebound.test 127.0.0.1"))
+	tb.do("open the dashboard", chromedp.Navigate(caddyAddr+"/memory/"))
+	tb.until("what it knows about the person at the machine", `!!document.querySelector('#profile') && document.querySelector('#profile').innerText.includes('allergic to peanuts')`)
+	if !tb.eval2bool(`document.querySelector('#login').hidden`) {
+		t.Error("the dashboard asked the person at the machine for a key")
+	}
+	if who := tb.eval(`document.querySelector('#who').innerText`); !strings.Contains(who, "at this machine") {
+		t.Errorf("the header says %q, want who it shows", who)
+	}
+	if body := tb.eval(`document.body.innerText`); strings.Contains(body, "Zqoslo") {
+		t.Error("the local user's dashboard shows a key holder's memory")
+	}
+	t.Logf("screenshot (CI artifact): %s", tb.screenshot("dashboard-local-user.png"))
+
+	// A key instead: that key's memories, then back without one.
+	tb.do("sign in with a key", chromedp.Click(chromedp.ID("logout")))
+	tb.do("the login form", chromedp.WaitVisible(chromedp.ID("login-key")), chromedp.WaitVisible(chromedp.ID("login-continue")))
+	t.Logf("screenshot (CI artifact): %s", tb.viewShot("dashboard-local-user-sign-in.png"))
+	tb.do("sign in as zoe", chromedp.SendKeys(chromedp.ID("login-key"), "sk-zoe-ui"), chromedp.Click(chromedp.CSS("#login-form button")))
+	tb.until("zoe's memories, and only hers", `document.querySelector('#profile').innerText.includes('Zqoslo') && document.querySelector('#memories-table').innerText.includes('Zqoslo') && !document.body.innerText.includes('peanuts')`)
+	if got := tb.eval(`document.querySelector('#logout').innerText + '|' + document.querySelector('#who').hidden`); got != "Sign out|true" {
+		t.Errorf("signed in with a key, the header's button and who: %q", got)
+	}
+	tb.do("sign out", chromedp.Click(chromedp.ID("logout")))
+	tb.do("continue without a key", chromedp.WaitVisible(chromedp.ID("login-continue")), chromedp.Click(chromedp.ID("login-continue")))
+	tb.until("the local user's memories again", `!document.querySelector('#app').hidden && document.querySelector('#profile').innerText.includes('allergic to peanuts')`)
+
+	// Under a name rebound to 127.0.0.1: nobody without a key.
+	tb.open("the dashboard under a rebound name", "http://rebound.test:9080/memory/ui/")
+	tb.until("asks for a key", `!document.querySelector('#login').hidden && document.querySelector('#login-keyless').hidden`)
+	if body := tb.eval(`document.body.innerText`); strings.Contains(body, "peanuts") {
+		t.Error("the page under a rebound name shows the local user's memory")
+	}
+	if got := tb.await(`fetch('/memory/memories').then(r => String(r.status))`); got != "401" {
+		t.Errorf("the API under a rebound name answered %s, want 401", got)
+	}
+	tb.checkConsole()
+
+	// From elsewhere on the network (its address given by the PROXY
+	// protocol): the page is not told it is the local user, the API answers
+	// 401.
+	bea := from("203.0.113.7")
+	for path, want := range map[string]string{"/memory/ui/": `data-local="false"`, "/memory/memories": `"unauthorized"`} {
+		resp, err := bea.Get(caddyAddr + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(body), want) || strings.Contains(string(body), "peanuts") {
+			t.Errorf("GET %s from elsewhere: %d %s, want %s", path, resp.StatusCode, body, want)
+		}
+	}
 }

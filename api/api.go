@@ -42,6 +42,10 @@ type Config struct {
 	// Caller returns the raw owner value of a request ("" when it has none);
 	// used in self mode.
 	Caller func(*http.Request) string
+	// Local reports whether the caller of a request is the person at this
+	// machine with no key ({memory.local_user}), for the dashboard to say
+	// who it shows; nil: never.
+	Local func(*http.Request) bool
 	// Authenticated reports whether the server authenticated the request
 	// (an operator, in admin mode); admin mode answers 401 to the others.
 	// Nil accepts every request.
@@ -233,7 +237,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	if err := h.damaged(); err != nil && h.cfg.Engine == nil && pattern != "GET /health" && !strings.HasPrefix(pattern, "GET /ui") {
+	// The dashboard (its root, its files) still opens: it shows the damage
+	// and what to run.
+	if err := h.damaged(); err != nil && h.cfg.Engine == nil && pattern != "GET /health" && pattern != "GET /{$}" && !strings.HasPrefix(pattern, "GET /ui") {
 		writeError(w, damagedError(err))
 		return
 	}

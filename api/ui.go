@@ -32,7 +32,8 @@ var uiStart = time.Now()
 
 // ui serves GET /ui/ and the files below it. index.html learns the API's
 // mode, so the page knows whether to ask for a key (self) or to list the
-// owners (admin, where the browser already sends Caddy's auth).
+// owners (admin, where the browser already sends Caddy's auth), and
+// whether its caller is the person at this machine.
 func (h *Handler) ui(w http.ResponseWriter, r *http.Request) {
 	h.serveUI(w, r, strings.TrimPrefix(r.URL.Path, "/ui/"))
 }
@@ -74,6 +75,15 @@ func (h *Handler) serveUI(w http.ResponseWriter, r *http.Request, name string) {
 			mode = Self
 		}
 		b = bytes.ReplaceAll(b, []byte("{{mode}}"), []byte(mode))
+		// Whether the one who opens it is the person at this machine,
+		// known without a key: the page then opens on their memories
+		// rather than asking for a key (it asks the API, which resolves the
+		// caller of each request as the proxy does; this only names them).
+		local := "false"
+		if h.cfg.Mode == Self && h.cfg.Local != nil && h.cfg.Local(r) {
+			local = "true"
+		}
+		b = bytes.ReplaceAll(b, []byte("{{local}}"), []byte(local))
 	}
 	hd := w.Header()
 	hd.Set("Content-Type", ctype)

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -95,6 +96,21 @@ type previewAnswer struct {
 		MaxItems int     `json:"max_items"`
 		MinScore float64 `json:"min_score"`
 	} `json:"settings"`
+}
+
+// TestDashboardOpensOnADamagedStorage: a storage found damaged at start
+// answers every route 503 but the dashboard, which shows the damage and
+// what to run: its files, and the mount's root that leads to it.
+func TestDashboardOpensOnADamagedStorage(t *testing.T) {
+	// No engine: a storage found damaged at start has none.
+	plan := func(string, string, *inject.Request) engine.RecallRequest { return engine.RecallRequest{} }
+	h := api.New(api.Config{Mode: api.Self, Proxy: api.Proxy{Plan: plan},
+		Damaged: func() error { return errors.New("the store file is damaged: run 'caddy memory salvage'") }})
+	for path, want := range map[string]int{"/": http.StatusFound, "/ui/": http.StatusOK, "/ui/app.js": http.StatusOK, "/health": http.StatusServiceUnavailable, "/memories": http.StatusServiceUnavailable} {
+		if rec := do(t, h, "GET", path, "", ""); rec.Code != want {
+			t.Errorf("GET %s on a damaged storage = %d %s, want %d", path, rec.Code, rec.Body, want)
+		}
+	}
 }
 
 func TestPreview(t *testing.T) {

@@ -38,7 +38,7 @@ Works on a memory storage's files directly, as named in the configuration
 directory (--path). check and salvage need the storage not in use: stop
 Caddy first (export and stats too, for a file storage).
 
-  caddy memory check   [--records]       what is damaged (exit status 1 if anything)
+  caddy memory check   [--records]       what is damaged (exit status 3 if anything)
   caddy memory salvage                   copy every record that still reads into a new file
   caddy memory export  [--owner-id <id>] [--output <file>|-]
   caddy memory import  --input <file>|-  (JSON lines, as export writes them)
@@ -57,7 +57,7 @@ Caddy first (export and stats too, for a file storage).
 				}
 				cmd.AddCommand(c)
 			}
-			sub("check", "Checks a memory storage's file; exit status 1 if it is damaged", cmdCheck, func(c *cobra.Command) {
+			sub("check", "Checks a memory storage's file; exit status 3 if it is damaged", cmdCheck, func(c *cobra.Command) {
 				c.Flags().Bool("records", false, "Also read every memory record (and count those that do not read)")
 			})
 			sub("salvage", "Copies every record of a damaged storage that still reads into a new file, and rebuilds its index", cmdSalvage, nil)

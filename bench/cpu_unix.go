@@ -2,7 +2,10 @@
 
 package main
 
-import "syscall"
+import (
+	"os"
+	"syscall"
+)
 
 // processCPU is the CPU time the process has used, user and system, in
 // seconds.
@@ -12,4 +15,12 @@ func processCPU() float64 {
 		return 0
 	}
 	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+}
+
+// maxRSS is a finished process's peak resident set, in bytes.
+func maxRSS(ps *os.ProcessState) int64 {
+	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+		return ru.Maxrss * 1024 // Linux reports KiB
+	}
+	return 0
 }

@@ -6,6 +6,7 @@
 //	go run ./bench -memories 1000000     # the same with a million stored memories
 //	go run ./bench -scale 10000,100000,1000000
 //	go run ./bench -import 64MiB         # what one import costs a Caddy process (RSS, time)
+//	go run ./bench -open-check DIR       # what the check of a storage's file at open costs
 //
 // The A/B run starts, on loopback: a fast fake upstream speaking OpenAI chat
 // completions (JSON and SSE), and one Caddy with two servers, one with
@@ -85,6 +86,10 @@ func main() {
 	importShape := flag.String("import-shape", "export", "-import: the lines sent: export (as GET /export writes them), long (16 KiB memories with 20 versions as long) or history (4 MiB lines of tiny versions)")
 	importClients := flag.Int("import-clients", 1, "-import: concurrent imports, each under a bearer of its own")
 	caddyBin := flag.String("caddy", "", "-import: the caddy binary to start (default: go build ./cmd/caddy)")
+	openCheck := flag.String("open-check", "", "open this storage with and without the check of its file at open, warm and cold, each open in a process of its own, and report the time and peak RSS")
+	openRuns := flag.Int("open-runs", 3, "-open-check: rounds")
+	openCheckTimeout := flag.Duration("open-check-timeout", store.CheckTimeout, "-open-check: the check's bound (store.CheckTimeout)")
+	openOneDir := flag.String("open-one", "", "internal: one open of -open-check")
 	flag.Parse()
 	log.SetFlags(0)
 	if m := mix(*mixFlag); m != heavy && m != uniform {
@@ -93,6 +98,10 @@ func main() {
 
 	var err error
 	switch {
+	case *openOneDir != "":
+		err = openOne(*openOneDir, *openCheckTimeout)
+	case *openCheck != "":
+		err = runOpenCheck(*openCheck, *openRuns, *openCheckTimeout)
 	case *importSize != "":
 		size, perr := humanize.ParseBytes(*importSize)
 		if perr != nil {

@@ -54,7 +54,14 @@ func openStore(cfg Config) (*store.DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	if r := st.Checked(); r != nil {
+	if r := st.Checked(); r != nil && r.Incomplete {
+		// The file opens: damage in what the check did not reach is still
+		// contained as it is read (the storage marked damaged, requests
+		// passed through), not found before.
+		cfg.Logger().Warn("the check of the memory store stopped at its time bound before reading the whole file; it opens, "+
+			"and damage in the rest is found only when it is read. To check it all, stop Caddy and run 'caddy memory check'",
+			zap.String("storage", cfg.Dir), zap.Int64("pages_checked", r.Pages), zap.Duration("bound", store.CheckTimeout), zap.Duration("took", r.Took))
+	} else if r != nil {
 		cfg.Logger().Info("memory store checked", zap.String("storage", cfg.Dir), zap.Int64("pages", r.Pages),
 			zap.Int64("owners_and_buckets", r.Buckets), zap.Duration("took", r.Took), zap.Bool("incomplete", r.Incomplete))
 	}

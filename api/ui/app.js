@@ -8,6 +8,9 @@ const mode = document.documentElement.dataset.mode === 'self' ? 'self' : 'admin'
 // Built from the path alone, never from a URL that may carry credentials.
 const base = location.pathname.replace(/ui\/[^/]*$/, '');
 const keyName = 'memory.api_key';
+// The server says whether the one who opened the page is the person at
+// this machine, known without a key ({memory.local_user}).
+const local = document.documentElement.dataset.local === 'true';
 const $ = (sel) => document.querySelector(sel);
 
 const state = {
@@ -20,6 +23,7 @@ const state = {
 	others: [],       // memories neither in the profile nor transcripts
 	editingFact: 0,   // the fact being corrected in the profile or the others
 	sessions: new Map(), // session id -> GET sessions' entry, to name it by
+	keyless: false,   // self: the API knows the caller without a key
 };
 
 // --- talking to the API -------------------------------------------------
@@ -173,7 +177,10 @@ function showError(err) {
 	const box = $('#error');
 	box.replaceChildren(...visible(err instanceof Error ? err.message : String(err)));
 	box.hidden = false;
-	if (err && err.status === 401 && mode === 'self') signOut();
+	if (err && err.status === 401 && mode === 'self') {
+		if (!sessionStorage.getItem(keyName)) state.keyless = false;
+		signOut();
+	}
 }
 
 function clearError() { $('#error').hidden = true; }
@@ -820,12 +827,53 @@ async function consolidate() {
 
 // --- sign in (self mode) ------------------------------------------------
 
-// signOut forgets the key: on request, or when the API refused it.
+// signOut forgets the key: on request, or when the API refused it. The
+// sign-in form then offers to go on without one when the API knows the
+// caller without it.
 function signOut() {
 	sessionStorage.removeItem(keyName);
+	showLogin();
+}
+
+function showLogin() {
 	$('#app').hidden = true;
 	$('#logout').hidden = true;
+	$('#who').hidden = true;
 	$('#login').hidden = false;
+	$('#login-keyless').hidden = !state.keyless;
+	$('#login-keyless-text').textContent = local
+		? 'On this machine you need no key: what your chat clients sent without one (Ollama\'s own, for one) is remembered as yours. A key shows that key\'s memories instead.'
+		: 'This server knows who you are without a key. A key shows that key\'s memories instead.';
+}
+
+// keylessCaller asks the API, with no key, whether it knows the caller
+// anyway: the person at this machine ({memory.local_user}), or an identity
+// Caddy's own auth gives. The API resolves it as the proxy does, so this
+// is never true for a keyless client elsewhere. It answers true, false
+// (401: a key is needed), or the API's error (a damaged storage's 503),
+// which no key would change.
+async function keylessCaller() {
+	if (mode !== 'self') return false;
+	let res;
+	try {
+		res = await fetch(base + 'stats', { credentials: 'same-origin', cache: 'no-store' });
+	} catch (e) {
+		return false;
+	}
+	if (res.ok || res.status === 401) return res.ok;
+	let msg = 'The memory API answered ' + res.status + '.';
+	try { msg = (await res.json()).error.message || msg; } catch (e) { /* not JSON */ }
+	return new APIError(msg, res.status, 'probe');
+}
+
+// markCaller says in the header whose memories these are, and what the
+// header's button does: sign out of a key, or sign in with one.
+function markCaller() {
+	const keyed = !!sessionStorage.getItem(keyName);
+	$('#logout').hidden = mode !== 'self';
+	$('#logout').textContent = keyed ? 'Sign out' : 'Sign in with a key';
+	$('#who').hidden = mode !== 'self' || keyed;
+	$('#who').textContent = local ? 'you, at this machine (no key)' : 'you, as this server knows you (no key)';
 }
 
 async function signIn(ev) {
@@ -842,11 +890,19 @@ async function signIn(ev) {
 	await start();
 }
 
+// continueKeyless goes back to the memories the API knows the caller by
+// without a key.
+async function continueKeyless() {
+	sessionStorage.removeItem(keyName);
+	$('#login').hidden = true;
+	await start();
+}
+
 // --- start --------------------------------------------------------------
 
 async function start() {
 	$('#app').hidden = false;
-	$('#logout').hidden = mode !== 'self';
+	markCaller();
 	markOwner();
 	updateForget();
 	if (mode === 'admin') {
@@ -876,12 +932,23 @@ function wire() {
 	$('#forget-confirm').addEventListener('input', updateForget);
 	$('#forget-form').addEventListener('submit', (ev) => guarded(() => forget(ev)));
 	$('#login-form').addEventListener('submit', (ev) => guarded(() => signIn(ev)));
+	$('#login-continue').addEventListener('click', () => guarded(continueKeyless));
 	$('#logout').addEventListener('click', () => { signOut(); location.hash = ''; });
 	window.addEventListener('hashchange', () => { if (!$('#app').hidden) route(); });
 	checkHealth();
 	setInterval(checkHealth, 30000);
-	if (mode === 'self' && !sessionStorage.getItem(keyName)) {
-		$('#login').hidden = false;
+	if (mode === 'self') {
+		// Asked once: whether the page can open without a key, for the
+		// person at this machine (and, after a sign-out, go back to that).
+		keylessCaller().then((ok) => {
+			if (ok instanceof Error) {
+				showError(ok); // a damaged storage: what to run, not a key form
+				return;
+			}
+			state.keyless = ok;
+			if (ok || sessionStorage.getItem(keyName)) start();
+			else showLogin();
+		});
 		return;
 	}
 	start();
