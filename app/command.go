@@ -147,7 +147,7 @@ func cmdCheck(fl caddycmd.Flags) (int, error) {
 	if err != nil {
 		return caddy.ExitCodeFailedStartup, err
 	}
-	text := fmt.Sprintf("%s: %d pages, %d buckets, %d memory records checked in %v\n", r.Path, r.Pages, r.Buckets, r.Records, r.Took.Round(time.Millisecond))
+	text := fmt.Sprintf("%s: %d pages, %d buckets, %s checked in %v\n", r.Path, r.Pages, r.Buckets, count(int(r.Records), "memory record"), r.Took.Round(time.Millisecond))
 	for _, p := range r.Problems {
 		text += "damaged: " + p + "\n"
 	}
@@ -155,7 +155,7 @@ func cmdCheck(fl caddycmd.Flags) (int, error) {
 		text += fmt.Sprintf("damaged: and %d more\n", r.More)
 	}
 	if r.BadRecords > 0 {
-		text += fmt.Sprintf("%d memory records do not read; they are passed over as the storage is read\n", r.BadRecords)
+		text += fmt.Sprintf("%s not read; passed over as the storage is read\n", count(int(r.BadRecords), "memory record"))
 	}
 	if !r.OK() {
 		text += fmt.Sprintf("to copy what still reads into a new file: caddy memory salvage --path %s\n", t.dir)
@@ -175,6 +175,9 @@ func cmdSalvage(fl caddycmd.Flags) (int, error) {
 		return caddy.ExitCodeFailedStartup, err
 	}
 	r, err := store.Salvage(context.Background(), t.file(), t.keys)
+	if errors.Is(err, store.ErrLocked) {
+		return caddy.ExitCodeFailedStartup, err // as the other commands answer a storage in use
+	}
 	if err != nil {
 		return caddy.ExitCodeFailedQuit, err
 	}
@@ -198,8 +201,8 @@ func cmdSalvage(fl caddycmd.Flags) (int, error) {
 	if err != nil {
 		return caddy.ExitCodeFailedQuit, fmt.Errorf("the storage was salvaged; rebuilding its index failed (it is rebuilt at the next start): %w", err)
 	}
-	text := fmt.Sprintf("salvaged %s in %v: %d memory records of %d owners copied (%d from pages a damaged page cut off)\n",
-		r.Path, r.Took.Round(time.Millisecond), r.Records, r.Owners, r.Rescued)
+	text := fmt.Sprintf("salvaged %s in %v: %s of %s copied (%d from pages a damaged page cut off)\n",
+		r.Path, r.Took.Round(time.Millisecond), count(int(r.Records), "memory record"), count(int(r.Owners), "owner"), r.Rescued)
 	if r.Lost > 0 || r.BadRecords > 0 {
 		text += fmt.Sprintf("lost: %d memories the file lists could not be read, %d records did not decode\n", r.Lost, r.BadRecords)
 	}
@@ -244,7 +247,8 @@ func cmdExport(fl caddycmd.Flags) (int, error) {
 		return caddy.ExitCodeFailedQuit, err
 	}
 	if skipped > 0 {
-		fmt.Fprintf(os.Stderr, "%d damaged records could not be read and are not in the export; 'caddy memory salvage' keeps the rest and drops them\n", skipped)
+		fmt.Fprintf(os.Stderr, "%s could not be read and %s not in the export; 'caddy memory salvage' keeps the rest and drops them\n",
+			count(skipped, "damaged record"), map[bool]string{true: "is", false: "are"}[skipped == 1])
 	}
 	return caddy.ExitCodeSuccess, nil
 }
@@ -304,4 +308,12 @@ func cmdImport(fl caddycmd.Flags) (int, error) {
 		return caddy.ExitCodeFailedQuit, nil
 	}
 	return caddy.ExitCodeSuccess, nil
+}
+
+// count is n and a noun, plural but for one: "1 memory record", "2 owners".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

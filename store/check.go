@@ -103,6 +103,11 @@ func Check(ctx context.Context, path string, o CheckOptions) (*CheckReport, erro
 		return nil, err
 	}
 	defer f.Close()
+	// A file another process writes cannot be judged: its pages change
+	// under the walk, and would read as damage.
+	if err := lockFile(f, time.Second); err != nil {
+		return nil, fmt.Errorf("%w: %s is in use, usually by a running Caddy: stop it first, or check a copy", ErrLocked, path)
+	}
 	return checkFile(ctx, f, path, o)
 }
 

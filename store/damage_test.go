@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -193,5 +194,22 @@ func copyFile(t testing.TB, from, to string) {
 	}
 	if err := os.WriteFile(to, b, 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestCheckRefusesAFileInUse: a file a running Caddy writes cannot be
+// judged (its pages change under the walk); the check says so rather
+// than report what it would misread as damage.
+func TestCheckRefusesAFileInUse(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "memory.db")
+	fillStore(t, path, 2, 10)
+	s := openStore(t, path)
+	_, err := store.Check(context.Background(), path, store.CheckOptions{})
+	s.Close()
+	if !errors.Is(err, store.ErrLocked) || !strings.Contains(err.Error(), "in use") {
+		t.Fatalf("checking a file in use: %v, want ErrLocked saying it is in use", err)
+	}
+	if r, err := store.Check(context.Background(), path, store.CheckOptions{}); err != nil || !r.OK() {
+		t.Fatalf("checking it once closed: %v %+v", err, r)
 	}
 }
