@@ -277,7 +277,8 @@ func oneOfEach(slots []Fact) []Fact {
 		case !dup:
 			at[f.Key] = len(out)
 			out = append(out, f)
-		case retracting.MatchString(f.Content) == retracting.MatchString(out[i].Content) && saysAllOf(out[i].Content, f.Content):
+		case retracting.MatchString(f.Content) == retracting.MatchString(out[i].Content) && saysAllOf(out[i].Content, f.Content) &&
+			len(out[i].Content) >= len(f.Content):
 			// The fuller of two readings of one statement ("gave up
 			// tennis for padel" over "gave up tennis").
 		case f.Key == "identity:job" && !retracting.MatchString(f.Content+out[i].Content) && !saysAllOf(f.Content, out[i].Content):

@@ -50,6 +50,9 @@ func TestSlotsReadEverydayPhrasings(t *testing.T) {
 		{"We've got two rescue greyhounds, Pavlova and Kiri, and a cat called Marmite — no sorry, Jaffa.", "greyhound named Pavlova"},
 		{"Realistically we're staying in Brighton. Say I moved to Lisbon for a year, what would tax look like?", "lives in Brighton"},
 		{"SHE'S HERE. Baby girl, Wren, 7lb 2oz, born at 3am.", "daughter Wren was born"},
+		{"Our new baby son, Arlo, arrived on Monday!", "son Arlo was born"},
+		{"My daughter Zoe is 7 and my son Leo is 5.", "daughter Zoe is 7"},
+		{"I live with my wife Grace and our son Leo, he's 5.", "son Leo is 5"},
 		{"hey I'm 34, live in Tacoma — sorry, Olympia.", "lives in Olympia"},
 		// introductions people type
 		{"Howzit. I'm in Joburg (Randburg side), civil engineer at a consulting firm.", "lives in Joburg"},
