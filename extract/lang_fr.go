@@ -12,7 +12,7 @@ var french = &langTable{
 	diets: words(`végétarien:vegetarian végétarienne:vegetarian végétariens:vegetarian végétariennes:vegetarian
 		végétalien:vegan végétalienne:vegan végane:vegan végan:vegan vegan:vegan vegane:vegan pescétarien:pescatarian
 		pescétarienne:pescatarian`),
-	jobs: words(`prof:teacher instit:teacher professeur:teacher professeure:teacher prof:teacher enseignant:teacher enseignante:teacher
+	jobs: words(`prof:teacher instit:teacher kiné:physiotherapist kinésithérapeute:physiotherapist professeur:teacher professeure:teacher prof:teacher enseignant:teacher enseignante:teacher
 		instituteur:teacher institutrice:teacher médecin:doctor infirmier:nurse infirmière:nurse avocat:lawyer
 		avocate:lawyer ingénieur:engineer ingénieure:engineer développeur:developer développeuse:developer
 		programmeur:programmer programmeuse:programmer designer:designer architecte:architect comptable:accountant
@@ -100,6 +100,9 @@ var french = &langTable{
 		{"pet", `(?:j['’]ai|nous\s+avons|on\s+a)\s+(?:un|une)\s+{PET}\s+(?:qui\s+s['’]appelle|nommée?|appelée?)\s+{NAME}`},
 		{"pet", `(?:mon|ma|notre)\s+{PET}\s+s['’]appelle\s+{NAME}`},
 		{"languages", `je\s+parle\s+{LANGS}`},
+		{"self-employed", `je\s+me\s+suis\s+(?:installée?|mise?)\s+(?P<x>à\s+mon\s+compte)(?:\s+{WHEN})`},
+		{"retired", `j['’]ai\s+pris\s+ma\s+retraite(?:\s+{WHEN})`},
+		{"moved", `(?:on\s+a|nous\s+avons|j['’]ai)\s+acheté\s+(?:une\s+maison|un\s+appart(?:ement)?)\s+(?:à|a|en)\s+{PLACE}(?:,?\s+{WHEN})?`},
 		{"married", `(?:nous\s+nous\s+sommes|on\s+s['’]est|je\s+me\s+suis)\s+(?P<status>mariée?s?|pacsée?s?)(?:\s+{WHEN})?`},
 		{"study", `(?:j['’]étudie|je\s+fais\s+des\s+études\s+de)\s+{X}{END}`},
 		{"team", `(?:je\s+supporte|je\s+suis\s+(?:fan|supporter)\s+(?:de|du|des)|mon\s+équipe\s+préférée\s+est)\s+(?:le\s+|la\s+|l['’])?{ORG}{END}`},

@@ -45,7 +45,7 @@ var portuguese = &langTable{
 	patterns: []rawPattern{
 		{"name", `(?:(?:eu\s+)?me\s+chamo|meu\s+nome\s+é)\s+{NAME}`},
 		{"name", `(?:eu\s+)?sou\s+(?:o|a)\s+{NAME}`},
-		{"age", `tenho\s+{NUM}\s+anos`},
+		{"age", `(?:eu\s+)?tenho\s+{NUM}\s+anos`},
 		{"home", `(?:eu\s+)?(?:moro|vivo|moramos|vivemos)\s+(?:agora\s+)?(?:em|no|na)\s+{PLACE}`},
 		{"moved", `(?:eu\s+)?(?:me\s+mudei|nos\s+mudamos|mudei-me|mudamo-nos)\s+(?:para|pra|pro)\s+(?:o\s+|a\s+)?{PLACE}(?:,?\s+{WHEN})?`},
 		{"moved", `(?:acabei\s+de\s+me\s+mudar|acabamos\s+de\s+nos\s+mudar)\s+(?:para|pra|pro)\s+(?:o\s+|a\s+)?{PLACE}`},
@@ -79,6 +79,8 @@ var portuguese = &langTable{
 		{"member", `(?:meu|minha)\s+{REL}\s+é\s+(?:a|o)\s+{NAME}`},
 		{"member", `(?:o|a)\s+(?:meu|minha)\s+{REL}\s+{NAME}(?:\s+tem\s+{NUM}\s+anos)?`},
 		{"named-age", `(?:o|a)\s+{NAME}\s+(?:fez|completou)\s+{NUM}\s+anos`},
+		{"moved", `(?:compr[áa]mos|comprei)\s+(?:uma\s+)?(?:casa|apartamento|apê)\s+(?:em|no|na)\s+{PLACE}(?:,?\s+{WHEN})?`},
+		{"retired", `(?:reformei-me|aposentei-me|me\s+aposentei|me\s+reformei)(?:\s+{WHEN})`},
 		{"married", `(?:eu\s+e\s+(?:o|a)\s+{NAME}|(?:o|a)\s+{NAME}\s+e\s+eu)\s+(?:nos\s+)?(?P<status>casamos|noivamos)`},
 		{"job", `(?:consegui|arranjei|arrumei)\s+(?:um\s+)?(?:emprego|trabalho)\s+(?:como|de)\s+{X}{END}`},
 		{"member", `(?:meu|minha|nosso|nossa)\s+{REL}\s+{NAME}(?:,?\s+(?:que\s+)?tem\s+{NUM}\s+anos)?`},

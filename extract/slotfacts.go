@@ -52,7 +52,11 @@ func (m *slotMatch) fact(last *slotMatch) (Fact, bool) {
 	name := nameOnly(g["name"])
 	when := ""
 	if d := g["when"]; d != "" {
-		when = " " + en(t.relDates, d)
+		if a := agoEnglish(d); a != "" {
+			when = " " + a
+		} else {
+			when = " " + en(t.relDates, d)
+		}
 	}
 	switch m.slot {
 	case "name":
@@ -68,6 +72,22 @@ func (m *slotMatch) fact(last *slotMatch) (Fact, bool) {
 		return newFact("identity", "identity:age", "User is "+strconv.Itoa(n)+" years old.")
 	case "home":
 		return newFact("identity", "identity:location", "User lives in "+g["place"]+".")
+	case "joined":
+		org := cleanValue(g["org"])
+		if org == "" || notNames[org] {
+			return Fact{}, false
+		}
+		return newFact("identity", "identity:job", "User joined "+org+when+".")
+	case "retired":
+		return newFact("identity", "identity:job", "User retired"+when+".")
+	case "self-employed":
+		return newFact("identity", "identity:job", "User became self-employed"+when+".")
+	case "age-range":
+		x := strings.ToLower(cleanValue(g["x"]))
+		if x == "" {
+			return Fact{}, false
+		}
+		return newFact("identity", "identity:age", "User is in their "+x+".")
 	case "home-in":
 		// "I'm in Joburg (Randburg side)": home, unless the sentence says
 		// the user is passing through.
@@ -333,6 +353,9 @@ func (m *slotMatch) fact(last *slotMatch) (Fact, bool) {
 			with := ""
 			if name != "" {
 				with = " to " + name
+			}
+			if rel != "" && name != "" {
+				return newFact("family", "family:partner", "User and their "+rel+" "+name+" got "+status+when+".")
 			}
 			return newFact("family", "family:partner", "User got "+status+with+when+".")
 		}

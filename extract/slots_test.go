@@ -3,6 +3,7 @@ package extract
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestSlotsReadEverydayPhrasings: each slot, said the ways people say it,
@@ -35,6 +36,14 @@ func TestSlotsReadEverydayPhrasings(t *testing.T) {
 		{"I turned 40 last week", "40"},
 		{"I'm 34", "34"},
 		{"I'm thirty-five", "35|thirty"},
+		{"I'm a 34-year-old nurse from Leeds.", "34 years old"},
+		{"As a 45 year old dad, I need to watch my knees.", "45 years old"},
+		{"34F, looking for skincare tips", "34 years old"},
+		{"I'm in my late thirties.", "late thirties"},
+		{"Just hit 40 last week lol", "40 years old"},
+		{"at 52 I finally learned to swim", "52 years old"},
+		{"Ich bin letzte Woche 40 geworden.", "40 years old"},
+		{"Eu tenho 52 anos e sou aposentada.", "52 years old"},
 		// family
 		{"my two boys, Sam 7 and Theo 4, keep me busy", "Theo"},
 		{"me and my husband Raj are going to Goa", "Raj"},
@@ -164,6 +173,35 @@ func TestAPronounsPersonInEveryLanguage(t *testing.T) {
 		var got []string
 		for _, f := range FactsIn("", c.s, false) {
 			got = append(got, f.Content)
+		}
+		if !matchAny(strings.Join(got, " | "), c.want) {
+			t.Errorf("%q taught %q, want %q", c.s, got, c.want)
+		}
+	}
+}
+
+// TestWhenItHappenedIsKeptAsADate: what happened some time ago is kept
+// with the month or year it names, as of when it was said, in the five
+// languages, with any number of units ("three months ago", "hace tres
+// meses", "il y a deux ans").
+func TestWhenItHappenedIsKeptAsADate(t *testing.T) {
+	said := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	cases := []struct{ s, want string }{
+		{"We moved into our first flat in Walthamstow three months ago.", "Walthamstow in August 2026"},
+		{"we moved back to Cork two months ago to be near my mam", "Cork in September 2026"},
+		{"Also left Kiranakart, joined TCS last month.", "joined TCS in October 2026"},
+		{"me and my husband Yusuf got married last year", "husband Yusuf got married in 2025"},
+		{"I retired from teaching five years ago.", "retired in 2021|retired from teaching in 2021"},
+		{"Birgit und ich haben letztes Jahr geheiratet.", "Birgit in 2025"},
+		{"Je suis kiné à Liège, je me suis installée à mon compte il y a deux ans.", "self-employed in 2024"},
+		{"Comprámos casa em Matosinhos há quatro meses.", "Matosinhos in July 2026"},
+		{"Reformei-me no ano passado.", "retired in 2025"},
+		{"Nos mudamos a Valencia hace seis meses.", "Valencia in May 2026"},
+	}
+	for _, c := range cases {
+		var got []string
+		for _, f := range FactsIn("", c.s, false) {
+			got = append(got, absoluteDates(f.Content, said))
 		}
 		if !matchAny(strings.Join(got, " | "), c.want) {
 			t.Errorf("%q taught %q, want %q", c.s, got, c.want)
