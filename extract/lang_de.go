@@ -31,7 +31,7 @@ var german = &langTable{
 		italienisch:Italian türkisch:Turkish polnisch:Polish russisch:Russian arabisch:Arabic niederländisch:Dutch
 		chinesisch:Chinese japanisch:Japanese griechisch:Greek schwedisch:Swedish`),
 	numbers:  numberWords("ein:1 eine:1 einen:1 zwei:2 drei:3 vier:4 fünf:5 sechs:6 sieben:7 acht:8 neun:9 zehn:10 elf:11 zwölf:12"),
-	children: words(`kinder:children söhne:sons töchter:daughters kind:children`),
+	children: words(`kindern:children kinder:children söhne:sons töchter:daughters kind:children`),
 	foods:    words(`fleisch:meat fisch:fish alles:everything`),
 	statuses: words(`geheiratet:married`),
 	workplaces: words(`apotheke:a-pharmacy krankenhaus:a-hospital klinik:a-clinic schule:a-school bank:a-bank büro:an-office
@@ -86,6 +86,10 @@ var german = &langTable{
 		{"~named-age", `(?:der|die)\s+{NAME},?\s+ist\s+(?:[\p{L}]+\s+){0,3}?{NUM}(?:\s+jahre\s+alt)?(?:\s+geworden)?{END}`},
 		{"possess", `ich\s+(?:habe?|hab)\s+(?:jetzt\s+|endlich\s+)?(?:ein|einen|eine)\s+(?P<y>[^.;!?]{2,40}?){END}`},
 		{"member", `(?:mein|meine)\s+{REL}\s+heißt\s+{NAME}`},
+		{"member", `(?:ich\s+)?(?:habe?|hab)\s+(?:eine|einen|ein)\s+{REL},?\s+{NAME}`},
+		{"home", `(?:mein|meine)\s+[\p{L}]+\s+und\s+ich\s+(?:wohnen|leben)\s+(?:[^.;!?]{0,40}?\s+)?in\s+{PLACE}`},
+		{"~count", `mit\s+unseren\s+{NUM}\s+{KIDS}`},
+		{"allergy", `(?:ich\s+)?(?:habe?|hab)\s+(?:eine|ne)\s+{ALLERGEN}-?allergie`},
 		{"member", `(?:mein|meine|unser|unsere)\s+{REL}\s+{NAME}(?:\s+ist\s+{NUM}(?:\s+jahre\s+alt)?)?`},
 		{"~member", `mit\s+(?:meinem|meiner|meinen|unserem|unserer|unseren)\s+{REL},?\s+{NAME}`},
 		{"member-cond", `(?:mein|meine|unser|unsere)\s+{REL}(?:\s+{NAME})?\s+(?:ist|hat)\s+{COND}`},

@@ -67,7 +67,10 @@ var english = &langTable{
 	numbers:  englishNumbers(),
 	children: words(`kids:children children:children sons:sons daughters:daughters kid:children child:children boys:sons girls:daughters`),
 	conditions: words(`celiac-disease:celiac-disease coeliac-disease:celiac-disease celiac:celiac-disease coeliac:celiac-disease
-		diabetes:diabetes diabetic:diabetes asthma:asthma asthmatic:asthma epilepsy:epilepsy epileptic:epilepsy`),
+		diabetes:diabetes diabetic:diabetes asthma:asthma asthmatic:asthma epilepsy:epilepsy epileptic:epilepsy
+		dementia:dementia alzheimer's:alzheimer's parkinson's:parkinson's autism:autism autistic:autism adhd:ADHD
+		dyslexia:dyslexia dyslexic:dyslexia copd:COPD crohn's:crohn's ibs:IBS arthritis:arthritis migraines:migraines
+		hypertension:high-blood-pressure`),
 	foods:    words(`meat:meat fish:fish chicken:chicken dairy:dairy everything:everything`),
 	statuses: words(`married:married engaged:engaged divorced:divorced`),
 	relDates: words(`last-month:last-month last-week:last-week last-year:last-year yesterday:yesterday
@@ -161,6 +164,11 @@ var english = &langTable{
 		{"pronoun-allergy", `(?P<pron>he|she)(?:'s|\s+is)\s+(?:(?:very|severely|also|really|badly)\s+)?allergic\s+to\s+(?:{ALLERGEN}{END}|{X}{END})`},
 		{"member", `my\s+{REL}(?:'s\s+name\s+is|\s+is\s+called|\s+is\s+named|,)?\s+{NAME}(?:,?\s+(?:who\s+is|is|who's|he's|she's|aged)\s+{NUM}(?:\s+years?\s+old)?)?`},
 		{"~member", `(?:with|and)\s+(?:my|our)\s+{REL},?\s+{NAME}`},
+		{"~member-cond", `my\s+{REL},?\s+who\s+(?:has|is)\s+(?:a\s+)?{COND}`},
+		{"household", `my\s+{REL}(?:\s+{NAME})?\s+(?:also\s+)?(?:lives|is\s+living|stays|is\s+staying)\s+with\s+(?:us|me)\b`},
+		{"kids-ages", `my\s+(?P<kids>kids|children|boys|girls|sons|daughters|twins)\s+are\s+(?P<ages>\d{1,2}(?:\s*(?:,|and|&)\s*\d{1,2}){1,5})\b`},
+		{"child-unnamed", `(?:i|we){HAVE}\s+(?:a|an|one)\s+(?P<x>teenage|teenaged|young|little|toddler|newborn|baby|grown(?:-up)?|adult)\s+(?P<rel>son|daughter|boy|girl)\b`},
+		{"child-unnamed", `(?:i|we){HAVE}\s+a\s+(?P<x>newborn|new\s+baby|toddler|teenager)\b`},
 		{"member-cond", `(?:my|our)\s+{REL}(?:\s+{NAME})?\s+(?:is|has)\s+(?:a\s+)?(?:type\s+(?P<type>[12])\s+)?{COND}`},
 		{"member-intolerance", `(?:my|our)\s+{REL}(?:\s+{NAME})?\s+(?:is\s+{ALLERGEN}[\s-]intolerant|(?:can't|cannot)\s+(?:have|eat|tolerate)\s+{ALLERGEN})`},
 		{"member", `(?:our|my)\s+{REL},?\s+{NAME}(?:,?\s+(?:is|just\s+turned|turned)\s+{NUM})?`},

@@ -82,6 +82,26 @@ func (m *slotMatch) fact(last *slotMatch) (Fact, bool) {
 		return newFact("identity", "identity:job", "User retired"+when+".")
 	case "self-employed":
 		return newFact("identity", "identity:job", "User became self-employed"+when+".")
+	case "household":
+		if rel == "" {
+			return Fact{}, false
+		}
+		who := rel
+		if name != "" {
+			who += " " + name
+		}
+		return newFact("family", "family:household:"+rel, "User's "+who+" lives with the user.")
+	case "kids-ages":
+		ages := strings.Join(strings.Fields(strings.NewReplacer(",", " , ", "&", " and ").Replace(g["ages"])), " ")
+		ages = strings.ReplaceAll(ages, " ,", ",")
+		return newFact("family", "family:ages:child", "User's "+strings.ToLower(g["kids"])+" are "+ages+".")
+	case "child-unnamed":
+		x := strings.ToLower(strings.Join(strings.Fields(g["x"]), " "))
+		what := x
+		if r := strings.ToLower(g["rel"]); r != "" {
+			what += " " + r
+		}
+		return newFact("family", "family:child:"+strings.ReplaceAll(what, " ", "-"), "User has "+withArticle(what)+".")
 	case "age-range":
 		x := strings.ToLower(cleanValue(g["x"]))
 		if x == "" {
@@ -616,7 +636,7 @@ var listWords = wordSet(`and y e und et a o la el der die le the aged de von yea
 
 // ageVerbs lead an age in a list ("Kayden is 12 Brielle is 9"): a name
 // after one ("Gerhard ist Koch") ends the list.
-var ageVerbs = wordSet(`is are was just turned turns who's whos now ist est é tiene tem hat a`)
+var ageVerbs = wordSet(`is are was just turned turns who's whos now ist est é tiene tem hat`)
 
 // namesIn reads the list of names (with ages) that starts s, stopping at
 // the first word that is neither.

@@ -567,6 +567,11 @@ func (l *language) classesIn(t sentenceTokens) wordClass {
 			first, _, _ := strings.Cut(w, "-")
 			c |= l.classes[first] | l.classes[w]
 		}
+		for _, suffix := range compoundHeads {
+			if head, ok := strings.CutSuffix(w, suffix); ok && head != "" { // "nussallergie"
+				c |= l.classes[head]
+			}
+		}
 	}
 	return c
 }
@@ -769,3 +774,7 @@ func agoEnglish(d string) string {
 	}
 	return strconv.Itoa(n) + " " + unit + " ago"
 }
+
+// compoundHeads end the German compounds a table's word starts
+// ("Nussallergie", "Laktoseintoleranz").
+var compoundHeads = []string{"allergie", "intoleranz", "unverträglichkeit"}

@@ -63,6 +63,16 @@ func TestSlotsReadEverydayPhrasings(t *testing.T) {
 		{"My daughter Zoe is 7 and my son Leo is 5.", "daughter Zoe is 7"},
 		{"I live with my wife Grace and our son Leo, he's 5.", "son Leo is 5"},
 		{"hey I'm 34, live in Tacoma — sorry, Olympia.", "lives in Olympia"},
+		// households
+		{"My kids are 4 and 7.", "kids are 4 and 7"},
+		{"I have a teenage son.", "teenage son"},
+		{"We've got a newborn at home.", "newborn"},
+		{"My mum lives with us.", "mother lives with the user"},
+		{"I look after my dad, who has dementia.", "father has dementia"},
+		{"Tenho dois filhos, o João de 8 e a Maria de 5.", "Maria is 5"},
+		{"Mein Mann und ich wohnen mit unseren zwei Kindern in Köln.", "2 children"},
+		{"Ich wohne in Köln und habe eine Tochter, Lena, sie ist 9.", "daughter Lena is 9"},
+		{"Ich bin Vegetarierin und habe eine Nussallergie.", "allergic to nuts"},
 		// introductions people type
 		{"Howzit. I'm in Joburg (Randburg side), civil engineer at a consulting firm.", "lives in Joburg"},
 		{"Howzit. I'm in Joburg (Randburg side), civil engineer at a consulting firm.", "civil engineer"},
