@@ -3,6 +3,9 @@ package engine
 import (
 	"encoding/json"
 	"errors"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -232,13 +235,14 @@ func (lr *learner) process(items []queued) bool {
 	}
 	distil := lr.distiller.running() != nil
 	ws := make([]work, len(items))
+	learned := learnAll(items)
 	for i, it := range items {
 		ws[i].seq, ws[i].held = it.seq, it.held
 		if it.job == nil {
 			continue
 		}
 		j := it.job
-		mems, responseID, err := extract.Learn(&j.Turn)
+		mems, responseID, err := learned[i].mems, learned[i].responseID, learned[i].err
 		if err != nil {
 			if c := lr.log().Check(zap.DebugLevel, "could not decode the assistant turn; learning the user's side"); c != nil {
 				c.Write(zap.String("content_type", j.ContentType), zap.String("content_encoding", j.ContentEncoding), zap.Error(err))
@@ -321,4 +325,48 @@ func (lr *learner) process(items []queued) bool {
 	// tiny Bleve segment per shard per job, and merging them would take the
 	// CPU the requests need.
 	return true
+}
+
+// learnt is what extract.Learn made of one turn.
+type learnt struct {
+	mems       []extract.Memory
+	responseID string
+	err        error
+}
+
+// parallelFrom is the group size from which a group's turns are read on
+// every core: a backlog (a burst, a restart) is caught up before the queue
+// fills and turns are dropped, while a few turns at a time, the steady
+// case, take one core and leave the others to the requests.
+const parallelFrom = 32
+
+// learnAll reads what each turn teaches (extract.Learn), on every core for
+// a large group.
+func learnAll(items []queued) []learnt {
+	out := make([]learnt, len(items))
+	one := func(i int) {
+		if j := items[i].job; j != nil {
+			out[i].mems, out[i].responseID, out[i].err = extract.Learn(&j.Turn)
+		}
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(items)/parallelFrom+1)
+	if workers <= 1 {
+		for i := range items {
+			one(i)
+		}
+		return out
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < len(items); i = int(next.Add(1) - 1) {
+				one(i)
+			}
+		}()
+	}
+	wg.Wait()
+	return out
 }

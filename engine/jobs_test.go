@@ -53,3 +53,30 @@ func TestABacklogIsLearnedWithoutPacing(t *testing.T) {
 		t.Error("the last turn of the backlog was not learned")
 	}
 }
+
+// TestAGroupIsLearnedAsItsTurnsOneByOne: a large group is read on every
+// core; what it learns is what each turn read alone teaches, in order.
+func TestAGroupIsLearnedAsItsTurnsOneByOne(t *testing.T) {
+	says := []string{"I live in Lisbon.", "My daughter Zoe is 7 and she's allergic to eggs.", "Translate: 'I am vegan'",
+		"Me llamo Lucía y vivo en Bilbao.", "What's a good dinner?", "I work as a nurse at St Mary's."}
+	items := make([]queued, 5*parallelFrom)
+	for i := range items {
+		if i%7 == 3 {
+			continue // a durable job that could not be read
+		}
+		items[i].job = &Job{Owner: "o", Turn: extract.Turn{User: says[i%len(says)], NewTurn: true, Conversation: "c", Turn: i}}
+	}
+	got := learnAll(items)
+	for i, it := range items {
+		if it.job == nil {
+			if got[i].mems != nil {
+				t.Errorf("item %d, no job, learned %v", i, got[i].mems)
+			}
+			continue
+		}
+		want, _, _ := extract.Learn(&it.job.Turn)
+		if fmt.Sprint(got[i].mems) != fmt.Sprint(want) {
+			t.Errorf("item %d: the group learned %v, the turn alone %v", i, got[i].mems, want)
+		}
+	}
+}

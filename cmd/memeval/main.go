@@ -56,7 +56,7 @@ func main() {
 	misses := flag.Int("misses", 0, "print this many questions whose evidence is not in the top 5, with what was found")
 	shards := flag.Int("shards", 0, "index shards of the storage (0: the engine's default); 1 puts every conversation in one shard, as a large store's shard holds many owners")
 	localMax := flag.Int("local-max", 0, "owners with at most this many memories are searched by scoring their records, not the index (0: the engine's default, -1: never)")
-	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the question phase to this file")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the question phase (with -prefeval, -updates or -journeys: of the whole run, learning included) to this file")
 	embedURL := flag.String("embed-url", "", "OpenAI-compatible embeddings endpoint, to measure embedding recall (off by default)")
 	embedModel := flag.String("embed-model", "", "embedding model, with -embed-url")
 	embedDims := flag.Int("embed-dims", 0, "embedding dimensions, with -embed-url (0: the model's)")
@@ -90,6 +90,14 @@ func main() {
 		needData(*data)
 	}
 	if *prefeval != "" || *updates != "" || *journeys != "" {
+		if *cpuprofile != "" {
+			f, err := os.Create(*cpuprofile)
+			if err != nil {
+				log.Fatalf("memeval: %v", err)
+			}
+			pprof.StartCPUProfile(f)
+			defer pprof.StopCPUProfile()
+		}
 		if err := runProxied(proxied{prefDir: *prefeval, modes: *modes, perTopic: *perTopic, prefs: *prefs, updates: *updates, journeys: *journeys,
 			directives: *directives, storage: *storage, workers: *workers, misses: *misses, jsonOut: *jsonOut}); err != nil {
 			log.Fatalf("memeval: %v", err)
