@@ -114,6 +114,9 @@ var spanish = &langTable{
 		{"married", `me\s+(?:he\s+)?(?P<status>casé|casado|divorcié)(?:\s+{WHEN})?`},
 		{"study", `(?:estudio|estoy\s+estudiando)\s+{X}{END}`},
 		{"switched", `cambié\s+(?:mi\s+)?(?P<x>[^,.;]{1,30}?)\s+por\s+(?:un|una)\s+(?P<y>[^,.;!?]{1,30}?){END}`},
+		{"team", `soy\s+(?:hincha|aficionad[oa]|fan|seguidor[a]?)\s+(?:de|del)\s+{ORG}{END}`},
+		{"team", `soy\s+(?P<club>culé|cule|madridista|merengue|colchoner[oa]|bético|bética|sevillista|xeneize|millonari[oa]|valencianista|periquit[oa])(?:[^\p{L}]|$)`},
+		{"turning", `(?:voy\s+a\s+cumplir|cumplo)\s+{NUM}\b`},
 		{"team", `(?:soy\s+(?:del|hincha\s+del|aficionad[oa]\s+del)|mi\s+equipo(?:\s+favorito)?\s+es\s+el)\s+{ORG}{END}`},
 	},
 }

@@ -105,6 +105,7 @@ var french = &langTable{
 		{"moved", `(?:on\s+a|nous\s+avons|j['’]ai)\s+acheté\s+(?:une\s+maison|un\s+appart(?:ement)?)\s+(?:à|a|en)\s+{PLACE}(?:,?\s+{WHEN})?`},
 		{"married", `(?:nous\s+nous\s+sommes|on\s+s['’]est|je\s+me\s+suis)\s+(?P<status>mariée?s?|pacsée?s?)(?:\s+{WHEN})?`},
 		{"study", `(?:j['’]étudie|je\s+fais\s+des\s+études\s+de)\s+{X}{END}`},
-		{"team", `(?:je\s+supporte|je\s+suis\s+(?:fan|supporter)\s+(?:de|du|des)|mon\s+équipe\s+préférée\s+est)\s+(?:le\s+|la\s+|l['’])?{ORG}{END}`},
+		{"turning", `je\s+vais\s+avoir\s+{NUM}\s+ans`},
+		{"team", `(?:je\s+supporte|je\s+suis\s+(?:un\s+|une\s+)?(?:grand\s+|grande\s+|fervent\s+|fervente\s+)?(?:fan|supporter|supportrice)\s+(?:de|du|des|de\s+l['’])|mon\s+équipe\s+préférée\s+est)\s+(?:le\s+|la\s+|l['’])?{ORG}{END}`},
 	},
 }

@@ -100,6 +100,8 @@ var portuguese = &langTable{
 		{"married", `(?:nós\s+)?nos\s+(?P<status>casamos|divorciamos|noivamos)(?:\s+{WHEN})?`},
 		{"study", `(?:estudo|estou\s+estudando|estou\s+a\s+estudar|faço\s+faculdade\s+de)\s+{X}{END}`},
 		{"switched", `troquei\s+(?:o\s+)?(?:meu\s+|minha\s+)?(?P<x>[^,.;]{1,30}?)\s+por\s+(?:um|uma)\s+(?P<y>[^,.;!?]{1,30}?){END}`},
+		{"team", `sou\s+(?P<club>flamenguista|corinthiana?|corintiana?|palmeirense|são-paulina?|sampaulina?|vascaína?|gremista|colorad[oa]|benfiquista|portista|sportinguista|santista|cruzeirense|atleticana?|botafoguense|tricolor)(?:[^\p{L}]|$)`},
+		{"turning", `vou\s+fazer\s+{NUM}\s+anos`},
 		{"team", `(?:sou\s+(?:torcedora?\s+)?(?:do|da)|torço\s+(?:para\s+o|pelo|pro)|meu\s+time(?:\s+favorito|\s+do\s+coração)?\s+é\s+o)\s+{ORG}{END}`},
 	},
 }

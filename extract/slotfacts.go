@@ -351,7 +351,19 @@ func (m *slotMatch) fact(last *slotMatch) (Fact, bool) {
 			return Fact{}, false
 		}
 		return newFact("identity", "identity:languages", "User speaks "+langs+".")
+	case "turning":
+		n := m.number()
+		if n < 5 || n > 110 {
+			return Fact{}, false
+		}
+		return newFact("identity", "identity:age", "User is turning "+strconv.Itoa(n)+".")
+	case "born-year":
+		return newFact("identity", "identity:age", "User was born in "+g["year"]+".")
 	case "team":
+		if c := strings.ToLower(g["club"]); c != "" {
+			// "soy culé", "sou flamenguista": the club the word names.
+			return newFact("preference", "preference:favorite:team", "User supports "+clubs[c]+" ("+g["club"]+").")
+		}
 		org := cleanValue(g["org"])
 		if org == "" || !startsUpper(org) {
 			return Fact{}, false
@@ -886,3 +898,15 @@ var soldFor = regexp.MustCompile(`(?i)^\s*(?:(?:,|and)\s+)?(?:then\s+)?(?:got|bo
 
 // passing says a stay is not home: "I'm in Rome for the weekend".
 var passing = regexp.MustCompile(`(?i)\b(?:visit(?:ing)?|trip|holiday|vacation|for\s+work|business|this\s+week|today|tonight|this\s+weekend|for\s+the\s+weekend|conference|airport|layover|stuck|transit|hotel|hostel|a\s+few\s+days|staying\s+at|traffic|queue|line|meeting|class|lecture|office|shower|bed|kitchen|car|bus|train|hospital\s+waiting)\b`)
+
+// clubs are the clubs a supporter's own name for themselves names.
+var clubs = map[string]string{"culé": "FC Barcelona", "cule": "FC Barcelona", "madridista": "Real Madrid", "merengue": "Real Madrid",
+	"colchonero": "Atlético de Madrid", "colchonera": "Atlético de Madrid", "bético": "Real Betis", "bética": "Real Betis",
+	"sevillista": "Sevilla FC", "xeneize": "Boca Juniors", "millonario": "River Plate", "millonaria": "River Plate",
+	"valencianista": "Valencia CF", "periquito": "Espanyol", "periquita": "Espanyol", "flamenguista": "Flamengo",
+	"corinthiano": "Corinthians", "corinthiana": "Corinthians", "corintiano": "Corinthians", "corintiana": "Corinthians",
+	"palmeirense": "Palmeiras", "são-paulino": "São Paulo", "são-paulina": "São Paulo", "sampaulino": "São Paulo",
+	"sampaulina": "São Paulo", "vascaíno": "Vasco da Gama", "vascaína": "Vasco da Gama", "gremista": "Grêmio",
+	"colorado": "Internacional", "colorada": "Internacional", "benfiquista": "Benfica", "portista": "FC Porto",
+	"sportinguista": "Sporting CP", "santista": "Santos", "cruzeirense": "Cruzeiro", "atleticano": "Atlético Mineiro",
+	"atleticana": "Atlético Mineiro", "botafoguense": "Botafogo", "tricolor": "Fluminense"}

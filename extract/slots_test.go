@@ -63,6 +63,18 @@ func TestSlotsReadEverydayPhrasings(t *testing.T) {
 		{"My daughter Zoe is 7 and my son Leo is 5.", "daughter Zoe is 7"},
 		{"I live with my wife Grace and our son Leo, he's 5.", "son Leo is 5"},
 		{"hey I'm 34, live in Tacoma — sorry, Olympia.", "lives in Olympia"},
+		// teams and ages, as fans and people say them
+		{"I'm a massive Celtic fan, have been since I was a wean.", "supports Celtic"},
+		{"I've had a season ticket at Anfield for years.", "supports Anfield"},
+		{"Soy culé de toda la vida.", "FC Barcelona"},
+		{"Sou flamenguista doente!", "Flamengo"},
+		{"Ich halte schon immer zu Werder Bremen.", "Werder Bremen"},
+		{"Je suis un grand supporter de l'OM.", "OM"},
+		{"I'm turning 30 next month.", "turning 30"},
+		{"My 40th birthday is in March.", "turning 40"},
+		{"I was born in 1985.", "born in 1985"},
+		{"Voy a cumplir 40 en junio.", "turning 40"},
+		{"Ich werde nächste Woche 40.", "turning 40"},
 		// households
 		{"My kids are 4 and 7.", "kids are 4 and 7"},
 		{"I have a teenage son.", "teenage son"},

@@ -2,6 +2,7 @@ package extract
 
 import (
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -101,6 +102,9 @@ func fixTypos(s string) string {
 func keyWordFor(word string) string {
 	if utf8.RuneCountInString(word) < minTypo {
 		return ""
+	}
+	if r, _ := utf8.DecodeRuneInString(word); unicode.IsUpper(r) {
+		return "" // a name ("Celtic" is no "celiac")
 	}
 	low := strings.ToLower(word)
 	if realWords[low] {
