@@ -22,12 +22,12 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/caddy-memory/memory/app"
-	"github.com/caddy-memory/memory/engine"
 	"github.com/caddy-memory/memory/inject"
 	"github.com/caddy-memory/memory/internal/cfile"
+	"github.com/caddy-memory/memory/internal/engine"
+	"github.com/caddy-memory/memory/internal/memtools"
+	"github.com/caddy-memory/memory/internal/overflow"
 	"github.com/caddy-memory/memory/internal/receipts"
-	"github.com/caddy-memory/memory/memtools"
-	"github.com/caddy-memory/memory/overflow"
 )
 
 func init() {

@@ -13,15 +13,15 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/caddy-memory/memory/app"
-	"github.com/caddy-memory/memory/contentenc"
-	"github.com/caddy-memory/memory/engine"
 	"github.com/caddy-memory/memory/extract"
 	"github.com/caddy-memory/memory/inject"
+	"github.com/caddy-memory/memory/internal/contentenc"
+	"github.com/caddy-memory/memory/internal/engine"
+	"github.com/caddy-memory/memory/internal/memtools"
 	"github.com/caddy-memory/memory/internal/norm"
+	"github.com/caddy-memory/memory/internal/overflow"
 	"github.com/caddy-memory/memory/internal/receipts"
 	"github.com/caddy-memory/memory/internal/reqbody"
-	"github.com/caddy-memory/memory/memtools"
-	"github.com/caddy-memory/memory/overflow"
 )
 
 // ServeHTTP recalls, injects, proxies, and hands the turn to the engine. Any

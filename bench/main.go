@@ -49,8 +49,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	_ "github.com/caddy-memory/memory"
-	"github.com/caddy-memory/memory/engine"
 	"github.com/caddy-memory/memory/inject"
+	"github.com/caddy-memory/memory/internal/engine"
 	"github.com/caddy-memory/memory/internal/seal"
 	"github.com/caddy-memory/memory/store"
 	"github.com/caddy-memory/memory/store/postgres"

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/caddy-memory/memory/contentenc"
 	"github.com/caddy-memory/memory/inject"
+	"github.com/caddy-memory/memory/internal/contentenc"
 	"github.com/caddy-memory/memory/internal/norm"
 )
 

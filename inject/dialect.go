@@ -4,6 +4,13 @@
 // rendering that block under a token budget); offering tools and appending
 // a round of calls and results; decoding an answer into the assistant's
 // turn, and editing answers in tool rounds. It does no I/O.
+//
+// It is public, not internal, because it is one of the units the design
+// names (DESIGN.md). A user of it may rely on Dialects, ForPath and ByName
+// naming the wire formats the proxy speaks, on Parse reading a request of
+// one of them, and on the markers around every block it places
+// (BlockStart, BlockEnd), which never change; the rest serves this
+// module's own packages and may change with it.
 package inject
 
 import "strings"

@@ -34,13 +34,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/caddy-memory/memory/embed"
-	"github.com/caddy-memory/memory/engine"
 	"github.com/caddy-memory/memory/extract"
 	"github.com/caddy-memory/memory/inject"
+	"github.com/caddy-memory/memory/internal/embed"
+	"github.com/caddy-memory/memory/internal/engine"
+	"github.com/caddy-memory/memory/internal/llm"
 	"github.com/caddy-memory/memory/internal/seal"
 	"github.com/caddy-memory/memory/internal/stats"
-	"github.com/caddy-memory/memory/llm"
 )
 
 func main() {
