@@ -15,6 +15,7 @@ import (
 	"github.com/caddy-memory/memory/app"
 	"github.com/caddy-memory/memory/extract"
 	"github.com/caddy-memory/memory/inject"
+	"github.com/caddy-memory/memory/internal/block"
 	"github.com/caddy-memory/memory/internal/contentenc"
 	"github.com/caddy-memory/memory/internal/engine"
 	"github.com/caddy-memory/memory/internal/memtools"
@@ -320,7 +321,7 @@ func (h *Handler) recall(r *http.Request, req *inject.Request, enc, owner string
 	if c := h.logger.Check(zap.DebugLevel, "injected memories"); c != nil {
 		c.Write(zap.Int("memories", len(ids)), zap.Int("block_bytes", len(rec.Block)))
 	}
-	return recalled{outcome: outcomeInjected, block: rec.Block, body: nb, ids: ids, texts: rec.Texts, tokens: inject.EstimateTokens(rec.Block)}, nil
+	return recalled{outcome: outcomeInjected, block: rec.Block, body: nb, ids: ids, texts: rec.Texts, tokens: block.EstimateTokens(rec.Block)}, nil
 }
 
 // planned is the recall the handler makes for a chat request, with the

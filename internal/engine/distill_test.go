@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/caddy-memory/memory/extract"
-	"github.com/caddy-memory/memory/inject"
+	"github.com/caddy-memory/memory/internal/block"
 	"github.com/caddy-memory/memory/internal/llm"
 	"github.com/caddy-memory/memory/internal/llm/llmtest"
 	"github.com/caddy-memory/memory/store"
@@ -82,7 +82,7 @@ func TestDistilsASessionOnceItIsQuiet(t *testing.T) {
 	defer closeEngine(t, e)
 	owner := e.OwnerID("sk-family")
 	said(t, e, owner, "s1", 1, "My sister is called Zofia.", "Lovely name.")
-	said(t, e, owner, "s1", 2, inject.BlockStart+"\n- User lives in Lisbon.\n"+inject.BlockEnd+"\n\nShe moved to Krakow last year.", "Nice city.")
+	said(t, e, owner, "s1", 2, block.Start+"\n- User lives in Lisbon.\n"+block.End+"\n\nShe moved to Krakow last year.", "Nice city.")
 	said(t, e, owner, "s1", 3, "We speak every Sunday.", "That is a good habit.")
 	settle(t, e)
 	if n := len(srv.Calls()); n != 0 {

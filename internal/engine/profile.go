@@ -10,7 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/caddy-memory/memory/extract"
-	"github.com/caddy-memory/memory/inject"
+	"github.com/caddy-memory/memory/internal/block"
 	"github.com/caddy-memory/memory/internal/norm"
 	"github.com/caddy-memory/memory/store"
 )
@@ -353,7 +353,7 @@ func (sr *searcher) profileFacts(owner string, profileTokens, maxTokens int) ([]
 		if err != nil {
 			return err
 		}
-		var shown []inject.Standing
+		var shown []block.Standing
 		for i := range p.facts {
 			f := &p.facts[i]
 			if !f.active(tx.Now()) {
@@ -369,7 +369,7 @@ func (sr *searcher) profileFacts(owner string, profileTokens, maxTokens int) ([]
 			sr.withUsage(tx, m)
 			out, shown = append(out, ProfileFact{Memory: m}), append(shown, f.shown)
 		}
-		for _, i := range inject.StandingFits(shown, profileTokens, maxTokens) {
+		for _, i := range block.StandingFits(shown, profileTokens, maxTokens) {
 			out[i].Rides = true
 		}
 		return nil

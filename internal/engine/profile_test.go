@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/caddy-memory/memory/extract"
-	"github.com/caddy-memory/memory/inject"
+	"github.com/caddy-memory/memory/internal/block"
 	"github.com/caddy-memory/memory/internal/llm/llmtest"
 	"github.com/caddy-memory/memory/store"
 )
@@ -102,7 +102,7 @@ func TestProfileBudgetKeepsConstraints(t *testing.T) {
 		shown := 0
 		for _, m := range rec.Memories {
 			if m.Profile {
-				shown += inject.EstimateTokens("- " + m.Memory.Content + "\n")
+				shown += block.EstimateTokens("- " + m.Memory.Content + "\n")
 			}
 		}
 		if shown > budget {

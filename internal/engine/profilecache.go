@@ -4,7 +4,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/caddy-memory/memory/inject"
+	"github.com/caddy-memory/memory/internal/block"
 	"github.com/caddy-memory/memory/store"
 )
 
@@ -26,7 +26,7 @@ type fact struct {
 	// hash its normal form's hash, dom the domains of everyday life it
 	// falls in (see index.Domains): a fact the budget left out still
 	// reaches a question of its domain.
-	shown inject.Standing
+	shown block.Standing
 	hash  uint64
 	dom   uint32
 }
@@ -59,7 +59,7 @@ func (sr *searcher) factOf(m *store.Memory, k standingKey) fact {
 	if m.ExpiresAt != nil {
 		f.expires = m.ExpiresAt.UnixNano()
 	}
-	f.shown = inject.StandingOf(strings.Clone(m.Content), k.prio)
+	f.shown = block.StandingOf(strings.Clone(m.Content), k.prio)
 	return f
 }
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/caddy-memory/memory/index"
-	"github.com/caddy-memory/memory/inject"
+	"github.com/caddy-memory/memory/internal/block"
 	"github.com/caddy-memory/memory/store"
 )
 
@@ -79,7 +79,7 @@ func (sr *searcher) recall(ctx context.Context, r RecallRequest) (Recalled, erro
 	// The profile, but what the turn being answered taught: a request is
 	// never told what it says itself.
 	var facts []*fact
-	var standing []inject.Standing
+	var standing []block.Standing
 	now := sr.now()
 	// out is whether a fact of the profile stays out of this request's
 	// block: expired since the profile was read, or taught by the turn
@@ -112,9 +112,9 @@ func (sr *searcher) recall(ctx context.Context, r RecallRequest) (Recalled, erro
 	// budget left out that fall in the question's domains (index.Domains),
 	// in the room the question's own finds leave.
 	var shown []*fact
-	var shownStanding []inject.Standing
+	var shownStanding []block.Standing
 	inProfile, sameText, taught := map[uint64]bool{}, map[uint64]bool{}, map[string][]string{}
-	for _, i := range inject.StandingFits(standing, tokens, r.MaxTokens) {
+	for _, i := range block.StandingFits(standing, tokens, r.MaxTokens) {
 		st := standing[i]
 		st.Rank = 0 // below the question's finds, in the order they fitted
 		shown, shownStanding = append(shown, facts[i]), append(shownStanding, st)
@@ -140,23 +140,23 @@ func (sr *searcher) recall(ctx context.Context, r RecallRequest) (Recalled, erro
 			taught[f.turn] = append(taught[f.turn], f.content())
 		}
 	}
-	items := make([]inject.Item, 0, len(kept)+len(bridged))
+	items := make([]block.Item, 0, len(kept)+len(bridged))
 	found := kept[:0]
 	for _, x := range kept {
 		if inProfile[x.Memory.ID] || sameText[x.textHash()] || saysAll(taught[x.Memory.Key], x.Memory) {
 			continue
 		}
 		found = append(found, x)
-		items = append(items, inject.Item{Text: x.Memory.Content, Time: x.Memory.UpdatedAt})
+		items = append(items, block.Item{Text: x.Memory.Content, Time: x.Memory.UpdatedAt})
 	}
 	for _, f := range bridged {
 		found = append(found, Result{Memory: f.memory()})
-		items = append(items, inject.Item{Text: f.content()}) // undated, as the profile's
+		items = append(items, block.Item{Text: f.content()}) // undated, as the profile's
 	}
 	if len(found) == 0 && len(inProfile) == 0 {
 		return Recalled{Nothing: NothingRelevant}, nil
 	}
-	block, keptStanding, keptItems, texts := inject.RenderWith(shownStanding, r.MaxTokens, items, r.MaxTokens, r.MaxItems+len(bridged))
+	block, keptStanding, keptItems, texts := block.RenderWith(shownStanding, r.MaxTokens, items, r.MaxTokens, r.MaxItems+len(bridged))
 	if block == "" {
 		return Recalled{Nothing: NothingRelevant}, nil
 	}

@@ -2,8 +2,9 @@
 // the upstream refuses a request for its length, it asks once more with
 // the conversation cut (inject.Trim) and what the cut turns said, as far
 // as recall finds it in this conversation, back in the one memory block.
-// Ollama never refuses (it drops the oldest tokens itself), so a request
-// over its context is cut before it is sent.
+// A format whose server never refuses (inject.Truncating: Ollama drops the
+// oldest tokens itself) has a request over its context cut before it is
+// sent.
 package overflow
 
 import (
@@ -21,6 +22,7 @@ import (
 
 	"github.com/caddy-memory/memory/index"
 	"github.com/caddy-memory/memory/inject"
+	"github.com/caddy-memory/memory/internal/block"
 	"github.com/caddy-memory/memory/internal/contentenc"
 	"github.com/caddy-memory/memory/internal/engine"
 	"github.com/caddy-memory/memory/internal/reqbody"
@@ -35,6 +37,7 @@ const (
 
 // Defaults.
 const (
+	// DefaultOllamaCtx is Ollama's own context, the default DefaultCtx.
 	DefaultOllamaCtx = 2048
 	// maxRefusal bounds an error answer held back to read whether it is a
 	// refusal for length; a longer one goes to the client as it comes.
@@ -59,9 +62,10 @@ type Config struct {
 	MaxTokens int
 	// Timeout bounds the recall of the cut turns.
 	Timeout time.Duration
-	// OllamaCtx is the context of Ollama models whose requests set no
-	// options.num_ctx.
-	OllamaCtx int
+	// DefaultCtx is the context of a truncating format's models
+	// (inject.Truncating) whose requests set none: Ollama's without
+	// options.num_ctx (the handler's overflow_ollama_ctx).
+	DefaultCtx int
 	// MaxBody bounds a compressed request once decoded (the handler's
 	// max_body).
 	MaxBody int64
@@ -117,8 +121,8 @@ func (o *overflowNext) ServeHTTP(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	reqbody.Set(r, raw)
-	if o.Dialect.Name() == inject.NameOllama {
-		return o.ollama(w, r, o.plain(r, raw))
+	if t, ok := o.Dialect.(inject.Truncating); ok {
+		return o.truncating(w, r, t, o.plain(r, raw))
 	}
 	if o.refused {
 		body := o.plain(r, raw)
@@ -165,16 +169,16 @@ func (o *overflowNext) ServeHTTP(w http.ResponseWriter, r *http.Request) error {
 	return err
 }
 
-// ollama cuts, before sending, a request over the model's context:
-// options.num_ctx, else overflow_ollama_ctx. Ollama cuts its prompt to
-// num_ctx alone (the answer shifts the context as it grows), so the
-// answer's num_predict takes no room here.
-func (o *overflowNext) ollama(w http.ResponseWriter, r *http.Request, body []byte) error {
-	ctx := inject.OllamaContext(body)
+// truncating cuts, before sending, a request of a format whose server
+// never refuses over the model's context: the one the request sets, else
+// DefaultCtx. Ollama cuts its prompt to num_ctx alone (the answer shifts
+// the context as it grows), so the answer's num_predict takes no room here.
+func (o *overflowNext) truncating(w http.ResponseWriter, r *http.Request, t inject.Truncating, body []byte) error {
+	ctx := t.Context(body)
 	if ctx <= 0 {
-		ctx = o.c.OllamaCtx
+		ctx = o.c.DefaultCtx
 	}
-	if body != nil && inject.OllamaPromptTokens(body) > ctx {
+	if body != nil && t.PromptTokens(body) > ctx {
 		// A margin: tokenizers count otherwise than the estimate.
 		if cut, n := o.cut(r.Context(), body, ctx*3/4); cut != nil {
 			setCut(r, cut)
@@ -214,7 +218,7 @@ func setCut(r *http.Request, cut []byte) {
 // its length is cut to: under the limit the refusal names, else half.
 func refusalBudget(body []byte, limit int) int {
 	if limit <= 0 {
-		return inject.EstimateTokens(string(body)) / 2
+		return block.EstimateTokens(string(body)) / 2
 	}
 	// The limits count the answer's tokens with the prompt's, and
 	// tokenizers count otherwise than the estimate: a margin.
@@ -230,11 +234,11 @@ func (o *overflowNext) cut(ctx context.Context, body []byte, budget int) ([]byte
 	if body == nil {
 		return nil, 0
 	}
-	block := o.Block
-	if block == "" {
-		block = inject.Block("") // the block the section will need
+	carried := o.Block
+	if carried == "" {
+		carried = block.Holding("") // the block the section will need
 	}
-	room := max(min(o.c.MaxTokens-inject.EstimateTokens(block), budget/4), 0)
+	room := max(min(o.c.MaxTokens-block.EstimateTokens(carried), budget/4), 0)
 	cut, n, err := inject.Trim(o.Dialect, body, budget-room)
 	if err != nil {
 		return nil, 0
@@ -250,7 +254,7 @@ func (o *overflowNext) cut(ctx context.Context, body []byte, budget int) ([]byte
 	if err != nil {
 		return cut, n
 	}
-	with, err := req.Inject(inject.Block(section), o.c.Placement(req.Model))
+	with, err := req.Inject(block.Holding(section), o.c.Placement(req.Model))
 	if err != nil {
 		return cut, n
 	}
@@ -280,27 +284,27 @@ func (o *overflowNext) earlier(ctx context.Context, dropped []inject.Message, ma
 		default:
 			continue // instructions are kept; tool results say nothing of the person
 		}
-		for _, p := range inject.Passages(inject.Strip(m.Text), passageBytes) {
+		for _, p := range inject.Passages(block.Strip(m.Text), passageBytes) {
 			passages, texts = append(passages, who+p), append(texts, p)
 		}
 	}
-	var items []inject.Earlier
+	var items []block.Earlier
 	for _, i := range index.RankTexts(o.Query, texts) {
 		if len(items) == earlierItems {
 			break
 		}
-		items = append(items, inject.Earlier{Text: passages[i], At: i})
+		items = append(items, block.Earlier{Text: passages[i], At: i})
 	}
 	for _, content := range o.recalled(ctx) {
-		if !inject.Shows(o.Block, content) && !holdsAny(content, items) { // the block, or a passage, says it already
-			items = append(items, inject.Earlier{Text: content, At: len(passages) + len(items)})
+		if !block.Shows(o.Block, content) && !holdsAny(content, items) { // the block, or a passage, says it already
+			items = append(items, block.Earlier{Text: content, At: len(passages) + len(items)})
 		}
 	}
-	return inject.RenderEarlier(items, maxTokens)
+	return block.RenderEarlier(items, maxTokens)
 }
 
 // holdsAny reports whether content holds the text of one of the passages.
-func holdsAny(content string, items []inject.Earlier) bool {
+func holdsAny(content string, items []block.Earlier) bool {
 	for _, it := range items {
 		_, text, _ := strings.Cut(it.Text, ": ")
 		if strings.Contains(content, text) {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/caddy-memory/memory/extract"
 	"github.com/caddy-memory/memory/inject"
+	"github.com/caddy-memory/memory/internal/block"
 	"github.com/caddy-memory/memory/internal/engine"
 	"github.com/caddy-memory/memory/internal/engine/enginetest"
 	"github.com/caddy-memory/memory/internal/overflow"
@@ -55,7 +56,7 @@ func (m *model) ServeHTTP(w http.ResponseWriter, r *http.Request) error {
 }
 
 // tokens counts body as the model's tokenizer does.
-func tokens(body []byte) int { return inject.EstimateTokens(string(body)) * 6 / 5 }
+func tokens(body []byte) int { return block.EstimateTokens(string(body)) * 6 / 5 }
 
 // openAI is a model refusing as OpenAI does, naming its limit.
 func openAI(limit int) *model {
@@ -99,7 +100,7 @@ type rescue struct {
 func newRescue(t *testing.T) *rescue {
 	r := &rescue{}
 	r.Config = overflow.Config{Engine: enginetest.Open(t, engine.Config{Shards: 1}), MaxTokens: 800, Timeout: time.Second,
-		OllamaCtx: overflow.DefaultOllamaCtx, MaxBody: 4 << 20, Diagnostics: true, Logger: zap.NewNop(),
+		DefaultCtx: overflow.DefaultOllamaCtx, MaxBody: 4 << 20, Diagnostics: true, Logger: zap.NewNop(),
 		Placement: func(string) inject.Placement { return inject.CacheSafe },
 		Count:     func(result string) { r.counted = append(r.counted, result) }}
 	return r
@@ -222,7 +223,7 @@ func TestOllamaIsCutBeforeItIsSent(t *testing.T) {
 				}
 				return
 			}
-			if n := inject.OllamaPromptTokens(sent); n > overflow.DefaultOllamaCtx {
+			if n := inject.Ollama.PromptTokens(sent); n > overflow.DefaultOllamaCtx {
 				t.Errorf("the request sent is %d tokens, over the context of %d", n, overflow.DefaultOllamaCtx)
 			}
 			if !strings.Contains(string(sent), "Ingrid") || fmt.Sprint(r.counted) != "[rescued]" {

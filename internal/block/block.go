@@ -1,4 +1,11 @@
-package inject
+// Package block owns the memory block, the one piece of text the proxy adds
+// to a request: rendering it under a token budget between markers that
+// never change (the owner's standing facts first, then what the question
+// found; and the section of what a conversation's cut turns said), stripping
+// every block from a text so that nothing injected is learned again, and the
+// token estimate every budget is measured with. The wire formats place it,
+// recall renders it, learning strips it.
+package block
 
 import (
 	"strings"
@@ -11,8 +18,8 @@ import (
 // extractor can strip a block the model quotes back, and so can anyone else
 // reading logs.
 const (
-	BlockStart = `<memory-context source="caddy-memory">`
-	BlockEnd   = `</memory-context>`
+	Start = `<memory-context source="caddy-memory">`
+	End   = `</memory-context>`
 )
 
 // A block's first line says what it holds (standing facts only when it
@@ -22,7 +29,7 @@ const (
 	preambleMemories = "Memories of this user from earlier conversations. " + preambleUse
 	preambleUse      = "Use them when they help; the user's words here take precedence. Do not mention this block."
 	// preambleEarlier leads a block that holds only what was cut from this
-	// conversation (see Block).
+	// conversation (see Holding).
 	preambleEarlier = "Use this when it helps; the user's words here take precedence. Do not mention this block."
 )
 
@@ -82,7 +89,7 @@ func (s Standing) measured() Standing {
 // facts first.
 func RenderWith(standing []Standing, profileTokens int, items []Item, maxTokens, maxItems int) (block string, keptStanding, kept []int, texts []string) {
 	var b strings.Builder
-	b.WriteString(BlockStart)
+	b.WriteString(Start)
 	b.WriteByte('\n')
 	used := overhead
 	keptStanding = StandingFits(standing, profileTokens, maxTokens)
@@ -115,13 +122,13 @@ func RenderWith(standing []Standing, profileTokens int, items []Item, maxTokens,
 	if len(kept) == 0 && len(keptStanding) == 0 {
 		return "", nil, nil, nil
 	}
-	b.WriteString(BlockEnd)
+	b.WriteString(End)
 	return b.String(), keptStanding, kept, texts
 }
 
 // overhead is what a block costs without memories: its markers and
 // longest preamble.
-var overhead = EstimateTokens(BlockStart+"\n"+preambleStanding+"\n") + EstimateTokens(BlockEnd) + 1
+var overhead = EstimateTokens(Start+"\n"+preambleStanding+"\n") + EstimateTokens(End) + 1
 
 // StandingFits are the indexes of the standing facts a block of maxTokens
 // holds, within profileTokens: in order, skipping those that do not fit,
@@ -326,17 +333,17 @@ func Truncate(s string, maxTokens int) string {
 func Strip(s string) string {
 	stripped := false
 	for {
-		i := strings.Index(s, BlockStart)
+		i := strings.Index(s, Start)
 		if i < 0 {
 			break
 		}
 		stripped = true
-		j := strings.Index(s[i:], BlockEnd)
+		j := strings.Index(s[i:], End)
 		if j < 0 {
 			s = s[:i]
 			break
 		}
-		before, after := strings.TrimRight(s[:i], " \t\r\n"), strings.TrimLeft(s[i+j+len(BlockEnd):], " \t\r\n")
+		before, after := strings.TrimRight(s[:i], " \t\r\n"), strings.TrimLeft(s[i+j+len(End):], " \t\r\n")
 		if before != "" && after != "" {
 			before += "\n\n"
 		}

@@ -1,4 +1,4 @@
-package inject
+package block
 
 import (
 	"strings"
