@@ -169,7 +169,7 @@ func searchLatencies(b *testing.B, e *Engine, owner string, questions []string) 
 	}
 	b.ReportMetric(stats.Percentile(took, 50), "p50-µs")
 	b.ReportMetric(stats.Percentile(took, 99), "p99-µs")
-	if p := e.searcher.postings.cur.Load(); p != nil {
+	if p := e.postings.cur.Load(); p != nil {
 		b.ReportMetric(float64(p.p.Bytes())/(1<<20), "postings-MiB")
 	}
 	var ms runtime.MemStats

@@ -9,6 +9,7 @@ import (
 
 	"github.com/caddy-memory/memory/extract"
 	"github.com/caddy-memory/memory/index"
+	"github.com/caddy-memory/memory/internal/recall"
 	"github.com/caddy-memory/memory/store"
 )
 
@@ -31,7 +32,7 @@ type core struct {
 	wakeProcessor chan struct{}
 	wakeIndexer   chan struct{}
 	// wakePostings wakes the follower of the search postings after a
-	// write, so they are current at once (see postings.go).
+	// write, so they are current at once (see follower.go).
 	wakePostings chan struct{}
 
 	// uses are the uses of memories counted and not yet written (usage.go).
@@ -156,6 +157,5 @@ func (c *core) localSearchMax() int {
 // from its records: the owners the index holds, and searches through (see
 // enrolment).
 func (c *core) outgrown(tx *store.Tx, owner string) (bool, error) {
-	n, err := tx.CountAtMost(owner, c.localSearchMax())
-	return n > c.localSearchMax(), err
+	return recall.Outgrown(tx, owner, c.localSearchMax())
 }

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/caddy-memory/memory/internal/llm"
+	"github.com/caddy-memory/memory/internal/recall"
 	"github.com/caddy-memory/memory/store"
 )
 
@@ -57,7 +58,7 @@ const (
 // sessions are distilled in the background once they have gone quiet.
 type distiller struct {
 	*core
-	searcher *searcher
+	recall *recall.Searcher // what the owner knows, shown to the model
 	// learned is closed once, at Close, the turns are all learned: the
 	// sessions waiting then are all there are.
 	learned <-chan struct{}

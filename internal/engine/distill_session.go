@@ -159,14 +159,14 @@ func (lm *distiller) similarTo(ctx context.Context, owner string, turns []string
 		query.WriteString(t)
 		query.WriteByte('\n')
 	}
-	res, err := lm.searcher.search(ctx, SearchRequest{Owner: owner, Query: query.String(), Limit: 3 * maxKnown})
+	res, err := lm.recall.Search(ctx, SearchRequest{Owner: owner, Query: query.String(), Limit: 3 * maxKnown})
 	if err != nil {
 		return nil, err
 	}
 	// The profile first: the model keeps it current, and a session that
 	// changes a standing fact often shares no word with it ("I moved to
 	// Porto" / "User lives in Lisbon.").
-	known, err := lm.searcher.profileKnown(owner)
+	known, err := lm.recall.ProfileKnown(owner)
 	if err != nil {
 		return nil, err
 	}

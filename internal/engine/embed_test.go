@@ -63,7 +63,7 @@ func put(t *testing.T, e *Engine, owner string, contents ...string) []uint64 {
 	return ids
 }
 
-func recall(t *testing.T, e *Engine, owner, q string) string {
+func found(t *testing.T, e *Engine, owner, q string) string {
 	t.Helper()
 	res, err := e.Search(context.Background(), SearchRequest{Owner: owner, Query: q, Limit: 5, MinScore: DefaultMinScore})
 	if err != nil {
@@ -79,21 +79,21 @@ func TestEmbeddingsFindByMeaning(t *testing.T) {
 	waitEmbedded(t, e)
 
 	// Not one word in common with the memory: only meaning finds it.
-	if got := recall(t, e, owner, "How long is my commute to the office?"); !strings.Contains(got, "bikes to their job") {
+	if got := found(t, e, owner, "How long is my commute to the office?"); !strings.Contains(got, "bikes to their job") {
 		t.Errorf("recall by meaning failed: %q", got)
 	}
-	if got := recall(t, e, owner, "How long is my commute to the office?"); strings.Contains(got, "stamps") {
+	if got := found(t, e, owner, "How long is my commute to the office?"); strings.Contains(got, "stamps") {
 		t.Errorf("an unrelated memory came along: %q", got)
 	}
 	// Words still work, and unrelated questions still get nothing.
-	if got := recall(t, e, owner, "Where does my sister live?"); !strings.Contains(got, "Porto") {
+	if got := found(t, e, owner, "Where does my sister live?"); !strings.Contains(got, "Porto") {
 		t.Errorf("lexical recall broke with embeddings on: %q", got)
 	}
-	if got := recall(t, e, owner, "What is the capital of Peru?"); got != "" {
+	if got := found(t, e, owner, "What is the capital of Peru?"); got != "" {
 		t.Errorf("an unrelated question recalled %q", got)
 	}
 	// Another owner's vectors are never searched.
-	if got := recall(t, e, e.OwnerID("someone else"), "How long is my commute to the office?"); got != "" {
+	if got := found(t, e, e.OwnerID("someone else"), "How long is my commute to the office?"); got != "" {
 		t.Errorf("another owner recalled %q", got)
 	}
 }
@@ -105,10 +105,10 @@ func TestEmbeddingFailureFallsBackToWords(t *testing.T) {
 	waitEmbedded(t, e)
 
 	srv.Fail.Store(true)
-	if got := recall(t, e, owner, "Do I bike to my job?"); !strings.Contains(got, "bikes to their job") {
+	if got := found(t, e, owner, "Do I bike to my job?"); !strings.Contains(got, "bikes to their job") {
 		t.Errorf("with the endpoint down, lexical recall should still answer: %q", got)
 	}
-	if got := recall(t, e, owner, "How long is my commute to the office?"); got != "" {
+	if got := found(t, e, owner, "How long is my commute to the office?"); got != "" {
 		t.Errorf("with the endpoint down, nothing found by meaning should appear: %q", got)
 	}
 
@@ -120,7 +120,7 @@ func TestEmbeddingFailureFallsBackToWords(t *testing.T) {
 	}
 	srv.Fail.Store(false)
 	waitEmbedded(t, e)
-	if got := recall(t, e, owner, "What is my pet's name?"); !strings.Contains(got, "Miso") {
+	if got := found(t, e, owner, "What is my pet's name?"); !strings.Contains(got, "Miso") {
 		t.Errorf("a memory written during the outage is not found by meaning: %q", got)
 	}
 }
@@ -134,10 +134,10 @@ func TestEditedMemoryIsEmbeddedAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitEmbedded(t, e)
-	if got := recall(t, e, owner, "How long is my commute to the office?"); got != "" {
+	if got := found(t, e, owner, "How long is my commute to the office?"); got != "" {
 		t.Errorf("the old text's vector still finds the edited memory: %q", got)
 	}
-	if got := recall(t, e, owner, "Which songs do I like?"); !strings.Contains(got, "guitar") {
+	if got := found(t, e, owner, "Which songs do I like?"); !strings.Contains(got, "guitar") {
 		t.Errorf("the edited memory is not found by its new meaning: %q", got)
 	}
 }
@@ -157,7 +157,7 @@ func TestForgetRemovesVectors(t *testing.T) {
 	if n != 0 {
 		t.Errorf("%d vectors left after forget", n)
 	}
-	if got := recall(t, e, owner, "How long is my commute to the office?"); got != "" {
+	if got := found(t, e, owner, "How long is my commute to the office?"); got != "" {
 		t.Errorf("a forgotten owner's memory is found by meaning: %q", got)
 	}
 }

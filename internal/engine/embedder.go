@@ -11,6 +11,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/caddy-memory/memory/internal/embed"
+	"github.com/caddy-memory/memory/internal/ownercache"
+	"github.com/caddy-memory/memory/internal/recall"
 	"github.com/caddy-memory/memory/store"
 )
 
@@ -43,9 +45,10 @@ type embedder struct {
 
 // embedding is embedding recall while it is on with one configuration.
 type embedding struct {
+	core     *core // the engine's, for the question's failures
 	settings atomic.Pointer[EmbedConfig]
 	wake     chan struct{}
-	cache    *ownerCache[*vectorSet]
+	cache    *ownercache.Cache[*recall.Vectors]
 	done     chan struct{}
 	// ctx ends the embedder's calls: when the engine's deadline passes, or
 	// when a configuration without embed stops it (StopEmbedding).
@@ -79,7 +82,7 @@ func (eb *embedder) use(cfg EmbedConfig) []Fixed {
 	defer eb.mu.Unlock()
 	em := eb.running()
 	if em == nil {
-		em = &embedding{wake: make(chan struct{}, 1), cache: newVectorCache(cfg.CacheBytes), done: make(chan struct{})}
+		em = &embedding{core: eb.core, wake: make(chan struct{}, 1), cache: newVectorCache(cfg.CacheBytes), done: make(chan struct{})}
 		em.ctx, em.cancel = context.WithCancel(eb.stopCtx)
 		em.settings.Store(&cfg)
 		eb.run.Store(em)
@@ -254,42 +257,67 @@ func (eb *embedder) embed(em *embedding, batch []*store.Memory) error {
 		return nil
 	})
 	for o := range owners {
-		em.cache.drop(o)
+		em.cache.Drop(o)
 	}
 	return err
 }
 
-// vectorsOf returns an owner's vectors, from the cache or, through tx, the
+// The read path's side of embedding recall (recall.Embedding): the
+// question's vector, the owner's vectors, and the similarity that counts.
+
+// query returns recall by meaning as it is on now, nil while it is off.
+func (eb *embedder) query() recall.Embedding {
+	if em := eb.running(); em != nil {
+		return em
+	}
+	return nil
+}
+
+// Embed returns the question's vector, within the query timeout; nil when
+// the call failed or was late, counted and logged: the search is lexical.
+func (em *embedding) Embed(ctx context.Context, question string) []float32 {
+	ctx, cancel := context.WithTimeout(ctx, em.config().QueryTimeout)
+	defer cancel()
+	v, err := em.config().Client.Embed(ctx, []string{question})
+	if err != nil || len(v) != 1 {
+		em.core.cfg.Observer.EmbeddingFailed()
+		if c := em.core.log().Check(zap.DebugLevel, "embedding the question failed; lexical recall only"); c != nil {
+			c.Write(zap.Error(err))
+		}
+		return nil
+	}
+	return v[0]
+}
+
+// MinSimilarity is the similarity at which a memory found by meaning
+// counts as relevant.
+func (em *embedding) MinSimilarity() float64 { return em.config().MinSimilarity }
+
+// Vectors returns an owner's vectors, from the cache or, through tx, the
 // store.
-func (em *embedding) vectorsOf(tx *store.Tx, owner string) (*vectorSet, error) {
-	if s := em.cache.get(owner); s != nil {
+func (em *embedding) Vectors(tx *store.Tx, owner string) (*recall.Vectors, error) {
+	if s := em.cache.Get(owner); s != nil {
 		return s, nil
 	}
-	s := &vectorSet{hashes: map[uint64]uint64{}}
+	s := &recall.Vectors{Hashes: map[uint64]uint64{}}
 	err := tx.Vectors(owner, func(id uint64, raw []byte) error {
 		hash, v, err := embed.Decode(raw)
 		if err == nil {
 			s.Add(id, v)
-			s.hashes[id] = hash
+			s.Hashes[id] = hash
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	em.cache.put(owner, s)
+	em.cache.Put(owner, s)
 	return s, nil
 }
 
-// vectorSet is an owner's vectors with the text hash each was made from.
-type vectorSet struct {
-	embed.Set
-	hashes map[uint64]uint64
-}
-
 // newVectorCache keeps recently searched owners' vectors within max bytes.
-func newVectorCache(max int) *ownerCache[*vectorSet] {
-	return newOwnerCache(max, func(_ string, s *vectorSet) int { return s.Bytes() })
+func newVectorCache(max int) *ownercache.Cache[*recall.Vectors] {
+	return ownercache.New(max, func(_ string, s *recall.Vectors) int { return s.Bytes() })
 }
 
 // WaitEmbedded waits until every memory written so far has its vector, or

@@ -7,8 +7,11 @@
 //
 // Engine's methods are thin entry points (Search, Recall, Enqueue, Ingest,
 // and the management calls): how to rank is the index's policy, what a turn
-// teaches is extract's. Each concern is a type of its own that holds its
-// state, and all point to a small shared core (core.go: the store, the
+// teaches is extract's, and the read path (planning a search, the profile,
+// the block a recall injects) is internal/recall's, which the engine hands
+// its store, index, postings and embedding recall (read.go). Each concern
+// that writes or works in the background is a type of its own that holds
+// its state, and all point to a small shared core (core.go: the store, the
 // index, the configuration, the workers' wake-ups and Close's signals):
 //
 //   - learner: the turn queue's writer and processor, turns held while a
@@ -16,13 +19,13 @@
 //     held.go, ingest.go);
 //   - indexer: index passes, shard positions, rebuilds, repairs of damaged
 //     shards, re-digests, which owners the index holds (indexer.go,
-//     progress.go, rebuild.go, repair.go, redigest.go, enrol.go);
-//   - searcher: search planning (an owner's records, its postings, the
-//     index, vectors), the profile and the block a recall injects
-//     (search.go, local.go, postings.go, profile.go, profilecache.go,
-//     contradict.go, asked.go, recall.go);
+//     progress.go, rebuild.go, repair.go, redigest.go);
+//   - postings: every owner's postings in memory (index.Postings), built
+//     at start and kept in step with the store's change log, which
+//     searches read (follower.go);
 //   - distiller: learning with a model (distill.go, distill_session.go);
-//   - embedder: embedding recall (embedder.go);
+//   - embedder: embedding recall: memories' vectors, and the question's
+//     (embedder.go);
 //   - consolidator and usage: how memories age, and their uses
 //     (consolidate.go, usage.go);
 //   - sealer: changes of encryption, the keys in effect, the rotation
@@ -32,8 +35,7 @@
 //     health (memories.go, sessions.go, manage.go).
 //
 // engine.go opens the database, assembles the concerns and closes them in
-// order; tools.go holds the model's memory tools, which combine them;
-// ownercache.go the byte-bounded cache of owners' profiles and vectors.
+// order; tools.go holds the model's memory tools, which combine them.
 package engine
 
 import (
@@ -45,6 +47,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/caddy-memory/memory/index"
+	"github.com/caddy-memory/memory/internal/recall"
 	"github.com/caddy-memory/memory/internal/seal"
 	"github.com/caddy-memory/memory/store"
 )
@@ -93,7 +96,7 @@ type Config struct {
 	// means DefaultLocalSearchMax, a negative value never.
 	LocalSearchMax int
 	// PostingsBudget is the memory the in-memory postings of owners
-	// searched through the index may take (see postings.go): 0 means
+	// searched through the index may take (see follower.go): 0 means
 	// DefaultPostingsBudget, a negative value none (Bleve alone). It can
 	// change while open (UseSearchCache).
 	PostingsBudget int
@@ -124,7 +127,8 @@ type Engine struct {
 
 	learner      *learner
 	indexer      *indexer
-	searcher     *searcher
+	recall       *recall.Searcher // the read path (read.go)
+	postings     *postings        // every owner's postings in memory
 	distiller    *distiller
 	embedder     *embedder
 	consolidator *consolidator
@@ -216,7 +220,7 @@ func Open(cfg Config) (*Engine, error) {
 	go e.indexer.run()
 	go e.indexer.rebuilder(rebuild)
 	go e.indexer.redigester()
-	go e.searcher.postings.run()
+	go e.postings.run()
 	go e.usage.run()
 	e.sealer.startResealer()
 	e.learner.heldAtStart()
@@ -229,15 +233,23 @@ func Open(cfg Config) (*Engine, error) {
 // those it asks something of.
 func assemble(c *core) *Engine {
 	e := &Engine{core: c, learner: newLearner(c), embedder: &embedder{core: c}, usage: newUsage(c)}
-	e.searcher = &searcher{core: c, embedder: e.embedder, postings: newPostings(c), profiles: newProfileCache()}
-	e.searcher.postings.warm = e.searcher.warmProfile
-	e.distiller = &distiller{core: c, searcher: e.searcher, learned: e.learner.processorDone}
+	e.postings = newPostings(c)
+	e.recall = recall.New(recall.Config{Store: c.store, Index: c.index, Postings: e.postings,
+		Embedding: e.embedder.query, LocalSearchMax: c.localSearchMax, Clock: c.cfg.Clock})
+	e.postings.warm = func(tx *store.Tx, owner string, memories int) {
+		if err := e.recall.WarmProfile(tx, owner, memories); err != nil {
+			if ce := c.log().Check(zap.DebugLevel, "reading a profile while building the search postings failed; it is read when asked for"); ce != nil {
+				ce.Write(zap.Error(err))
+			}
+		}
+	}
+	e.distiller = &distiller{core: c, recall: e.recall, learned: e.learner.processorDone}
 	e.indexer = newIndexer(c, e.embedder, e.distiller, e.learner.processorDone)
-	e.indexer.postings = e.searcher.postings
+	e.indexer.postings = e.postings
 	e.learner.distiller, e.learner.indexer = e.distiller, e.indexer
 	e.consolidator = &consolidator{core: c, indexer: e.indexer, changed: make(chan struct{}, 1), done: make(chan struct{})}
 	e.sealer = &sealer{core: c, indexer: e.indexer, keys: c.cfg.Keys}
-	e.manager = &manager{core: c, learner: e.learner, indexer: e.indexer, searcher: e.searcher}
+	e.manager = &manager{core: c, learner: e.learner, indexer: e.indexer, postings: e.postings}
 	return e
 }
 
@@ -292,7 +304,7 @@ func (e *Engine) Close(ctx context.Context) error {
 	// What still calls the shared database ends now: a database that does
 	// not answer must not hold the stop (turns go to the local file).
 	e.store.Interrupt()
-	for _, done := range append(stages, e.indexer.rebuilderDone, e.indexer.redigestDone, e.searcher.postings.done) {
+	for _, done := range append(stages, e.indexer.rebuilderDone, e.indexer.redigestDone, e.postings.done) {
 		<-done
 	}
 	e.indexer.stopRepairs()

@@ -45,7 +45,7 @@ const defaultTrimAfter = 50_000
 // indexer keeps the index in step with the store: it follows the change
 // log into the index, rebuilds shards that are behind or damaged
 // (rebuild.go, repair.go), renews search digests (redigest.go), and
-// decides which owners the index holds (enrol.go). It knows how far each
+// decides which owners the index holds (enrolment). It knows how far each
 // shard is consistent, so a write can wait until it is searchable.
 type indexer struct {
 	*core
@@ -331,4 +331,29 @@ func (ix *indexer) docs(changes []store.Change, only map[int]bool, through []uin
 
 func docOf(m *store.Memory) index.Doc {
 	return index.Doc{ID: m.ID, Owner: m.Owner, Session: m.Session, Kind: m.Kind, Content: m.Content, Context: m.Context}
+}
+
+// enrolment says whether the index already holds owner, and, if not,
+// whether it should from now on: an owner with more memories than a search
+// reads from its records. Smaller owners are never searched in the index,
+// so their memories stay out of it: in a store of many small owners,
+// indexing them would be most of the CPU of a bulk load (segments, merges,
+// analysis) and nearly all of the index's size.
+func (ix *indexer) enrolment(tx *store.Tx, owner string) (held, enrol bool, err error) {
+	if held, err = ix.index.Holds(owner); err != nil || held {
+		return held, false, err
+	}
+	enrol, err = ix.outgrown(tx, owner)
+	return false, enrol, err
+}
+
+// enrolDocs appends all of owner's active memories and its enrolment.
+func enrolDocs(tx *store.Tx, owner string, now time.Time, docs []index.Doc) ([]index.Doc, error) {
+	err := tx.ForEach(owner, func(m *store.Memory) error {
+		if m.Active(now) {
+			docs = append(docs, docOf(m))
+		}
+		return nil
+	})
+	return append(docs, index.Doc{Owner: owner, Enrol: true}), err
 }

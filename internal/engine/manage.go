@@ -45,7 +45,7 @@ func (mg *manager) forget(ctx context.Context, owner string) (Forgotten, error) 
 	if err != nil {
 		return f, err
 	}
-	mg.searcher.postings.forget(owner)
+	mg.postings.forget(owner)
 	f.IndexShard = mg.index.ShardOf(owner)
 	f.FileBefore, f.FileAfter, err = mg.scrub(ctx, seq, owner)
 	return f, err
@@ -88,7 +88,7 @@ func (mg *manager) purgeForgotten(owners []string) {
 		return
 	}
 	for _, o := range owners {
-		mg.searcher.postings.forget(o)
+		mg.postings.forget(o)
 	}
 	mg.purgeWG.Add(1)
 	go func() {

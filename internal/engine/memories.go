@@ -22,9 +22,9 @@ import (
 // forgotten, with what they left in the file and the index (manage.go).
 type manager struct {
 	*core
-	learner  *learner // an owner's turns are learned before it is forgotten
-	indexer  *indexer // writes return once searchable; a forget rebuilds shards
-	searcher *searcher
+	learner  *learner       // an owner's turns are learned before it is forgotten
+	indexer  *indexer       // writes return once searchable; a forget rebuilds shards
+	postings *postings      // an owner forgotten leaves them
 	purgeWG  sync.WaitGroup // purges of owners another instance forgot
 	// imported counts the bytes imported since the store file's mapped
 	// pages were last given back (imports.go).

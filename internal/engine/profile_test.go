@@ -135,42 +135,6 @@ func TestProfileRetractionIsNoConstraint(t *testing.T) {
 	}
 }
 
-// The profile is read again only when one of the owner's facts changes.
-func TestProfileIsCachedUntilAFactChanges(t *testing.T) {
-	e := open(t, t.TempDir(), 1)
-	defer closeEngine(t, e)
-	owner := e.OwnerID("ana")
-	say(t, e, owner, "I'm allergic to peanuts.")
-	recallFor(t, e, owner, "Any snack ideas?", 0)
-	first := e.searcher.profiles.get(owner)
-	if first == nil || len(first.facts) != 1 {
-		t.Fatalf("profile = %+v", first)
-	}
-	say(t, e, owner, "Thanks, what else is good?") // a turn, no fact
-	recallFor(t, e, owner, "Any snack ideas?", 0)
-	if e.searcher.profiles.get(owner) != first {
-		t.Error("a turn that taught no fact made the profile be read again")
-	}
-	say(t, e, owner, "I'm vegan.")
-	recallFor(t, e, owner, "Any snack ideas?", 0)
-	if p := e.searcher.profiles.get(owner); p == first || len(p.facts) != 2 {
-		t.Errorf("a new fact left the profile as it was: %+v", p)
-	}
-	// A fact deleted leaves it.
-	var allergy uint64
-	for _, m := range e.searcher.profiles.get(owner).facts {
-		if strings.Contains(m.content(), "peanuts") {
-			allergy = m.id
-		}
-	}
-	if _, err := e.write(func(tx *store.Tx) error { _, err := tx.Delete(owner, allergy); return err }); err != nil {
-		t.Fatal(err)
-	}
-	if rec := recallFor(t, e, owner, "Any snack ideas?", 0); strings.Contains(rec.Block, "peanuts") {
-		t.Errorf("a deleted fact still rides:\n%s", rec.Block)
-	}
-}
-
 // A question the user once asked is no memory about them; a turn saying
 // what a later fact changed is not injected as current.
 func TestRecallLeavesOutEchoesAndSupersededTurns(t *testing.T) {
@@ -300,27 +264,6 @@ func TestTheDistillerSeesTheProfile(t *testing.T) {
 	}
 }
 
-// The profile cache keeps within its bytes, letting the least recently
-// used owners go first.
-func TestProfileCacheKeepsWithinItsBytes(t *testing.T) {
-	c := newProfileCache()
-	each := profileCacheBytes / 10
-	for i := range 10 {
-		c.put(fmt.Sprintf("o%d", i), &profile{size: each - 200})
-	}
-	c.get("o0") // used lately: kept
-	c.put("o10", &profile{size: each - 200})
-	if c.bytes > profileCacheBytes {
-		t.Errorf("the cache holds %d bytes, over its %d", c.bytes, profileCacheBytes)
-	}
-	if c.get("o0") == nil || c.get("o10") == nil {
-		t.Error("the owner used lately, or the newest, was let go")
-	}
-	if c.get("o1") != nil {
-		t.Error("the least recently used owner is still held")
-	}
-}
-
 // A large owner's profile is read as the search postings are built after
 // a start, not by its first request; a small owner's waits to be asked.
 func TestLargeOwnersProfileIsReadAtStart(t *testing.T) {
@@ -347,14 +290,13 @@ func TestLargeOwnersProfileIsReadAtStart(t *testing.T) {
 	defer closeEngine(t, e)
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
-	if err := e.searcher.postings.wait(ctx, e.store.LastSeq(), true); err != nil {
+	if err := e.postings.wait(ctx, e.store.LastSeq(), true); err != nil {
 		t.Fatal(err)
 	}
-	p := e.searcher.profiles.get(large)
-	if p == nil || len(p.facts) != 1 || !strings.Contains(p.facts[0].content(), "shellfish") {
-		t.Fatalf("the large owner's profile after the start: %+v", p)
+	if !e.recall.HoldsProfile(large) {
+		t.Fatal("the large owner's profile was not read as the postings were built")
 	}
-	if e.searcher.profiles.get(small) != nil {
+	if e.recall.HoldsProfile(small) {
 		t.Error("a small owner's profile was read before it was asked for")
 	}
 	if rec := recallFor(t, e, large, "Suggest a dinner", 0); !strings.Contains(rec.Block, "shellfish") {

@@ -1,4 +1,4 @@
-package engine
+package recall
 
 import (
 	"context"
@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"go.uber.org/zap"
 
 	"github.com/caddy-memory/memory/index"
 	"github.com/caddy-memory/memory/internal/consolidate"
@@ -82,37 +80,20 @@ func (x *Result) textHash() uint64 {
 // some are dropped as expired, deleted or near-duplicate.
 const candidatesPerResult = 3
 
-// searcher finds an owner's memories for a question: it plans each search
-// (an owner's records, its postings in memory, or the index; by meaning
-// too with embedding recall on) and ranks what it finds, and it makes the
-// block a recall injects, the owner's profile first. It holds what
-// searches keep in memory between requests.
-type searcher struct {
-	*core
-	embedder *embedder
-	postings *postings             // every owner's postings in memory (postings.go)
-	profiles *ownerCache[*profile] // owners' standing facts (profile.go)
-	asked    askedCache            // turns in which the user only asked something
-}
-
 // Search returns the owner's most relevant active memories, best first. It
 // is the retrieval the proxy injects from and the API answers with.
-func (e *Engine) Search(ctx context.Context, r SearchRequest) ([]Result, error) {
-	return e.searcher.search(ctx, r)
-}
-
-func (sr *searcher) search(ctx context.Context, r SearchRequest) ([]Result, error) {
+func (s *Searcher) Search(ctx context.Context, r SearchRequest) ([]Result, error) {
 	focus := index.FocusAll
 	if r.Gate {
 		focus = index.Gate(r.Query)
 	}
-	return sr.searchFocused(ctx, r, focus)
+	return s.searchFocused(ctx, r, focus)
 }
 
 // searchFocused is search with the gate's judgement of the question
 // already made (focus; index.FocusAll when the gate is off): a recall
 // judges it once for both.
-func (sr *searcher) searchFocused(ctx context.Context, r SearchRequest, focus index.Focus) ([]Result, error) {
+func (s *Searcher) searchFocused(ctx context.Context, r SearchRequest, focus index.Focus) ([]Result, error) {
 	if r.Gate {
 		if focus == index.FocusNone {
 			return nil, nil
@@ -131,27 +112,14 @@ func (sr *searcher) searchFocused(ctx context.Context, r SearchRequest, focus in
 	size := r.Limit * candidatesPerResult
 	// With embeddings on, the question is embedded first (within the
 	// query timeout; the vector ranking joins only if it arrives in time).
-	em := sr.embedder.running()
+	em := s.embedding()
 	var qvec chan []float32
 	if em != nil && strings.TrimSpace(r.Query) != "" {
 		qvec = make(chan []float32, 1)
-		go func() {
-			ctx, cancel := context.WithTimeout(ctx, em.config().QueryTimeout)
-			defer cancel()
-			v, err := em.config().Client.Embed(ctx, []string{r.Query})
-			if err != nil || len(v) != 1 {
-				sr.cfg.Observer.EmbeddingFailed()
-				if c := sr.log().Check(zap.DebugLevel, "embedding the question failed; lexical recall only"); c != nil {
-					c.Write(zap.Error(err))
-				}
-				qvec <- nil
-				return
-			}
-			qvec <- v[0]
-		}()
+		go func() { qvec <- em.Embed(ctx, r.Query) }()
 	}
-	now := sr.now()
-	terms := sr.index.Terms(r.Query)
+	now := s.now()
+	terms := s.cfg.Index.Terms(r.Query)
 	var qv []float32
 	if qvec != nil {
 		qv = <-qvec
@@ -164,47 +132,47 @@ func (sr *searcher) searchFocused(ctx context.Context, r SearchRequest, focus in
 	var out []Result
 	search := func(tx *store.Tx) error {
 		var err error
-		out, err = sr.searchIn(ctx, tx, r, terms, size, qv, em, now)
+		out, err = s.searchIn(ctx, tx, r, terms, size, qv, em, now)
 		return err
 	}
-	err := sr.store.View(search)
+	err := s.cfg.Store.View(search)
 	if errors.Is(err, index.ErrDamaged) {
 		// The owner's shard was found damaged: it is rebuilt in the
-		// background (repair.go), and holds no owner meanwhile, so the
-		// search is answered from the records.
-		err = sr.store.View(search)
+		// background (the engine's repair), and holds no owner meanwhile,
+		// so the search is answered from the records.
+		err = s.cfg.Store.View(search)
 	}
 	return out, err
 }
 
 // searchIn is Search inside its read transaction, with the question's
-// terms and, if embeddings are on and it arrived, its vector qv.
-func (sr *searcher) searchIn(ctx context.Context, tx *store.Tx, r SearchRequest, terms []string, size int, qv []float32, em *embedding, now time.Time) ([]Result, error) {
-	local, err := sr.searchLocal(ctx, tx, r, terms, size, now)
+// terms and, if embeddings are on and it arrived, its vector qv: the
+// owner's memories found (sources.go) and by meaning, read into
+// candidates, ranked, and picked above the relevance floor.
+func (s *Searcher) searchIn(ctx context.Context, tx *store.Tx, r SearchRequest, terms []string, size int, qv []float32, em Embedding, now time.Time) ([]Result, error) {
+	local, err := s.searchLocal(ctx, tx, r, terms, size, now)
 	if err != nil {
 		return nil, err
 	}
 	defer local.release()
 	hits := local.hits
-	var similar map[uint64]float32
-	var vectors *vectorSet
+	var sn sense // found by meaning
 	if qv != nil {
-		if vectors, err = em.vectorsOf(tx, r.Owner); err != nil {
+		if sn.vectors, err = em.Vectors(tx, r.Owner); err != nil {
 			return nil, err
 		}
-		top := vectors.Top(qv, size)
-		similar = make(map[uint64]float32, len(top))
+		top := sn.vectors.Top(qv, size)
+		sn.similar = make(map[uint64]float32, len(top))
 		bySense := make([]index.Hit, len(top))
-		for i, s := range top {
-			similar[s.ID] = s.Similarity
-			bySense[i] = index.Hit{ID: s.ID, Score: float64(s.Similarity)}
+		for i, v := range top {
+			sn.similar[v.ID] = v.Similarity
+			bySense[i] = index.Hit{ID: v.ID, Score: float64(v.Similarity)}
 		}
 		hits = index.Fuse(hits, bySense)
 	}
 	if len(hits) == 0 {
 		return nil, nil
 	}
-
 	// The owner's buckets, found once for all the candidates.
 	part, err := tx.Partition(r.Owner)
 	if errors.Is(err, store.ErrNotFound) {
@@ -212,129 +180,147 @@ func (sr *searcher) searchIn(ctx context.Context, tx *store.Tx, r SearchRequest,
 	} else if err != nil {
 		return nil, err
 	}
-	score := make(map[uint64]float64, len(hits))
-	cands := make([]index.Candidate, 0, len(hits))
-	// Memories found in the index (or only by meaning) are read whole; a
-	// small owner's, already read, are ranked by their records' Brief, and
-	// those found in the postings by what the postings keep of them; both
-	// are decoded only when returned.
-	mems := make(map[uint64]*store.Memory)
+	c := candidates{score: make(map[uint64]float64, len(hits)), mems: make(map[uint64]*store.Memory)}
+	cands, err := c.read(tx, part, &r, hits, &local, &sn, now)
+	if err != nil {
+		return nil, err
+	}
+	var floor *index.Floor
+	if r.MinScore > 0 {
+		if floor, err = s.cfg.Index.NewFloor(ctx, r.Owner, r.Query, terms, cands, local.known); err != nil {
+			return nil, err
+		}
+		floor.MinScore = r.MinScore
+		if em != nil {
+			floor.MinSimilarity = em.MinSimilarity()
+		}
+	}
+	index.Rank(cands, now)
+	return c.pick(cands, part, &r, floor, &local, &sn, now)
+}
+
+// sense is what a search found by meaning: each memory's similarity to
+// the question, and the owner's vectors.
+type sense struct {
+	similar map[uint64]float32 // nil: embeddings off, or the question's vector late
+	vectors *Vectors
+}
+
+// candidates is what a search keeps of its hits besides what ranks them
+// (index.Candidate): each one's text relevance and, where it was read
+// whole, its memory.
+type candidates struct {
+	score map[uint64]float64
+	mems  map[uint64]*store.Memory
+}
+
+// read reads the hits as they are ranked (index.Candidate). Memories found in the index (or
+// only by meaning) are read whole; a small owner's, already read, are
+// ranked by their records' Brief, and those found in the postings by what
+// the postings keep of them; both are decoded only when returned (pick).
+func (c *candidates) read(tx *store.Tx, part *store.Partition, r *SearchRequest, hits []index.Hit, local *localResult, sn *sense, now time.Time) ([]index.Candidate, error) {
+	list := make([]index.Candidate, 0, len(hits))
 	excluded := index.TurnHash(r.ExcludeTurn)
 	for _, h := range hits {
-		var b store.Brief
-		var m *store.Memory
-		p := local.peeks[h.ID]
-		_, bySense := similar[h.ID]
-		if br, ok := local.briefs[h.ID]; ok && p == nil && !bySense && br.Kind != "" && (excluded == 0 || br.Turn != excluded) {
-			// Ranked from what the postings know of it; its record is read,
-			// and checked, only if it is returned (below).
-			b = store.Brief{Kind: br.Kind, Updated: br.Updated, Mentions: br.Mentions, Importance: br.Importance}
-			if !r.wantsKind(b.Kind) {
-				continue
-			}
-		} else if p == nil && local.peek {
-			// Found in the postings: its record is read now, and checked
-			// (the postings may be newer than this snapshot, and a session
-			// or a kind past the numbered ones is only admitted there).
-			var ok bool
-			if p, b, ok, err = readHit(part, h.ID, &r, now); err != nil {
-				return nil, err
-			} else if !ok {
-				continue
-			}
-			local.peeks[h.ID] = p
-		} else if p != nil {
-			if b, err = p.Brief(); skipRecord(err) {
-				continue
-			} else if err != nil {
-				return nil, err
-			}
-		} else {
-			m, err = tx.Get(r.Owner, h.ID)
-			if errors.Is(err, store.ErrNotFound) || skipRecord(err) {
-				continue // purged after it was indexed, or damaged
-			}
-			if err != nil {
-				return nil, err
-			}
-			// The index is derived data: trust only what the owner's own
-			// partition says.
-			if m.Owner != r.Owner || !m.Active(now) || (r.OnlySession && m.Session != r.Session) ||
-				!r.wantsKind(m.Kind) {
-				continue
-			}
-			b = store.BriefOf(m)
+		_, bySense := sn.similar[h.ID]
+		b, m, ok, err := readCandidate(tx, part, r, h.ID, local, bySense, excluded, now)
+		if err != nil {
+			return nil, err
 		}
-		if r.ExcludeTurn != "" && b.FromTurn(r.ExcludeTurn) {
+		if !ok || r.ExcludeTurn != "" && b.FromTurn(r.ExcludeTurn) {
 			continue
 		}
 		if bySense {
 			if m == nil {
-				if m, err = p.Memory(); skipRecord(err) {
+				if m, err = local.peeks[h.ID].Memory(); skipRecord(err) {
 					continue
 				} else if err != nil {
 					return nil, err
 				}
 			}
-			if vectors.hashes[h.ID] != embed.TextHash(m.Content) {
-				delete(similar, h.ID) // a vector of text the memory no longer has
+			if sn.vectors.Hashes[h.ID] != embed.TextHash(m.Content) {
+				delete(sn.similar, h.ID) // a vector of text the memory no longer has
 			}
 		}
 		u := part.Usage(h.ID)
-		c := index.Candidate{ID: h.ID, Score: h.Score, Kind: b.Kind, Updated: b.Updated, Mentions: b.Mentions, Importance: b.Importance,
+		cand := index.Candidate{ID: h.ID, Score: h.Score, Kind: b.Kind, Updated: b.Updated, Mentions: b.Mentions, Importance: b.Importance,
 			Salience: consolidate.Salience(consolidate.Memory{Kind: b.Kind, Importance: b.Importance, Mentions: b.Mentions,
 				Updated: b.Updated, Uses: u.Uses, LastUsed: u.LastUsed, Boost: u.Boost}, now),
 			Preferred: slices.Contains(r.Prefer, b.Kind)}
 		if m != nil {
-			mems[h.ID] = m
-			c.Content, c.Context = m.Content, m.Context
+			c.mems[h.ID] = m
+			cand.Content, cand.Context = m.Content, m.Context
 		}
-		score[h.ID] = h.Score
-		cands = append(cands, c)
+		c.score[h.ID] = h.Score
+		list = append(list, cand)
 	}
-	var floor *index.Floor
-	if r.MinScore > 0 {
-		if floor, err = sr.index.NewFloor(ctx, r.Owner, r.Query, terms, cands, local.known); err != nil {
-			return nil, err
+	return list, nil
+}
+
+// readCandidate reads what ranks hit id: its Brief, and its memory whole
+// when it had not been read (found in the index, or only by meaning); ok
+// is false for a hit the search passes over (gone, damaged, another
+// session's or kind's, or the turn left out). excluded is
+// index.TurnHash(r.ExcludeTurn).
+func readCandidate(tx *store.Tx, part *store.Partition, r *SearchRequest, id uint64, local *localResult, bySense bool, excluded uint32, now time.Time) (b store.Brief, m *store.Memory, ok bool, err error) {
+	p := local.peeks[id]
+	switch br, known := local.briefs[id]; {
+	case known && p == nil && !bySense && br.Kind != "" && (excluded == 0 || br.Turn != excluded):
+		// Ranked from what the postings know of it; its record is read,
+		// and checked, only if it is returned (pick).
+		b = store.Brief{Kind: br.Kind, Updated: br.Updated, Mentions: br.Mentions, Importance: br.Importance}
+		return b, nil, r.wantsKind(b.Kind), nil
+	case p == nil && local.peek:
+		// Found in the postings: its record is read now, and checked
+		// (the postings may be newer than this snapshot, and a session
+		// or a kind past the numbered ones is only admitted there).
+		if p, b, ok, err = readHit(part, id, r, now); err != nil || !ok {
+			return b, nil, false, err
 		}
-		floor.MinScore = r.MinScore
-		if em != nil {
-			floor.MinSimilarity = em.config().MinSimilarity
+		local.peeks[id] = p
+		return b, nil, true, nil
+	case p != nil:
+		if b, err = p.Brief(); skipRecord(err) {
+			return b, nil, false, nil
 		}
+		return b, nil, err == nil, err
 	}
-	index.Rank(cands, now)
+	m, err = tx.Get(r.Owner, id)
+	if errors.Is(err, store.ErrNotFound) || skipRecord(err) {
+		return b, nil, false, nil // purged after it was indexed, or damaged
+	}
+	if err != nil {
+		return b, nil, false, err
+	}
+	// The index is derived data: trust only what the owner's own
+	// partition says.
+	if m.Owner != r.Owner || !m.Active(now) || (r.OnlySession && m.Session != r.Session) || !r.wantsKind(m.Kind) {
+		return b, nil, false, nil
+	}
+	return store.BriefOf(m), m, true, nil
+}
+
+// pick returns the ranked candidates (list) that the floor admits (all, with no
+// floor), checked in rank order only as far as needed, one of each text,
+// up to r.Limit; none when none covers the question.
+func (c *candidates) pick(list []index.Candidate, part *store.Partition, r *SearchRequest, floor *index.Floor, local *localResult, sn *sense, now time.Time) ([]Result, error) {
 	out := make([]Result, 0, r.Limit)
-	seen := make(map[uint64]bool, len(cands))
+	seen := make(map[uint64]bool, len(list))
 	relevant := floor == nil
-	for _, c := range cands {
-		// The floor is checked in rank order, only as far as needed.
+	for _, cand := range list {
 		covers := false
 		if floor != nil {
-			sim, bySense := similar[c.ID]
+			sim, bySense := sn.similar[cand.ID]
 			var keep bool
-			if keep, covers = floor.Admit(c.ID, sim, bySense); !keep {
+			if keep, covers = floor.Admit(cand.ID, sim, bySense); !keep {
 				continue
 			}
 		}
-		m := mems[c.ID]
-		if m == nil {
-			p := local.peeks[c.ID]
-			if p == nil {
-				// Ranked from the postings: read now, and checked (they may be
-				// newer than this snapshot, and only the records say a
-				// session for sure).
-				var ok bool
-				if p, _, ok, err = readHit(part, c.ID, &r, now); err != nil {
-					return nil, err
-				} else if !ok {
-					continue
-				}
-			}
-			if m, err = p.Memory(); skipRecord(err) {
-				continue
-			} else if err != nil {
-				return nil, err
-			}
+		m, ok, err := c.memory(part, r, cand.ID, local, now)
+		if err != nil {
+			return nil, err
+		} else if !ok {
+			continue
 		}
 		// Restatements after the floor: hashing the text of every candidate,
 		// most of which the floor drops, would cost more than the rest.
@@ -344,7 +330,7 @@ func (sr *searcher) searchIn(ctx context.Context, tx *store.Tx, r SearchRequest,
 		}
 		seen[h] = true
 		relevant = relevant || covers
-		out = append(out, Result{Memory: m, Score: score[c.ID], Rank: c.Rank, Similarity: similar[m.ID], hash: h})
+		out = append(out, Result{Memory: m, Score: c.score[cand.ID], Rank: cand.Rank, Similarity: sn.similar[m.ID], hash: h})
 		if len(out) == r.Limit {
 			break
 		}
@@ -353,6 +339,29 @@ func (sr *searcher) searchIn(ctx context.Context, tx *store.Tx, r SearchRequest,
 		return nil, nil
 	}
 	return out, nil
+}
+
+// memory is candidate id's memory whole: as it was read, or decoded now
+// from its record (read now, and checked, when it was ranked from the
+// postings: they may be newer than this snapshot, and only the records
+// say a session for sure). ok is false for one passed over.
+func (c *candidates) memory(part *store.Partition, r *SearchRequest, id uint64, local *localResult, now time.Time) (*store.Memory, bool, error) {
+	if m := c.mems[id]; m != nil {
+		return m, true, nil
+	}
+	p := local.peeks[id]
+	if p == nil {
+		var ok bool
+		var err error
+		if p, _, ok, err = readHit(part, id, r, now); err != nil || !ok {
+			return nil, false, err
+		}
+	}
+	m, err := p.Memory()
+	if skipRecord(err) {
+		return nil, false, nil
+	}
+	return m, err == nil, err
 }
 
 // readHit reads and checks a hit the postings found: whether its record
@@ -381,9 +390,3 @@ func readHit(part *store.Partition, id uint64, r *SearchRequest, now time.Time) 
 // over it as over one not found (one bad record costs a recall only
 // itself).
 func skipRecord(err error) bool { return errors.Is(err, store.ErrRecordDamaged) }
-
-// ConversationOf returns the conversation a provider response id belongs to,
-// for requests that continue from a response rather than resend history.
-func (e *Engine) ConversationOf(owner, ref string) string {
-	return e.store.Conversation(owner, ref)
-}

@@ -1,4 +1,4 @@
-package engine
+package recall
 
 import (
 	"cmp"
@@ -6,8 +6,6 @@ import (
 	"math"
 	"math/bits"
 	"slices"
-
-	"go.uber.org/zap"
 
 	"github.com/caddy-memory/memory/extract"
 	"github.com/caddy-memory/memory/internal/block"
@@ -115,13 +113,13 @@ type profile struct {
 
 // profileIn returns owner's profile as of tx, from the cache when none of
 // the owner's facts changed since it was read.
-func (sr *searcher) profileIn(tx *store.Tx, owner string) (*profile, error) {
+func (s *Searcher) profileIn(tx *store.Tx, owner string) (*profile, error) {
 	rev := tx.FactsRevision(owner)
-	old := sr.profiles.get(owner)
+	old := s.profiles.Get(owner)
 	if old != nil && old.rev == rev {
 		return old, nil
 	}
-	p, err := sr.readProfile(tx, owner, old)
+	p, err := s.readProfile(tx, owner, old)
 	if err != nil {
 		return nil, err
 	}
@@ -131,25 +129,37 @@ func (sr *searcher) profileIn(tx *store.Tx, owner string) (*profile, error) {
 		p.gone[i] = goneWords(m)
 	}
 	p.size = p.bytes()
-	sr.profiles.put(owner, p)
+	s.profiles.Put(owner, p)
 	return p, nil
 }
 
-// warmProfile reads the profile of an owner of memories memories, when
+// profileOf returns owner's profile (see profileIn).
+func (s *Searcher) profileOf(owner string) (*profile, error) {
+	var p *profile
+	err := s.cfg.Store.View(func(tx *store.Tx) error {
+		var err error
+		p, err = s.profileIn(tx, owner)
+		return err
+	})
+	return p, err
+}
+
+// HoldsProfile reports whether owner's profile is held in memory: once
+// read, it is read again only when one of the owner's facts changes.
+func (s *Searcher) HoldsProfile(owner string) bool { return s.profiles.Get(owner) != nil }
+
+// WarmProfile reads the profile of an owner of memories memories, when
 // it is large, into the cache, as the postings are built: a large owner's
 // first profile reads every one of its records (tens of milliseconds at
 // tens of thousands), which its first request after a start would wait
 // for. A small owner's costs a fraction of a millisecond, and is read when
 // it is asked for.
-func (sr *searcher) warmProfile(tx *store.Tx, owner string, memories int) {
-	if memories <= sr.localSearchMax() || sr.profiles.get(owner) != nil {
-		return
+func (s *Searcher) WarmProfile(tx *store.Tx, owner string, memories int) error {
+	if memories <= s.cfg.LocalSearchMax() || s.profiles.Get(owner) != nil {
+		return nil
 	}
-	if _, err := sr.profileIn(tx, owner); err != nil {
-		if c := sr.log().Check(zap.DebugLevel, "reading a profile while building the search postings failed; it is read when asked for"); c != nil {
-			c.Write(zap.Error(err))
-		}
-	}
+	_, err := s.profileIn(tx, owner)
+	return err
 }
 
 // standingKey is what orders a standing fact (see order), and whether its
@@ -172,7 +182,7 @@ func keyOf(m *store.Memory) standingKey {
 
 // readProfile reads owner's standing facts: every record of a small owner,
 // or, for a large one already read, only what changed since.
-func (sr *searcher) readProfile(tx *store.Tx, owner string, old *profile) (*profile, error) {
+func (s *Searcher) readProfile(tx *store.Tx, owner string, old *profile) (*profile, error) {
 	now := tx.Now()
 	p := &profile{seq: tx.LastSeq(), keys: map[uint64]standingKey{}}
 	// What this read already has: memories decoded now or kept whole by
@@ -181,7 +191,7 @@ func (sr *searcher) readProfile(tx *store.Tx, owner string, old *profile) (*prof
 	keep := func(m *store.Memory) {
 		p.keys[m.ID], r.whole[m.ID] = keyOf(m), m
 	}
-	big, err := sr.outgrown(tx, owner)
+	big, err := s.outgrown(tx, owner)
 	if err != nil {
 		return nil, err
 	}
@@ -210,7 +220,7 @@ func (sr *searcher) readProfile(tx *store.Tx, owner string, old *profile) (*prof
 					r.whole[m.ID] = m
 				}
 			}
-			return p, sr.order(p, tx, owner, &r, big)
+			return p, s.order(p, tx, owner, &r, big)
 		}
 	}
 	err = tx.PeekAll(owner, func(pk *store.Peek) error {
@@ -230,7 +240,7 @@ func (sr *searcher) readProfile(tx *store.Tx, owner string, old *profile) (*prof
 	if err != nil {
 		return nil, err
 	}
-	return p, sr.order(p, tx, owner, &r, big)
+	return p, s.order(p, tx, owner, &r, big)
 }
 
 // profileRead is what a profile's read already has: whole memories (those
@@ -254,7 +264,7 @@ func (r *profileRead) memory(tx *store.Tx, owner string, id uint64) (*store.Memo
 // maxStanding of them, and those whose value changed whole. A large
 // owner's profile keeps every fact's key, to be brought up to date from
 // the change log.
-func (sr *searcher) order(p *profile, tx *store.Tx, owner string, r *profileRead, big bool) error {
+func (s *Searcher) order(p *profile, tx *store.Tx, owner string, r *profileRead, big bool) error {
 	type ranked struct {
 		id uint64
 		k  standingKey
@@ -286,7 +296,7 @@ func (sr *searcher) order(p *profile, tx *store.Tx, owner string, r *profileRead
 			if err != nil {
 				return err
 			}
-			f = sr.factOf(m, a.k)
+			f = s.factOf(m, a.k)
 		}
 		p.facts = append(p.facts, f)
 	}
@@ -300,12 +310,12 @@ func (sr *searcher) order(p *profile, tx *store.Tx, owner string, r *profileRead
 // is shown, first among what the owner already remembers.
 const maxKnownProfile = 8
 
-// profileKnown is the head of owner's profile, as a distillation call
+// ProfileKnown is the head of owner's profile, as a distillation call
 // shows what is known.
-func (sr *searcher) profileKnown(owner string) ([]extract.Known, error) {
+func (s *Searcher) ProfileKnown(owner string) ([]extract.Known, error) {
 	var known []extract.Known
-	err := sr.store.View(func(tx *store.Tx) error {
-		p, err := sr.profileIn(tx, owner)
+	err := s.cfg.Store.View(func(tx *store.Tx) error {
+		p, err := s.profileIn(tx, owner)
 		if err != nil {
 			return err
 		}
@@ -318,7 +328,7 @@ func (sr *searcher) profileKnown(owner string) ([]extract.Known, error) {
 }
 
 // ProfileFact is one of an owner's standing facts, as the proxy orders
-// them (see Engine.Profile).
+// them (see Profile).
 type ProfileFact struct {
 	// Memory is the fact whole: its history holds what it replaced.
 	Memory *store.Memory
@@ -331,16 +341,13 @@ type ProfileFact struct {
 // ProfileKinds are the kinds of memories an owner's profile is made of.
 func ProfileKinds() []string { return slices.Sorted(maps.Keys(standingKinds)) }
 
-// Profile returns owner's standing facts in the order they ride (the
-// proxy's: constraints first, then identity, instructions and what the
-// owner avoids, preferences, likings; one of each text), and which of them
-// fit within profileTokens (0: DefaultProfileTokens) of a block of
-// maxTokens (0: no bound but profileTokens).
-func (e *Engine) Profile(owner string, profileTokens, maxTokens int) ([]ProfileFact, error) {
-	return e.searcher.profileFacts(owner, profileTokens, maxTokens)
-}
-
-func (sr *searcher) profileFacts(owner string, profileTokens, maxTokens int) ([]ProfileFact, error) {
+// Profile returns owner's standing facts as of tx in the order they ride
+// (the proxy's: constraints first, then identity, instructions and what
+// the owner avoids, preferences, likings; one of each text), each record
+// read whole, and which of them fit within profileTokens (0:
+// DefaultProfileTokens) of a block of maxTokens (0: no bound but
+// profileTokens).
+func (s *Searcher) Profile(tx *store.Tx, owner string, profileTokens, maxTokens int) ([]ProfileFact, error) {
 	if profileTokens <= 0 {
 		profileTokens = DefaultProfileTokens
 	}
@@ -348,33 +355,29 @@ func (sr *searcher) profileFacts(owner string, profileTokens, maxTokens int) ([]
 		maxTokens = math.MaxInt32
 	}
 	out := []ProfileFact{}
-	err := sr.store.View(func(tx *store.Tx) error {
-		p, err := sr.profileIn(tx, owner)
+	p, err := s.profileIn(tx, owner)
+	if err != nil {
+		return out, err
+	}
+	var shown []block.Standing
+	for i := range p.facts {
+		f := &p.facts[i]
+		if !f.active(tx.Now()) {
+			continue
+		}
+		m, err := tx.Get(owner, f.id)
+		if skipRecord(err) {
+			continue // damaged since the profile was read: passed over alone
+		}
 		if err != nil {
-			return err
+			return out, err
 		}
-		var shown []block.Standing
-		for i := range p.facts {
-			f := &p.facts[i]
-			if !f.active(tx.Now()) {
-				continue
-			}
-			m, err := tx.Get(owner, f.id)
-			if skipRecord(err) {
-				continue // damaged since the profile was read: passed over alone
-			}
-			if err != nil {
-				return err
-			}
-			sr.withUsage(tx, m)
-			out, shown = append(out, ProfileFact{Memory: m}), append(shown, f.shown)
-		}
-		for _, i := range block.StandingFits(shown, profileTokens, maxTokens) {
-			out[i].Rides = true
-		}
-		return nil
-	})
-	return out, err
+		out, shown = append(out, ProfileFact{Memory: m}), append(shown, f.shown)
+	}
+	for _, i := range block.StandingFits(shown, profileTokens, maxTokens) {
+		out[i].Rides = true
+	}
+	return out, nil
 }
 
 // maxBridged is the most facts the budget left out that a question's

@@ -1,10 +1,11 @@
-package engine
+package recall
 
 import (
 	"strings"
 	"time"
 
 	"github.com/caddy-memory/memory/internal/block"
+	"github.com/caddy-memory/memory/internal/ownercache"
 	"github.com/caddy-memory/memory/store"
 )
 
@@ -53,9 +54,9 @@ func (f *fact) memory() *store.Memory {
 
 // factOf keeps what a profile needs of m, whose standingKey is k, in
 // strings of its own (m's may share the memory of a whole decoded record).
-func (sr *searcher) factOf(m *store.Memory, k standingKey) fact {
+func (s *Searcher) factOf(m *store.Memory, k standingKey) fact {
 	f := fact{id: m.ID, kind: strings.Clone(m.Kind), key: strings.Clone(m.Key), turn: strings.Clone(m.Meta["turn"]),
-		updated: m.UpdatedAt, importance: m.Importance, hash: k.hash, dom: sr.index.Domains(m.Content)}
+		updated: m.UpdatedAt, importance: m.Importance, hash: k.hash, dom: s.cfg.Index.Domains(m.Content)}
 	if m.ExpiresAt != nil {
 		f.expires = m.ExpiresAt.UnixNano()
 	}
@@ -88,6 +89,6 @@ func (p *profile) bytes() int {
 
 // newProfileCache keeps the profiles of recently seen owners within
 // profileCacheBytes.
-func newProfileCache() *ownerCache[*profile] {
-	return newOwnerCache(profileCacheBytes, func(owner string, p *profile) int { return p.size + len(owner) + 128 })
+func newProfileCache() *ownercache.Cache[*profile] {
+	return ownercache.New(profileCacheBytes, func(owner string, p *profile) int { return p.size + len(owner) + 128 })
 }

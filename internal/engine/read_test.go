@@ -575,7 +575,7 @@ func waitPostings(t testing.TB, e *Engine, owner string) {
 	if err := e.Sync(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if b := e.searcher.postings.cur.Load(); b == nil || b.p.Owner(owner) == nil {
+	if b := e.postings.cur.Load(); b == nil || b.p.Owner(owner) == nil {
 		t.Fatal("the postings do not hold the owner")
 	}
 }
@@ -595,7 +595,7 @@ func TestPostingsWithinBudget(t *testing.T) {
 	settle(t, e)
 	e.UseSearchCache(40 * minPostingBytes / 2) // rebuilt within: no room for 40 memories
 	deadline := time.Now().Add(10 * time.Second)
-	for b := e.searcher.postings.cur.Load(); b == nil || !b.ready.Load() || b.budget != 40*minPostingBytes/2; b = e.searcher.postings.cur.Load() {
+	for b := e.postings.cur.Load(); b == nil || !b.ready.Load() || b.budget != 40*minPostingBytes/2; b = e.postings.cur.Load() {
 		if time.Now().After(deadline) {
 			t.Fatal("the postings were not made again within the smaller budget")
 		}
@@ -605,7 +605,7 @@ func TestPostingsWithinBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	settle(t, e)
-	b := e.searcher.postings.cur.Load()
+	b := e.postings.cur.Load()
 	if b.p.Owner(large) != nil || b.p.Owner(small) == nil {
 		t.Errorf("large owner held: %v, small owner held: %v; want only the small one", b.p.Owner(large) != nil, b.p.Owner(small) != nil)
 	}

@@ -1,4 +1,4 @@
-package engine
+package recall
 
 import (
 	"context"
@@ -9,12 +9,8 @@ import (
 	"github.com/caddy-memory/memory/store"
 )
 
-// DefaultLocalSearchMax is the most memories an owner may have for a
-// search to read its records instead of querying the index. Reading costs
-// about 1 µs a memory; a Bleve query costs in proportion to the postings of
-// the question's words in the whole shard, which holds other owners too:
-// the records are cheaper up to a few hundred memories in a large store.
-const DefaultLocalSearchMax = 256
+// Where a search reads an owner's memories from: its postings in memory
+// when they are current, its records when it is small, or else the index.
 
 // localResult is what a search of an owner's own memories found (its
 // postings, or its records): hits best first, and what the floor needs to
@@ -55,27 +51,43 @@ func (l *localResult) release() {
 // searchLocal searches the owner's own memories: its postings when they
 // are up to date, else its records when it is small enough, else (no
 // records, no known) the index, or, with no terms, nothing.
-func (sr *searcher) searchLocal(ctx context.Context, tx *store.Tx, r SearchRequest, terms []string, size int, now time.Time) (localResult, error) {
+func (s *Searcher) searchLocal(ctx context.Context, tx *store.Tx, r SearchRequest, terms []string, size int, now time.Time) (localResult, error) {
 	if len(terms) == 0 || r.Owner == "" {
 		return localResult{}, nil
 	}
-	if hits, known, briefs, ok := sr.postings.search(tx, r, terms, size, now); ok {
-		l := localResult{known: known, hits: hits, peeks: make(map[uint64]*store.Peek, len(hits)), peek: true,
-			briefs: make(map[uint64]index.Brief, len(hits))}
-		for i, h := range hits {
-			l.briefs[h.ID] = briefs[i]
-		}
+	if l, ok := s.searchPostings(tx, r, terms, size, now); ok {
 		return l, nil
 	}
-	local, err := sr.searchRecords(tx, r, terms, size, now)
+	local, err := s.searchRecords(tx, r, terms, size, now)
 	if err != nil || local.records != nil {
 		return local, err
 	}
-	hits, err := sr.index.Search(ctx, index.Query{
+	hits, err := s.cfg.Index.Search(ctx, index.Query{
 		Owner: r.Owner, Session: r.Session, OnlySession: r.OnlySession,
 		Text: r.Query, Terms: terms, Size: size, Kinds: r.Kinds, ExcludeKinds: r.ExcludeKinds,
 	})
 	return localResult{hits: hits}, err
+}
+
+// searchPostings ranks owner's memories from its postings in memory, as
+// tx has them: ok is false when the postings do not hold the owner, or
+// have not applied changes of its that tx has (see Postings).
+func (s *Searcher) searchPostings(tx *store.Tx, r SearchRequest, terms []string, size int, now time.Time) (localResult, bool) {
+	if s.cfg.Postings == nil {
+		return localResult{}, false
+	}
+	o := s.cfg.Postings.Current(tx, r.Owner)
+	if o == nil {
+		return localResult{}, false
+	}
+	f := index.Filter{Session: r.Session, OnlySession: r.OnlySession, Kinds: r.Kinds, Except: r.ExcludeKinds}
+	hits, known, briefs := o.Search(s.cfg.Index.NewScorer(r.Owner, terms), f, now, size)
+	l := localResult{known: known, hits: hits, peeks: make(map[uint64]*store.Peek, len(hits)), peek: true,
+		briefs: make(map[uint64]index.Brief, len(hits))}
+	for i, h := range hits {
+		l.briefs[h.ID] = briefs[i]
+	}
+	return l, true
 }
 
 // searchRecords ranks every active memory of a small owner against the
@@ -84,22 +96,22 @@ func (sr *searcher) searchLocal(ctx context.Context, tx *store.Tx, r SearchReque
 // and the index holds it. Unlike the index, it also sees memories written
 // since the last indexing pass. terms are the question's (index.Terms). The
 // caller releases the result, before tx ends.
-func (sr *searcher) searchRecords(tx *store.Tx, r SearchRequest, terms []string, size int, now time.Time) (localResult, error) {
+func (s *Searcher) searchRecords(tx *store.Tx, r SearchRequest, terms []string, size int, now time.Time) (localResult, error) {
 	if len(terms) == 0 || r.Owner == "" {
 		return localResult{}, nil
 	}
-	big, err := sr.outgrown(tx, r.Owner)
+	big, err := s.outgrown(tx, r.Owner)
 	if err != nil {
 		return localResult{}, err
 	}
 	if big {
 		// Until the indexer has enrolled a grown owner (or while its shard is
 		// rebuilt), only its records have all its memories.
-		if held, err := sr.index.Holds(r.Owner); err != nil || held {
+		if held, err := s.cfg.Index.Holds(r.Owner); err != nil || held {
 			return localResult{}, err
 		}
 	}
-	rec := sr.index.NewRecords(r.Owner, terms)
+	rec := s.cfg.Index.NewRecords(r.Owner, terms)
 	l := localResult{records: rec, kept: keptPool.Get().(*[]store.Peek)}
 	err = tx.PeekAll(r.Owner, func(p *store.Peek) error {
 		if !p.Active(now) {

@@ -1,4 +1,4 @@
-package engine
+package recall
 
 import (
 	"context"
@@ -7,12 +7,11 @@ import (
 
 	"github.com/caddy-memory/memory/index"
 	"github.com/caddy-memory/memory/internal/block"
-	"github.com/caddy-memory/memory/store"
 )
 
-// RecallRequest asks what the proxy injects for a question: the block of
-// the owner's relevant memories, within a budget.
-type RecallRequest struct {
+// Request asks what the proxy injects for a question: the block of the
+// owner's relevant memories, within a budget.
+type Request struct {
 	SearchRequest
 	// Profile makes the owner's standing facts (see profile.go) lead the
 	// block, within ProfileTokens of it (0: DefaultProfileTokens).
@@ -46,13 +45,8 @@ type Recalled struct {
 // owner's profile, and the block rendered within the budget: the profile
 // first, then what the question found that the profile does not already
 // say, that is not a question the user once asked, and that no later fact
-// contradicts. It counts no use: the caller does, for what it injects (see
-// Used).
-func (e *Engine) Recall(ctx context.Context, r RecallRequest) (Recalled, error) {
-	return e.searcher.recall(ctx, r)
-}
-
-func (sr *searcher) recall(ctx context.Context, r RecallRequest) (Recalled, error) {
+// contradicts. It counts no use: the caller does, for what it injects.
+func (s *Searcher) Recall(ctx context.Context, r Request) (Recalled, error) {
 	focus := index.FocusAll
 	if r.Gate {
 		focus = index.Gate(r.Query)
@@ -63,24 +57,40 @@ func (sr *searcher) recall(ctx context.Context, r RecallRequest) (Recalled, erro
 	case focus == index.FocusNone:
 		return Recalled{Nothing: NothingSmallTalk}, nil
 	}
-	res, err := sr.searchFocused(ctx, r.SearchRequest, focus)
+	res, err := s.searchFocused(ctx, r.SearchRequest, focus)
 	if err != nil {
 		return Recalled{Nothing: NothingRelevant}, err
 	}
 	var prof *profile
 	if r.Profile && !r.OnlySession {
-		if err := sr.store.View(func(tx *store.Tx) error {
-			prof, err = sr.profileIn(tx, r.Owner)
-			return err
-		}); err != nil {
+		if prof, err = s.profileOf(r.Owner); err != nil {
 			return Recalled{}, err
 		}
 	}
+	// What the question's focus asks to see again: a question the user
+	// asked is no memory about them, unless they ask what was discussed.
+	keepAsked := r.OnlySession || focus == index.FocusConversation || focus == index.FocusVerbatim
+	kept := res[:0:0]
+	for _, x := range res {
+		if (!keepAsked && s.asked.onlyAsked(x.Memory)) || prof.contradicted(x.Memory) {
+			continue
+		}
+		kept = append(kept, x)
+	}
+	return s.render(r, prof, kept)
+}
+
+// render makes a recall's block: the profile is placed first; what it
+// shows is not repeated below it, nor the transcripts its facts say all
+// of. Last come the facts the budget left out that fall in the question's
+// domains (index.Domains), in the room the question's own finds (kept)
+// leave.
+func (s *Searcher) render(r Request, prof *profile, kept []Result) (Recalled, error) {
 	// The profile, but what the turn being answered taught: a request is
 	// never told what it says itself.
 	var facts []*fact
 	var standing []block.Standing
-	now := sr.now()
+	now := s.now()
 	// out is whether a fact of the profile stays out of this request's
 	// block: expired since the profile was read, or taught by the turn
 	// being answered.
@@ -93,24 +103,11 @@ func (sr *searcher) recall(ctx context.Context, r RecallRequest) (Recalled, erro
 			}
 		}
 	}
-	// What the question's focus asks to see again: a question the user
-	// asked is no memory about them, unless they ask what was discussed.
-	keepAsked := r.OnlySession || focus == index.FocusConversation || focus == index.FocusVerbatim
-	kept := res[:0:0]
-	for _, x := range res {
-		if (!keepAsked && sr.asked.onlyAsked(x.Memory)) || prof.contradicted(x.Memory) {
-			continue
-		}
-		kept = append(kept, x)
-	}
 	tokens := r.ProfileTokens
 	if tokens <= 0 {
 		tokens = DefaultProfileTokens
 	}
-	// The profile is placed first; what it shows is not repeated below it,
-	// nor the transcripts its facts say all of. Last come the facts the
-	// budget left out that fall in the question's domains (index.Domains),
-	// in the room the question's own finds leave.
+	// The facts that fit their budget, by id and by text.
 	var shown []*fact
 	var shownStanding []block.Standing
 	inProfile, sameText, taught := map[uint64]bool{}, map[uint64]bool{}, map[string][]string{}
@@ -121,6 +118,8 @@ func (sr *searcher) recall(ctx context.Context, r RecallRequest) (Recalled, erro
 		inProfile[facts[i].id] = true
 		sameText[facts[i].hash] = true
 	}
+	// The facts the budget left out that the question's domains bring
+	// back, of those it did not find itself.
 	var bridged []*fact
 	if len(shown) < len(facts) {
 		searched := map[uint64]bool{}
@@ -128,7 +127,7 @@ func (sr *searcher) recall(ctx context.Context, r RecallRequest) (Recalled, erro
 			searched[x.Memory.ID] = true
 		}
 		skip := func(f *fact) bool { return searched[f.id] || out(f) }
-		for _, i := range prof.bridged(sr.index.Domains(r.Query), inProfile, skip) {
+		for _, i := range prof.bridged(s.cfg.Index.Domains(r.Query), inProfile, skip) {
 			bridged = append(bridged, &prof.facts[i])
 		}
 	}
@@ -140,6 +139,8 @@ func (sr *searcher) recall(ctx context.Context, r RecallRequest) (Recalled, erro
 			taught[f.turn] = append(taught[f.turn], f.content())
 		}
 	}
+	// What the question found that the profile does not already say, then
+	// the facts bridged.
 	items := make([]block.Item, 0, len(kept)+len(bridged))
 	found := kept[:0]
 	for _, x := range kept {
@@ -156,11 +157,11 @@ func (sr *searcher) recall(ctx context.Context, r RecallRequest) (Recalled, erro
 	if len(found) == 0 && len(inProfile) == 0 {
 		return Recalled{Nothing: NothingRelevant}, nil
 	}
-	block, keptStanding, keptItems, texts := block.RenderWith(shownStanding, r.MaxTokens, items, r.MaxTokens, r.MaxItems+len(bridged))
-	if block == "" {
+	text, keptStanding, keptItems, texts := block.RenderWith(shownStanding, r.MaxTokens, items, r.MaxTokens, r.MaxItems+len(bridged))
+	if text == "" {
 		return Recalled{Nothing: NothingRelevant}, nil
 	}
-	rec := Recalled{Block: block, Texts: texts}
+	rec := Recalled{Block: text, Texts: texts}
 	for _, i := range keptStanding {
 		rec.Memories = append(rec.Memories, Result{Memory: shown[i].memory(), Profile: true})
 	}

@@ -52,9 +52,9 @@ type postings struct {
 	// again are owners whose postings want settling though nothing
 	// changed (index.Owner.Settle). Follower only.
 	again map[string]*index.Owner
-	// warm, when set, is given each owner the build admits with more
-	// memories than it read: the searcher reads a large owner's profile
-	// while its records are at hand, not at its first request.
+	// warm, when set, is given each owner the build admits with how many
+	// memories it read: the read path reads a large owner's profile while
+	// its records are at hand, not at its first request.
 	warm func(tx *store.Tx, owner string, memories int)
 }
 
@@ -94,7 +94,7 @@ func budgetOf(budget int) int {
 // Config.PostingsBudget): off lets them go, and a budget much smaller than
 // what they take makes them anew within it.
 func (e *Engine) UseSearchCache(budget int) {
-	e.searcher.postings.budget.Store(int64(budgetOf(budget)))
+	e.postings.budget.Store(int64(budgetOf(budget)))
 	e.wake(e.wakePostings)
 }
 
@@ -379,30 +379,25 @@ func (ps *postings) through() uint64 {
 	return ^uint64(0)
 }
 
-// search ranks owner's memories from the postings, in the search's
-// snapshot tx. ok is false when the postings do not hold the owner, or
-// have not applied changes of its that tx has: search otherwise. (A
-// snapshot older than the postings finds them newer than itself, which is
-// no harm: a memory it does not have is passed over when the hits are
-// read.)
-func (ps *postings) search(tx *store.Tx, r SearchRequest, terms []string, size int, now time.Time) ([]index.Hit, *index.Known, []index.Brief, bool) {
+// Current returns owner's postings when they hold it and have applied
+// every change of its that the search's snapshot tx has; nil otherwise:
+// the search reads the records or the index then (see recall.Postings).
+func (ps *postings) Current(tx *store.Tx, owner string) *index.Owner {
 	b := ps.cur.Load()
 	if b == nil || ps.budget.Load() == 0 || b.p.Version() != ps.index.Digester().Version() {
-		return nil, nil, nil, false
+		return nil
 	}
-	o := b.p.Owner(r.Owner)
+	o := b.p.Owner(owner)
 	if o == nil {
-		return nil, nil, nil, false
+		return nil
 	}
 	if after, last := b.applied.Load(), tx.LastSeq(); after < last {
 		if last-after > postingsPending {
-			return nil, nil, nil, false
+			return nil
 		}
-		if changed, ok := tx.ChangedSince(after, r.Owner, postingsPending); changed || !ok {
-			return nil, nil, nil, false
+		if changed, ok := tx.ChangedSince(after, owner, postingsPending); changed || !ok {
+			return nil
 		}
 	}
-	f := index.Filter{Session: r.Session, OnlySession: r.OnlySession, Kinds: r.Kinds, Except: r.ExcludeKinds}
-	hits, known, briefs := o.Search(ps.index.NewScorer(r.Owner, terms), f, now, size)
-	return hits, known, briefs, true
+	return o
 }
