@@ -11,7 +11,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
-	"github.com/caddy-memory/memory/engine"
+	"github.com/caddy-memory/memory/internal/engine"
 )
 
 // heldLearner holds every hand-off until released.

@@ -13,7 +13,7 @@ import (
 
 	zap "github.com/blevesearch/zapx/v17"
 
-	"github.com/caddy-memory/memory/engine"
+	"github.com/caddy-memory/memory/internal/engine"
 	"github.com/caddy-memory/memory/store"
 )
 

@@ -18,7 +18,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddytest"
 
 	"github.com/caddy-memory/memory/app"
-	"github.com/caddy-memory/memory/engine"
+	"github.com/caddy-memory/memory/internal/engine"
 )
 
 // Every test in this package shares one in-process Caddy (caddytest); each

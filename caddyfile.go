@@ -7,11 +7,11 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
-	"github.com/caddy-memory/memory/api"
 	"github.com/caddy-memory/memory/app"
 	"github.com/caddy-memory/memory/inject"
+	"github.com/caddy-memory/memory/internal/api"
 	"github.com/caddy-memory/memory/internal/cfile"
-	"github.com/caddy-memory/memory/memtools"
+	"github.com/caddy-memory/memory/internal/memtools"
 )
 
 func init() {

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/caddy-memory/memory/engine"
 	"github.com/caddy-memory/memory/index"
+	"github.com/caddy-memory/memory/internal/engine"
 	"github.com/caddy-memory/memory/store"
 )
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/caddy-memory/memory/embed/embedtest"
+	"github.com/caddy-memory/memory/internal/embed/embedtest"
 )
 
 // TestEmbeddingRecallThroughCaddy: with an embed block, a question that

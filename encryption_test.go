@@ -18,7 +18,7 @@ import (
 	zap "github.com/blevesearch/zapx/v17"
 	"github.com/caddyserver/caddy/v2/caddytest"
 
-	"github.com/caddy-memory/memory/engine"
+	"github.com/caddy-memory/memory/internal/engine"
 	"github.com/caddy-memory/memory/internal/seal"
 	"github.com/caddy-memory/memory/store"
 )

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/caddy-memory/memory/inject"
-	"github.com/caddy-memory/memory/llm/llmtest"
+	"github.com/caddy-memory/memory/internal/llm/llmtest"
 )
 
 // TestSessionsAreDistilledByAModel: through Caddy, with a scripted model on

@@ -12,11 +12,11 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"go.uber.org/zap"
 
-	"github.com/caddy-memory/memory/api"
 	"github.com/caddy-memory/memory/app"
-	"github.com/caddy-memory/memory/engine"
 	"github.com/caddy-memory/memory/inject"
+	"github.com/caddy-memory/memory/internal/api"
 	"github.com/caddy-memory/memory/internal/cfile"
+	"github.com/caddy-memory/memory/internal/engine"
 )
 
 func init() {

@@ -22,12 +22,12 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/caddy-memory/memory/app"
-	"github.com/caddy-memory/memory/engine"
 	"github.com/caddy-memory/memory/inject"
 	"github.com/caddy-memory/memory/internal/cfile"
+	"github.com/caddy-memory/memory/internal/engine"
+	"github.com/caddy-memory/memory/internal/memtools"
+	"github.com/caddy-memory/memory/internal/overflow"
 	"github.com/caddy-memory/memory/internal/receipts"
-	"github.com/caddy-memory/memory/memtools"
-	"github.com/caddy-memory/memory/overflow"
 )
 
 func init() {
@@ -282,7 +282,7 @@ func (h *Handler) use(st *app.Storage) {
 		Owed: st.Owed(), Logger: h.logger, Called: func(tool string) { app.ToolCallsTotal.WithLabelValues(tool).Inc() }}
 	if h.Overflow == "trim" {
 		h.overflow = &overflow.Config{Engine: h.engine, MaxTokens: h.MaxTokens, Timeout: time.Duration(h.Timeout),
-			OllamaCtx: h.OverflowOllamaCtx, MaxBody: h.MaxBody, Diagnostics: h.Diagnostics, Placement: h.placementFor, Logger: h.logger,
+			DefaultCtx: h.OverflowOllamaCtx, MaxBody: h.MaxBody, Diagnostics: h.Diagnostics, Placement: h.placementFor, Logger: h.logger,
 			Count: func(result string) { app.OverflowTotal.WithLabelValues(result).Inc() }}
 	}
 }

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/caddy-memory/memory/api"
+	"github.com/caddy-memory/memory/internal/api"
 	"github.com/caddy-memory/memory/internal/openapi"
 )
 

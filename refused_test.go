@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/caddy-memory/memory/llm/llmtest"
+	"github.com/caddy-memory/memory/internal/llm/llmtest"
 )
 
 // TestRefusedReloadChangesNothing: a reload that Caddy refuses (here a

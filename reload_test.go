@@ -21,8 +21,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/caddy-memory/memory/app"
-	"github.com/caddy-memory/memory/engine"
-	"github.com/caddy-memory/memory/llm/llmtest"
+	"github.com/caddy-memory/memory/internal/engine"
+	"github.com/caddy-memory/memory/internal/llm/llmtest"
 	"github.com/caddy-memory/memory/store"
 )
 

@@ -13,15 +13,16 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/caddy-memory/memory/app"
-	"github.com/caddy-memory/memory/contentenc"
-	"github.com/caddy-memory/memory/engine"
 	"github.com/caddy-memory/memory/extract"
 	"github.com/caddy-memory/memory/inject"
+	"github.com/caddy-memory/memory/internal/block"
+	"github.com/caddy-memory/memory/internal/contentenc"
+	"github.com/caddy-memory/memory/internal/engine"
+	"github.com/caddy-memory/memory/internal/memtools"
 	"github.com/caddy-memory/memory/internal/norm"
+	"github.com/caddy-memory/memory/internal/overflow"
 	"github.com/caddy-memory/memory/internal/receipts"
 	"github.com/caddy-memory/memory/internal/reqbody"
-	"github.com/caddy-memory/memory/memtools"
-	"github.com/caddy-memory/memory/overflow"
 )
 
 // ServeHTTP recalls, injects, proxies, and hands the turn to the engine. Any
@@ -320,7 +321,7 @@ func (h *Handler) recall(r *http.Request, req *inject.Request, enc, owner string
 	if c := h.logger.Check(zap.DebugLevel, "injected memories"); c != nil {
 		c.Write(zap.Int("memories", len(ids)), zap.Int("block_bytes", len(rec.Block)))
 	}
-	return recalled{outcome: outcomeInjected, block: rec.Block, body: nb, ids: ids, texts: rec.Texts, tokens: inject.EstimateTokens(rec.Block)}, nil
+	return recalled{outcome: outcomeInjected, block: rec.Block, body: nb, ids: ids, texts: rec.Texts, tokens: block.EstimateTokens(rec.Block)}, nil
 }
 
 // planned is the recall the handler makes for a chat request, with the

@@ -19,7 +19,7 @@ import (
 	caddycmd "github.com/caddyserver/caddy/v2/cmd"
 	"github.com/spf13/cobra"
 
-	"github.com/caddy-memory/memory/engine"
+	"github.com/caddy-memory/memory/internal/engine"
 	"github.com/caddy-memory/memory/store"
 )
 

@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/caddy-memory/memory/memtools"
+	"github.com/caddy-memory/memory/internal/memtools"
 	"github.com/caddy-memory/memory/store"
 )
 

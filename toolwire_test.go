@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/caddy-memory/memory/memtools"
+	"github.com/caddy-memory/memory/internal/memtools"
 )
 
 // What the proxy's tool rounds do to the HTTP answer itself, through real

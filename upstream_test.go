@@ -17,8 +17,8 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/caddy-memory/memory/contentenc"
 	"github.com/caddy-memory/memory/inject"
+	"github.com/caddy-memory/memory/internal/contentenc"
 )
 
 // fakeLLM is an upstream that speaks each wire format the handler knows,

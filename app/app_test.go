@@ -14,8 +14,8 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 
-	"github.com/caddy-memory/memory/engine"
 	"github.com/caddy-memory/memory/extract"
+	"github.com/caddy-memory/memory/internal/engine"
 	"github.com/caddy-memory/memory/internal/receipts"
 )
 

@@ -15,8 +15,8 @@ import (
 	caddycmd "github.com/caddyserver/caddy/v2/cmd"
 	"github.com/spf13/cobra"
 
-	"github.com/caddy-memory/memory/api"
-	"github.com/caddy-memory/memory/engine"
+	"github.com/caddy-memory/memory/internal/api"
+	"github.com/caddy-memory/memory/internal/engine"
 	"github.com/caddy-memory/memory/internal/seal"
 	"github.com/caddy-memory/memory/store"
 )

@@ -10,11 +10,11 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 
-	"github.com/caddy-memory/memory/embed"
-	"github.com/caddy-memory/memory/engine"
 	"github.com/caddy-memory/memory/internal/cfile"
+	"github.com/caddy-memory/memory/internal/embed"
+	"github.com/caddy-memory/memory/internal/engine"
+	"github.com/caddy-memory/memory/internal/llm"
 	"github.com/caddy-memory/memory/internal/seal"
-	"github.com/caddy-memory/memory/llm"
 	"github.com/caddy-memory/memory/store/postgres"
 )
 

@@ -6,7 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/caddy-memory/memory/engine"
+	"github.com/caddy-memory/memory/internal/engine"
 )
 
 // Every metric of the module is here, and the app registers them all, the

@@ -15,12 +15,12 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"go.uber.org/zap"
 
-	"github.com/caddy-memory/memory/api"
-	"github.com/caddy-memory/memory/engine"
 	"github.com/caddy-memory/memory/inject"
+	"github.com/caddy-memory/memory/internal/api"
+	"github.com/caddy-memory/memory/internal/engine"
+	"github.com/caddy-memory/memory/internal/memtools"
 	"github.com/caddy-memory/memory/internal/receipts"
 	"github.com/caddy-memory/memory/internal/seal"
-	"github.com/caddy-memory/memory/memtools"
 	"github.com/caddy-memory/memory/store"
 	"github.com/caddy-memory/memory/store/postgres"
 )

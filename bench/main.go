@@ -50,8 +50,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	_ "github.com/caddy-memory/memory"
-	"github.com/caddy-memory/memory/engine"
-	"github.com/caddy-memory/memory/inject"
+	"github.com/caddy-memory/memory/internal/block"
+	"github.com/caddy-memory/memory/internal/engine"
 	"github.com/caddy-memory/memory/internal/seal"
 	"github.com/caddy-memory/memory/store"
 	"github.com/caddy-memory/memory/store/postgres"
@@ -164,7 +164,7 @@ func (u *upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Header.Get("X-Bench") == "memory" {
 		u.seen.Add(1)
-		if bytes.Contains(body, []byte(inject.BlockEnd)) {
+		if bytes.Contains(body, []byte(block.End)) {
 			u.injected.Add(1)
 		}
 	}

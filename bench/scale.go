@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/caddy-memory/memory/engine"
+	"github.com/caddy-memory/memory/internal/engine"
 	"github.com/caddy-memory/memory/internal/stats"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/caddy-memory/memory/engine"
+	"github.com/caddy-memory/memory/internal/engine"
 	"github.com/caddy-memory/memory/store"
 )
 

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/caddy-memory/memory/inject"
+	"github.com/caddy-memory/memory/internal/block"
 	"github.com/caddy-memory/memory/internal/norm"
 )
 
@@ -95,7 +96,7 @@ func DistillPrompt(s Session) (system, user string, turns int) {
 	}
 	b.WriteString("\nCONVERSATION:\n")
 	for _, t := range s.Turns {
-		t = strings.TrimSpace(inject.Strip(t))
+		t = strings.TrimSpace(block.Strip(t))
 		if turns > 0 && (turns == maxPromptTurns || b.Len()+len(t) > maxPromptBytes) {
 			break
 		}

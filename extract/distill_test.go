@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/caddy-memory/memory/inject"
+	"github.com/caddy-memory/memory/internal/block"
 )
 
 func TestDistillPromptShowsWhatTheModelNeeds(t *testing.T) {
@@ -15,7 +15,7 @@ func TestDistillPromptShowsWhatTheModelNeeds(t *testing.T) {
 		Date: date,
 		Turns: []string{
 			"User: My sister Zofia moved to Krakow.\nAssistant: Nice!",
-			"User: " + inject.BlockStart + "\n- User lives in Lisbon.\n" + inject.BlockEnd + "\n\nWe meet next Friday.",
+			"User: " + block.Start + "\n- User lives in Lisbon.\n" + block.End + "\n\nWe meet next Friday.",
 		},
 		Known: []Known{{Key: "identity:location", Content: "User lives in Lisbon."}, {Key: "k2", Content: "User has a\nsister."}},
 	})

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/caddy-memory/memory/inject"
+	"github.com/caddy-memory/memory/internal/block"
 )
 
 type fact struct{ key, content string }
@@ -242,8 +242,8 @@ func TestFactsNotStatements(t *testing.T) {
 		"> I love coffee\n> My name is Alice",
 		"You wrote:\n> I live in Berlin.\nIs that right?",
 		// injected memory block echoed in the user message
-		inject.BlockStart + "\n- User: I love coffee\n- My name is Alice.\n" + inject.BlockEnd + "\nWhat should I drink?",
-		inject.BlockStart + "\n- I live in Berlin.\n- I'm vegetarian.",
+		block.Start + "\n- User: I love coffee\n- My name is Alice.\n" + block.End + "\nWhat should I drink?",
+		block.Start + "\n- I live in Berlin.\n- I'm vegetarian.",
 		// negations and embedded statements
 		"I don't think I like coffee.",
 		"I'm not vegetarian.",

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/caddy-memory/memory/inject"
+	"github.com/caddy-memory/memory/internal/block"
 	"github.com/caddy-memory/memory/internal/norm"
 )
 
@@ -134,7 +134,7 @@ func statements(userText string, framed bool) []string {
 // ownText is what of a user's message is their own words (ownWords),
 // code left out and others' reported speech too (othersWords).
 func ownText(userText string, framed bool) string {
-	text := fenced.ReplaceAllString(inject.Strip(userText), "\n")
+	text := fenced.ReplaceAllString(block.Strip(userText), "\n")
 	text = ownWords(text, framed)
 	return othersWords(strings.NewReplacer("’", "'", "‘", "'").Replace(text))
 }

@@ -5,8 +5,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/caddy-memory/memory/contentenc"
 	"github.com/caddy-memory/memory/inject"
+	"github.com/caddy-memory/memory/internal/block"
+	"github.com/caddy-memory/memory/internal/contentenc"
 	"github.com/caddy-memory/memory/internal/norm"
 )
 
@@ -76,7 +77,7 @@ const (
 // facts learned from that turn point to it (Meta "turn"). The proxy uses it
 // to leave the turn being answered out of its own recall.
 func TurnKey(conversation string, turn int, user string) string {
-	return "turn:" + conversation + ":" + strconv.Itoa(turn) + ":" + norm.Short(norm.Normalize(inject.Strip(user)), 6)
+	return "turn:" + conversation + ":" + strconv.Itoa(turn) + ":" + norm.Short(norm.Normalize(block.Strip(user)), 6)
 }
 
 // Learn is what a turn teaches: its transcript (so anything said can be
@@ -85,7 +86,7 @@ func TurnKey(conversation string, turn int, user string) string {
 // decode is reported in err, and the user's side is still learned.
 func Learn(t *Turn) (mems []Memory, responseID string, err error) {
 	needles := quoted(t.Injected)
-	user := stripQuoted(inject.Strip(t.User), needles)
+	user := stripQuoted(block.Strip(t.User), needles)
 	a, err := answerOf(t)
 	a.Text = stripQuoted(a.Text, needles)
 	ref := a.ID
@@ -107,15 +108,15 @@ func Learn(t *Turn) (mems []Memory, responseID string, err error) {
 	ownWords := ownText(user, t.Framed)
 	own, cut := ownTranscript(user, ownWords, t.Framed)
 	if own != "" && (a.Text != "" || a.ToolCalls == 0) {
-		content := "User: " + inject.Truncate(own, maxTurnUser/4)
+		content := "User: " + block.Truncate(own, maxTurnUser/4)
 		if a.Text != "" && !cut {
 			// An answer to a pasted text is work on that text (its
 			// translation, its summary): not the user's either.
-			content += "\nAssistant: " + inject.Truncate(a.Text, maxTurnAssistant/4)
+			content += "\nAssistant: " + block.Truncate(a.Text, maxTurnAssistant/4)
 		}
 		var before []string
 		for _, b := range t.Before {
-			before = append(before, inject.Truncate(b, maxContextTokens))
+			before = append(before, block.Truncate(b, maxContextTokens))
 		}
 		mems = append(mems, Memory{
 			Session: t.Session, Kind: "turn", Key: turnKey, Content: content,

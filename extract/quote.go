@@ -13,7 +13,7 @@ const minQuoted = 12
 // StripQuoted removes from text every line that repeats one of the memories
 // injected into the request: a model asked "what do you know about me" will
 // list them, and learning its answer must not store them a second time. The
-// markers around a whole quoted block are handled by inject.Strip already;
+// markers around a whole quoted block are handled by block.Strip already;
 // this catches lines quoted without them.
 func StripQuoted(text string, injected []string) string {
 	return stripQuoted(text, quoted(injected))

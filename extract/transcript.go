@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/caddy-memory/memory/inject"
+	"github.com/caddy-memory/memory/internal/block"
 	"github.com/caddy-memory/memory/internal/norm"
 )
 
@@ -27,7 +27,7 @@ type Said struct {
 // never facts about a person. turns counts the messages kept.
 func Transcript(session string, said []Said, facts bool) (mems []Memory, turns int) {
 	for i, s := range said {
-		text := strings.TrimSpace(inject.Strip(s.Content))
+		text := strings.TrimSpace(block.Strip(s.Content))
 		if text == "" {
 			continue
 		}
@@ -40,7 +40,7 @@ func Transcript(session string, said []Said, facts bool) (mems []Memory, turns i
 		turns++
 		mems = append(mems, Memory{
 			Session: session, Kind: "turn", Key: key, Ref: s.Ref, Time: s.Time, Meta: meta,
-			Content: speaker + ": " + inject.Truncate(text, maxTurnUser/4),
+			Content: speaker + ": " + block.Truncate(text, maxTurnUser/4),
 			Context: neighbours(said, i) + dateWords(s.Time),
 		})
 		if !facts || speaker == "Assistant" || strings.EqualFold(s.Role, "system") {
@@ -74,7 +74,7 @@ func neighbours(said []Said, i int) string {
 	var parts []string
 	for _, j := range []int{i - 2, i - 1, i + 1, i + 2} {
 		if j >= 0 && j < len(said) {
-			parts = append(parts, inject.Truncate(inject.Strip(said[j].Content), maxContextTokens))
+			parts = append(parts, block.Truncate(block.Strip(said[j].Content), maxContextTokens))
 		}
 	}
 	return strings.Join(parts, "\n")
@@ -86,5 +86,5 @@ func transcriptKey(session string, s Said) string {
 	if s.Ref != "" {
 		return "ingest:" + session + ":" + s.Ref
 	}
-	return "ingest:" + session + ":" + norm.Short(norm.Normalize(s.Role+"\x00"+s.Time.String()+"\x00"+strings.TrimSpace(inject.Strip(s.Content))), 6)
+	return "ingest:" + session + ":" + norm.Short(norm.Normalize(s.Role+"\x00"+s.Time.String()+"\x00"+strings.TrimSpace(block.Strip(s.Content))), 6)
 }

@@ -6,6 +6,12 @@
 // term digests records carry, ranking a small owner from its records, the
 // priors, the relevance floor and fusion with vector recall. It never opens
 // the store itself.
+//
+// It is public, not internal, because it is one of the units the design
+// names (DESIGN.md). A user of it may rely on the index being derived
+// data: everything it holds is rebuilt from the store, and an index
+// directory may be deleted at any time; how it ranks and what its search
+// calls take serve this module's own packages and change with it.
 package index
 
 import (

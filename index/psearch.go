@@ -58,10 +58,6 @@ func (o *Owner) Search(s *Scorer, f Filter, now time.Time, size int) ([]Hit, *Kn
 	o.mu.RLock()
 	defer o.mu.RUnlock()
 	nowNano := now.UnixNano()
-	active := func(slot int32) bool {
-		fl := o.flags[slot]
-		return fl&flagLive != 0 && (fl&flagExpiring == 0 || nowNano < o.expires[slot])
-	}
 	// The query's terms by number, per field, and their keys. Terms are
 	// resolved under the owner's lock: a term its memories hold was
 	// numbered before they were put.
@@ -86,7 +82,44 @@ func (o *Owner) Search(s *Scorer, f Filter, now time.Time, size int) ([]Hit, *Kn
 		slices.SortFunc(q[fl], func(a, b qterm) int { return int(a.id) - int(b.id) })
 	}
 
-	var counts Counts
+	lists, counts := o.segmentLists(&keys, known, n, nowNano)
+	sp := spacePool.Get().(*searchSpace)
+	defer spacePool.Put(sp)
+	adm := o.admitter(f)
+	sp.tail = sp.tail[:0]
+	if known != 0 {
+		o.matchTail(sp, &q, &adm, nowNano, &counts)
+	}
+	s.UseCounts(&counts)
+	o.walkSegment(sp, s, &lists, n)
+	top := o.best(sp, s, &adm, nowNano, make([]ranked, 0, size))
+	kn := &Known{scorer: s, found: make(map[uint64]termSet, len(top))}
+	for i := range n {
+		if counts.DF[0][i] > 0 {
+			kn.has |= 1 << i
+		}
+	}
+	hits, briefs := make([]Hit, len(top)), make([]Brief, len(top))
+	for i, r := range top {
+		hits[i], briefs[i] = r.Hit, o.brief(r.slot)
+		kn.found[r.ID] = r.set
+	}
+	return hits, kn, briefs
+}
+
+// active reports whether the memory in slot is live and not expired at
+// nowNano.
+func (o *Owner) active(slot int32, nowNano int64) bool {
+	fl := o.flags[slot]
+	return fl&flagLive != 0 && (fl&flagExpiring == 0 || nowNano < o.expires[slot])
+}
+
+// segmentLists returns the segment's lists of the query's n terms (known
+// and keyed as Search resolved them), per field, and the owner's counts
+// of them: its active memories, and how many of those in the segment hold
+// each term: the list's count, less the dead known to hold it; or, while
+// dead ones of unknown terms or expired ones are in it, counted.
+func (o *Owner) segmentLists(keys *[32]uint32, known uint32, n int, nowNano int64) (lists [2][32][]byte, counts Counts) {
 	expired := 0
 	for slot, t := range o.expires {
 		if nowNano >= t && o.flags[slot]&flagLive != 0 {
@@ -94,11 +127,7 @@ func (o *Owner) Search(s *Scorer, f Filter, now time.Time, size int) ([]Hit, *Kn
 		}
 	}
 	counts.Docs = uint64(o.live - expired)
-	// The segment's lists, and how many live memories hold each term: the
-	// list's count, less the dead known to hold it; or, while dead ones of
-	// unknown terms or expired ones are in it, counted.
 	exact := o.blind == 0 && expired == 0
-	var lists [2][32][]byte
 	for fl := range 2 {
 		for i := range n {
 			if known&(1<<i) == 0 {
@@ -115,42 +144,44 @@ func (o *Owner) Search(s *Scorer, f Filter, now time.Time, size int) ([]Hit, *Kn
 				continue
 			}
 			eachPosting(e.list, func(slot int32, _ uint16) {
-				if active(slot) {
+				if o.active(slot, nowNano) {
 					counts.DF[fl][i]++
 				}
 			})
 		}
 	}
-	sp := spacePool.Get().(*searchSpace)
-	defer spacePool.Put(sp)
-	adm := o.admitter(f)
-	// The memories kept forward.
-	sp.tail = sp.tail[:0]
-	if known != 0 {
-		base := o.segN()
-		for i, at := range o.fwdAt {
-			slot := base + int32(i)
-			if !active(slot) {
-				continue
-			}
-			var m Match
-			if !matchForward(o.fwd[at:], &q, &m) {
-				continue
-			}
-			for fl, set := range [2]uint32{m.Content, m.Context} {
-				for ; set != 0; set &= set - 1 {
-					counts.DF[fl][bits.TrailingZeros32(set)]++
-				}
-			}
-			if adm.admits(o, slot) {
-				sp.tail = append(sp.tail, tailMatch{slot, m})
+	return lists, counts
+}
+
+// matchTail matches the query's terms q in the memories kept forward,
+// counting them in counts, and appends those adm admits to sp.tail.
+func (o *Owner) matchTail(sp *searchSpace, q *[2][]qterm, adm *admitter, nowNano int64, counts *Counts) {
+	base := o.segN()
+	for i, at := range o.fwdAt {
+		slot := base + int32(i)
+		if !o.active(slot, nowNano) {
+			continue
+		}
+		var m Match
+		if !matchForward(o.fwd[at:], q, &m) {
+			continue
+		}
+		for fl, set := range [2]uint32{m.Content, m.Context} {
+			for ; set != 0; set &= set - 1 {
+				counts.DF[fl][bits.TrailingZeros32(set)]++
 			}
 		}
+		if adm.admits(o, slot) {
+			sp.tail = append(sp.tail, tailMatch{slot, m})
+		}
 	}
-	s.UseCounts(&counts)
+}
 
-	// The segment's lists, each walked once. Whether a memory is active
-	// is asked once it is touched, below, not at every posting.
+// walkSegment walks the segment's lists of the query's n terms, each once,
+// accumulating each memory's score and terms in sp.acc (and the slots
+// touched in sp.touched). Whether a memory is active is asked once it is
+// touched (best), not at every posting.
+func (o *Owner) walkSegment(sp *searchSpace, s *Scorer, lists *[2][32][]byte, n int) {
 	segN := int(o.segN())
 	if len(sp.acc) < segN {
 		sp.acc = make([]accum, segN)
@@ -186,16 +217,28 @@ func (o *Owner) Search(s *Scorer, f Filter, now time.Time, size int) ([]Hit, *Kn
 			}
 		}
 	}
-	// The best size, kept in order as they come: a common word touches
-	// most of a large owner's memories, and sorting them all would cost
-	// more than scoring them.
-	type ranked struct {
-		Hit
-		set  termSet
-		slot int32
-	}
-	better := func(a, b Hit) bool { return a.Score > b.Score || (a.Score == b.Score && a.ID > b.ID) }
-	top := make([]ranked, 0, size)
+}
+
+// ranked is a hit among the best of a search, with the terms it holds
+// and its slot.
+type ranked struct {
+	Hit
+	set  termSet
+	slot int32
+}
+
+// better reports whether hit a ranks before b: a higher score, or the
+// newer on a tie.
+func better(a, b Hit) bool { return a.Score > b.Score || (a.Score == b.Score && a.ID > b.ID) }
+
+// best returns the best cap(top) of the memories the segment's walk
+// touched and the tail matched, that are active and adm admits, best
+// first, in top (empty: the caller makes it, as it keeps it). They
+// are kept in order as they come: a common word touches most of a large
+// owner's memories, and sorting them all would cost more than scoring
+// them. Each touched memory's accumulator is cleared for the next search.
+func (o *Owner) best(sp *searchSpace, s *Scorer, adm *admitter, nowNano int64, top []ranked) []ranked {
+	size := cap(top)
 	offer := func(h Hit, set termSet, slot int32) {
 		if size <= 0 || len(top) == size && !better(h, top[len(top)-1].Hit) {
 			return
@@ -218,7 +261,7 @@ func (o *Owner) Search(s *Scorer, f Filter, now time.Time, size int) ([]Hit, *Kn
 		set := a.terms
 		h := Hit{ID: o.ids[slot], Score: a.score * float64(bits.OnesCount64(set)) / float64(s.clauses)}
 		*a = accum{}
-		if len(top) == size && (size <= 0 || !better(h, top[len(top)-1].Hit)) || !active(slot) || !adm.admits(o, slot) {
+		if len(top) == size && (size <= 0 || !better(h, top[len(top)-1].Hit)) || !o.active(slot, nowNano) || !adm.admits(o, slot) {
 			continue
 		}
 		offer(h, termSet{uint32(set), uint32(set >> 32)}, slot)
@@ -226,18 +269,7 @@ func (o *Owner) Search(s *Scorer, f Filter, now time.Time, size int) ([]Hit, *Kn
 	for _, t := range sp.tail {
 		offer(Hit{ID: o.ids[t.slot], Score: s.Score(&t.m)}, termSet{t.m.Content, t.m.Context}, t.slot)
 	}
-	kn := &Known{scorer: s, found: make(map[uint64]termSet, len(top))}
-	for i := range n {
-		if counts.DF[0][i] > 0 {
-			kn.has |= 1 << i
-		}
-	}
-	hits, briefs := make([]Hit, len(top)), make([]Brief, len(top))
-	for i, r := range top {
-		hits[i], briefs[i] = r.Hit, o.brief(r.slot)
-		kn.found[r.ID] = r.set
-	}
-	return hits, kn, briefs
+	return top
 }
 
 // admitter is a Filter in the owner's terms.

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"mime"
 	"strings"
+
+	"github.com/caddy-memory/memory/internal/block"
 )
 
 // The answer side every format shares: decoding an answer, whole or
@@ -63,7 +65,7 @@ func Decode(d Dialect, contentType string, body []byte) (Assistant, error) {
 		return Assistant{}, fmt.Errorf("%w: %s for %q", ErrUnknownFormat, mt, d.Name())
 	}
 	a, err := dec(body)
-	a.Text = strings.TrimSpace(Strip(a.Text))
+	a.Text = strings.TrimSpace(block.Strip(a.Text))
 	return a, err
 }
 

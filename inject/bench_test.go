@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/caddy-memory/memory/internal/block"
 )
 
 // benchBody is a realistic request: a system prompt and a few turns of
@@ -23,7 +25,7 @@ func benchBody() []byte {
 
 func BenchmarkParseAndInject(b *testing.B) {
 	body := benchBody()
-	items := []Item{
+	items := []block.Item{
 		{Text: "User lives in Lisbon.", Time: time.Now()},
 		{Text: "User prefers walking over driving.", Time: time.Now()},
 		{Text: "User: which bridge is longest? Assistant: The Vasco da Gama bridge.", Time: time.Now()},
@@ -36,23 +38,9 @@ func BenchmarkParseAndInject(b *testing.B) {
 			b.Fatal(err)
 		}
 		_ = r.Query()
-		block, _, _ := Render(items, 800, 10)
-		if _, err := r.Inject(block, CacheSafe); err != nil {
+		blk, _, _ := block.Render(items, 800, 10)
+		if _, err := r.Inject(blk, CacheSafe); err != nil {
 			b.Fatal(err)
 		}
-	}
-}
-
-// BenchmarkRender renders a block as the proxy does: ten turn-sized
-// memories (a question and an answer of a few hundred bytes each).
-func BenchmarkRender(b *testing.B) {
-	items := make([]Item, 10)
-	for i := range items {
-		items[i] = Item{Text: "User: " + strings.Repeat("what was the name of the trail we hiked near the river ", 3) +
-			"\nAssistant: " + strings.Repeat("It was the  Ridge Loop,\n a six mile trail with views over the valley. ", 5), Time: time.Now()}
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		Render(items, 800, 10)
 	}
 }

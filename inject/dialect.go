@@ -1,12 +1,35 @@
 // Package inject owns the LLM wire formats end to end, each one a Dialect:
 // parsing a chat request, finding the text to search memories with and
-// placing a memory block in it without disturbing anything else (and
-// rendering that block under a token budget); offering tools and appending
+// placing a memory block (internal/block renders it) in it without
+// disturbing anything else; offering tools and appending
 // a round of calls and results; decoding an answer into the assistant's
 // turn, and editing answers in tool rounds. It does no I/O.
+//
+// It is public, not internal, because it is one of the units the design
+// names (DESIGN.md). A user of it may rely on Dialects, ForPath and ByName
+// naming the wire formats the proxy speaks, on Parse reading a request of
+// one of them, and on the markers around every block it places
+// (BlockStart, BlockEnd), which never change; the rest serves this
+// module's own packages and may change with it.
 package inject
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/caddy-memory/memory/internal/block"
+)
+
+// BlockStart and BlockEnd are the markers around every block this package
+// places (block.Start and block.End): they never change.
+const (
+	BlockStart = block.Start
+	BlockEnd   = block.End
+)
+
+// EstimateTokens is the estimate of a text's tokens that the budgets of
+// this package (Trim's, CompletionTokens') are counted in
+// (block.EstimateTokens).
+func EstimateTokens(s string) int { return block.EstimateTokens(s) }
 
 // Dialect is one wire format, end to end. Each is a set of files of its
 // own (chat.go and chat_answer.go, ollama.go, anthropic*.go, responses*.go)
@@ -57,6 +80,20 @@ type Storing interface {
 	Owed(call ToolCall, result string) string
 	// PrependInput returns body with items (JSON objects) before its input.
 	PrependInput(body []byte, items []string) ([]byte, error)
+}
+
+// Truncating is a Dialect whose server never refuses a request for its
+// length (see LengthRefusal): it drops the oldest tokens of a prompt over
+// its context itself, wherever they fall, as Ollama does. A request over
+// that context is better cut, by turns, before it is sent.
+type Truncating interface {
+	Dialect
+	// Context is the context size a request body sets, or 0 when it sets
+	// none (the server's own default applies).
+	Context(body []byte) int
+	// PromptTokens estimates a request's prompt as the server measures it
+	// against its context.
+	PromptTokens(body []byte) int
 }
 
 // Dialects lists every dialect, in the order ForPath tries them. A new

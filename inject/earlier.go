@@ -2,51 +2,8 @@ package inject
 
 import (
 	"bytes"
-	"cmp"
-	"slices"
 	"strings"
 )
-
-// earlierHeader introduces, inside the one memory block, what recall found
-// in the part of this conversation that was cut to fit the model.
-const earlierHeader = "Earlier in this conversation (cut from the messages above to fit the model's context):"
-
-// Earlier is one thing found in the cut part of the conversation: a
-// passage of a cut message, or a memory the conversation left.
-type Earlier struct {
-	Text string
-	// At places it in the conversation: the section shows what it holds
-	// in the order of At, earliest first.
-	At int
-}
-
-// RenderEarlier renders what was found in the cut part of the
-// conversation as a section of the memory block within maxTokens: items
-// are taken in the order given (the best first) while they fit, and shown
-// in the order of their At; "" when none fits.
-func RenderEarlier(items []Earlier, maxTokens int) string {
-	used := EstimateTokens(earlierHeader) + 1
-	var kept []Earlier
-	for _, it := range items {
-		t := EstimateTokens(renderLine(Item{}, itemText(Item{Text: it.Text})))
-		if used+t > maxTokens {
-			continue
-		}
-		used += t
-		kept = append(kept, it)
-	}
-	if len(kept) == 0 {
-		return ""
-	}
-	slices.SortStableFunc(kept, func(a, b Earlier) int { return cmp.Compare(a.At, b.At) })
-	var b strings.Builder
-	b.WriteString(earlierHeader)
-	b.WriteByte('\n')
-	for _, it := range kept {
-		b.WriteString(renderLine(Item{}, itemText(Item{Text: it.Text})))
-	}
-	return b.String()
-}
 
 // Dropped are the messages of whole that cut (whole trimmed, see Trim)
 // no longer holds, in order, as d parses them; nil when either does not
@@ -124,7 +81,7 @@ func sentences(text string) []string {
 
 // WithEarlier returns body with section added to block, the memory block
 // the body carries, just before its end marker; false when the body does
-// not carry it (the caller places a block of its own then: Block).
+// not carry it (the caller places a block of its own then: block.Holding).
 func WithEarlier(body []byte, block, section string) ([]byte, bool) {
 	enc := jsonString(block)
 	at := bytes.Index(body, enc[1:len(enc)-1])
@@ -134,14 +91,4 @@ func WithEarlier(body []byte, block, section string) ([]byte, bool) {
 	end := at + len(enc) - 2 - len(BlockEnd)
 	sec := jsonString(section)
 	return splice(body, end, sec[1:len(sec)-1]), true
-}
-
-// Shows reports whether block already shows text, as a line of its own.
-func Shows(block, text string) bool {
-	return block != "" && strings.Contains(block, " "+itemText(Item{Text: text})+"\n")
-}
-
-// Block is a memory block holding section alone.
-func Block(section string) string {
-	return BlockStart + "\n" + preambleEarlier + "\n" + section + BlockEnd
 }

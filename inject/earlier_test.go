@@ -39,14 +39,3 @@ func TestPassagesSplitAtSentences(t *testing.T) {
 		t.Error("blank text made passages")
 	}
 }
-
-// TestEarlierSectionShowsTheBestInOrder: the section takes items best
-// first while they fit and shows them in the conversation's order.
-func TestEarlierSectionShowsTheBestInOrder(t *testing.T) {
-	items := []Earlier{{Text: "User: best, said late.", At: 9}, {Text: "User: " + strings.Repeat("too long ", 100), At: 1}, {Text: "User: second best, said early.", At: 2}}
-	got := RenderEarlier(items, 40)
-	if !strings.HasPrefix(got, earlierHeader+"\n") || strings.Contains(got, "too long") ||
-		strings.Index(got, "second best") > strings.Index(got, "best, said late") {
-		t.Errorf("section:\n%s", got)
-	}
-}

@@ -21,7 +21,7 @@ const NameOllama = "ollama"
 
 // Ollama is Ollama's native chat format (POST .../api/chat), which streams
 // unless "stream": false.
-var Ollama Dialect = ollama{chat{name: NameOllama, streamByDefault: true}}
+var Ollama Truncating = ollama{chat{name: NameOllama, streamByDefault: true}}
 
 func (ollama) ServesPath(path string) bool { return strings.HasSuffix(path, "/api/chat") }
 
@@ -151,5 +151,14 @@ func (o *ollamaEditor) edit(ev []byte) []byte {
 func (ollama) turns() turns { return ollamaTurns }
 
 // refusal: Ollama does not refuse a long request, it cuts its oldest
-// tokens to its context (options.num_ctx); see OllamaContext.
+// tokens to its context (options.num_ctx): it is Truncating.
 func (ollama) refusal([]byte) (int, bool) { return 0, false }
+
+// Context is the context size a request body sets (options.num_ctx), or 0.
+func (ollama) Context(body []byte) int {
+	return int(gjson.GetBytes(body, "options.num_ctx").Int())
+}
+
+// PromptTokens is the prompt as Ollama measures it against num_ctx (see
+// ollamaPromptTokens).
+func (ollama) PromptTokens(body []byte) int { return ollamaPromptTokens(body) }

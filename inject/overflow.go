@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/caddy-memory/memory/internal/block"
 )
 
 // A conversation longer than the model takes: the upstream refuses it for
@@ -46,7 +48,7 @@ func (t turns) costOf(it gjson.Result) int {
 	if t.cost != nil {
 		return t.cost(it)
 	}
-	return EstimateTokens(it.Raw)
+	return block.EstimateTokens(it.Raw)
 }
 
 // LengthRefusal reports whether an answer (its status and body) is d's
@@ -100,10 +102,10 @@ func Trim(d Dialect, body []byte, budget int) ([]byte, int, error) {
 	}
 	items := arr.Array()
 	if budget <= 0 {
-		budget = EstimateTokens(string(body)) / 2
+		budget = block.EstimateTokens(string(body)) / 2
 	}
 	// Everything outside the conversation, and the items kept anyway.
-	left := budget - EstimateTokens(string(body[:arr.Index])) - EstimateTokens(string(body[arr.Index+len(arr.Raw):]))
+	left := budget - block.EstimateTokens(string(body[:arr.Index])) - block.EstimateTokens(string(body[arr.Index+len(arr.Raw):]))
 	keep := make([]bool, len(items))
 	for i, it := range items {
 		if t.kept(it) {
@@ -231,28 +233,22 @@ var ollamaTurns = turns{field: chatTurns.field, kept: chatTurns.kept, starts: ch
 // ollamaCost is a message's estimated tokens with its images as Ollama
 // counts them.
 func ollamaCost(m gjson.Result) int {
-	n := EstimateTokens(m.Raw)
+	n := block.EstimateTokens(m.Raw)
 	m.Get("images").ForEach(func(_, img gjson.Result) bool {
-		n += ollamaImageTokens - EstimateTokens(img.Raw)
+		n += ollamaImageTokens - block.EstimateTokens(img.Raw)
 		return true
 	})
 	return n
 }
 
-// OllamaPromptTokens estimates the prompt of an Ollama chat request as
+// ollamaPromptTokens estimates the prompt of an Ollama chat request as
 // Ollama measures it against num_ctx: the request without the answer it
 // asks for (num_predict), each image 768 tokens.
-func OllamaPromptTokens(body []byte) int {
-	n := EstimateTokens(string(body))
+func ollamaPromptTokens(body []byte) int {
+	n := block.EstimateTokens(string(body))
 	gjson.GetBytes(body, "messages").ForEach(func(_, m gjson.Result) bool {
-		n += ollamaCost(m) - EstimateTokens(m.Raw)
+		n += ollamaCost(m) - block.EstimateTokens(m.Raw)
 		return true
 	})
 	return n
-}
-
-// OllamaContext is the context size an Ollama request body sets
-// (options.num_ctx), or 0.
-func OllamaContext(body []byte) int {
-	return int(gjson.GetBytes(body, "options.num_ctx").Int())
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/caddy-memory/memory/internal/block"
 )
 
 func TestLengthRefusal(t *testing.T) {
@@ -159,23 +161,23 @@ func TestCompletionTokens(t *testing.T) {
 			t.Errorf("%s: %d, want %d", body, got, want)
 		}
 	}
-	if OllamaContext([]byte(`{"options":{"num_ctx":4096}}`)) != 4096 || OllamaContext([]byte(`{}`)) != 0 {
-		t.Error("OllamaContext")
+	if Ollama.Context([]byte(`{"options":{"num_ctx":4096}}`)) != 4096 || Ollama.Context([]byte(`{}`)) != 0 {
+		t.Error("Ollama.Context")
 	}
 }
 
 func TestEarlierSectionGoesInTheBlock(t *testing.T) {
-	block, _, _ := Render([]Item{{Text: "User lives in Porto."}}, 800, 10)
+	blk, _, _ := block.Render([]block.Item{{Text: "User lives in Porto."}}, 800, 10)
 	req, err := OpenAIChat.Parse([]byte(`{"messages":[{"role":"user","content":"What is my locker code?"}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	body, err := req.Inject(block, CacheSafe)
+	body, err := req.Inject(blk, CacheSafe)
 	if err != nil {
 		t.Fatal(err)
 	}
-	section := RenderEarlier([]Earlier{{Text: "User: my locker code is 4711, \"the\" one."}}, 200)
-	out, ok := WithEarlier(body, block, section)
+	section := block.RenderEarlier([]block.Earlier{{Text: "User: my locker code is 4711, \"the\" one."}}, 200)
+	out, ok := WithEarlier(body, blk, section)
 	if !ok {
 		t.Fatal("the block was not found")
 	}
@@ -191,7 +193,7 @@ func TestEarlierSectionGoesInTheBlock(t *testing.T) {
 	if _, ok := WithEarlier(body, "", section); ok {
 		t.Error("a body without a block took a section")
 	}
-	if RenderEarlier([]Earlier{{Text: strings.Repeat("long ", 400)}}, 50) != "" {
+	if block.RenderEarlier([]block.Earlier{{Text: strings.Repeat("long ", 400)}}, 50) != "" {
 		t.Error("a section over its budget")
 	}
 }
@@ -203,8 +205,8 @@ func TestOllamaCountsImagesAsOllamaDoes(t *testing.T) {
 	body := `{"model":"llava","options":{"num_predict":9000},"messages":[{"role":"user","content":"old question ` + strings.Repeat("word ", 400) + `"},` +
 		`{"role":"assistant","content":"old answer"},{"role":"user","content":"What is this?","images":["` + img + `"]},` +
 		`{"role":"assistant","content":"A cat."},{"role":"user","content":"What colour?"}]}`
-	if n := OllamaPromptTokens([]byte(body)); n < 768 || n > 1400 {
-		t.Errorf("OllamaPromptTokens %d, want about 768 for the image and 600 for the text", n)
+	if n := Ollama.PromptTokens([]byte(body)); n < 768 || n > 1400 {
+		t.Errorf("Ollama.PromptTokens %d, want about 768 for the image and 600 for the text", n)
 	}
 	out, dropped, err := Trim(Ollama, []byte(body), 1000)
 	if err != nil || dropped != 2 || !strings.Contains(string(out), img) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/caddy-memory/memory/internal/block"
 	"github.com/caddy-memory/memory/internal/norm"
 )
 
@@ -90,7 +91,7 @@ func (r *Request) LatestUser() int {
 // Query is the text to search memories with: the latest user turn.
 func (r *Request) Query() string {
 	if i := r.LatestUser(); i >= 0 {
-		return Strip(r.Messages[i].Text)
+		return block.Strip(r.Messages[i].Text)
 	}
 	return ""
 }
@@ -117,7 +118,7 @@ func (r *Request) Before(n int) []string {
 	i := r.LatestUser()
 	var out []string
 	for j := max(0, i-n); j >= 0 && j < i; j++ {
-		if t := Strip(r.Messages[j].Text); strings.TrimSpace(t) != "" {
+		if t := block.Strip(r.Messages[j].Text); strings.TrimSpace(t) != "" {
 			out = append(out, t)
 		}
 	}
@@ -132,7 +133,7 @@ func (r *Request) EarlierUser(n int) string {
 		if r.Messages[j].Role != "user" {
 			continue
 		}
-		t := Strip(r.Messages[j].Text)
+		t := block.Strip(r.Messages[j].Text)
 		if len(t) > n {
 			t = t[len(t)-n:]
 			for t != "" && !utf8.RuneStart(t[0]) {
@@ -175,13 +176,13 @@ func (r *Request) UserTurns() int {
 // unchanged every turn, so every request of one conversation gets the same id
 // without the client sending one.
 func (r *Request) Conversation() string {
-	sys, user := Strip(r.System), ""
+	sys, user := block.Strip(r.System), ""
 	for _, m := range r.Messages {
 		switch {
 		case sys == "" && (m.Role == "system" || m.Role == "developer"):
-			sys = Strip(m.Text)
+			sys = block.Strip(m.Text)
 		case user == "" && m.Role == "user":
-			user = Strip(m.Text)
+			user = block.Strip(m.Text)
 		}
 	}
 	if user == "" {

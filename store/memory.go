@@ -80,7 +80,7 @@ const (
 // learner's own transcript turns reach about 8 KB, and memories made through
 // the API before this limit was shared went up to 16 KiB. What a memory
 // costs a prompt is bounded elsewhere: the block shows each memory in at
-// most inject.MaxItemTokens.
+// most block.MaxItemTokens.
 const MaxContent = 16 << 10
 
 // CheckContent refuses content over MaxContent, in the words every way of

@@ -17,6 +17,13 @@
 //
 // Each owner is a nested bucket, so nothing can be read across owners by
 // accident and forgetting an owner is one DeleteBucket.
+//
+// It is public, not internal, because it is one of the units the design
+// names (DESIGN.md): the storage format is what every instance and tool
+// that opens a storage directory agrees on. A user of it may rely on a
+// storage opened with Open holding the memories as Memory records, each
+// with its history and each change numbered in the change log; the rest
+// serves this module's own packages and may change with it.
 package store
 
 import (

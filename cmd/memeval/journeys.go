@@ -75,7 +75,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/caddy-memory/memory/inject"
+	"github.com/caddy-memory/memory/internal/block"
 )
 
 type journeySet struct {
@@ -275,14 +275,14 @@ func (o probeOutcome) ok() bool {
 	return (!o.Needed || o.Hit) && !o.Spoke && len(o.Stale)+len(o.Other)+len(o.Echoes) == 0
 }
 
-// judgeProbe grades a probe's block; earlier are the messages the person
+// judgeProbe grades a probe's block (shown); earlier are the messages the person
 // sent before it, asked the earlier probes' questions.
-func judgeProbe(pr *probe, earlier, asked []string, block string) probeOutcome {
-	o := probeOutcome{Ask: pr.Ask, Needed: len(pr.must) > 0, SmallTalk: pr.Empty, Spoke: pr.Empty && block != "", Block: block}
-	if block != "" {
-		o.Tokens = inject.EstimateTokens(block)
+func judgeProbe(pr *probe, earlier, asked []string, shown string) probeOutcome {
+	o := probeOutcome{Ask: pr.Ask, Needed: len(pr.must) > 0, SmallTalk: pr.Empty, Spoke: pr.Empty && shown != "", Block: shown}
+	if shown != "" {
+		o.Tokens = block.EstimateTokens(shown)
 	}
-	lines, dated := blockEntries(block)
+	lines, dated := blockEntries(shown)
 	anyLine := func(res []*regexp.Regexp, line string) bool {
 		return slices.ContainsFunc(res, func(re *regexp.Regexp) bool { return re.MatchString(line) })
 	}

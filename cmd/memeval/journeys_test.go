@@ -22,7 +22,7 @@ func testProbe(t *testing.T, pr *probe) *probe {
 	return pr
 }
 
-func block(lines ...string) string {
+func blockOf(lines ...string) string {
 	return "<memory-context source=\"caddy-memory\">\nMemories of this user from earlier conversations.\n- " +
 		strings.Join(lines, "\n- ") + "\n</memory-context>"
 }
@@ -41,23 +41,23 @@ func TestJudgeProbe(t *testing.T) {
 		stale, other, echoes int
 		profile              bool // the hit is on the profile's (undated) lines
 	}{
-		{"needed facts, nothing wrong", block("User is a teacher.", "User's daughter Mia is allergic to eggs."), true, 0, 0, 0, true},
-		{"one group missing is a miss", block("User is a teacher."), false, 0, 0, 0, false},
+		{"needed facts, nothing wrong", blockOf("User is a teacher.", "User's daughter Mia is allergic to eggs."), true, 0, 0, 0, true},
+		{"one group missing is a miss", blockOf("User is a teacher."), false, 0, 0, 0, false},
 		{"no block", "", false, 0, 0, 0, false},
-		{"the replaced value shown as current", block("User works at a bank.", "User is a teacher.", "Mia: eggs"), true, 1, 0, 0, true},
-		{"a dated transcript line shows it too", block("[2026-01-02] User: I work at a bank.", "User is a teacher."), false, 1, 0, 0, false},
-		{"a line saying it ended is not stale", block("User quit the bank.", "User: Ich arbeite nicht mehr bei der Bank.", "User: je ne travaille plus à la banque"), false, 0, 0, 0, false},
-		{"a line with the new value beside the old is not stale", block("User: Actually I left banking, I'm now a teacher. Eggs."), true, 0, 0, 0, true},
-		{"an earlier mark is not stale", block("(earlier) User worked at a bank."), false, 0, 0, 0, false},
-		{"another person's facts", block("User lives in Rome.", "User is allergic to eggs.", "User teaches."), true, 0, 2, 0, true},
-		{"a transcript of a pasted text counts as other", block("[2026-01-03] User: Translate: I live in Rome.", "User teaches. Egg."), true, 0, 1, 0, true},
-		{"an earlier question echoed", block("User: Which wine goes with fish?", "User teaches eggs."), true, 0, 0, 1, true},
-		{"an echo pattern", block("User: Write me a haiku."), false, 0, 0, 1, false},
-		{"a statement is no echo", block("User: I work at a bank. Teacher now. Eggs"), true, 0, 0, 0, true},
-		{"a message that says something and asks is no echo", block("User: I'm at the airport. What can I do in Lisbon?"), false, 0, 0, 0, false},
-		{"questions only, made one line", block("User: Is it far? How far?"), false, 0, 0, 1, false},
-		{"an earlier probe's question, whatever its form", block("User: Plan my week"), false, 0, 0, 1, false},
-		{"a hit from a transcript turn is not from the profile", block("User is a teacher.", "[2026-01-02] User: Eggs for breakfast."), true, 0, 0, 0, false},
+		{"the replaced value shown as current", blockOf("User works at a bank.", "User is a teacher.", "Mia: eggs"), true, 1, 0, 0, true},
+		{"a dated transcript line shows it too", blockOf("[2026-01-02] User: I work at a bank.", "User is a teacher."), false, 1, 0, 0, false},
+		{"a line saying it ended is not stale", blockOf("User quit the bank.", "User: Ich arbeite nicht mehr bei der Bank.", "User: je ne travaille plus à la banque"), false, 0, 0, 0, false},
+		{"a line with the new value beside the old is not stale", blockOf("User: Actually I left banking, I'm now a teacher. Eggs."), true, 0, 0, 0, true},
+		{"an earlier mark is not stale", blockOf("(earlier) User worked at a bank."), false, 0, 0, 0, false},
+		{"another person's facts", blockOf("User lives in Rome.", "User is allergic to eggs.", "User teaches."), true, 0, 2, 0, true},
+		{"a transcript of a pasted text counts as other", blockOf("[2026-01-03] User: Translate: I live in Rome.", "User teaches. Egg."), true, 0, 1, 0, true},
+		{"an earlier question echoed", blockOf("User: Which wine goes with fish?", "User teaches eggs."), true, 0, 0, 1, true},
+		{"an echo pattern", blockOf("User: Write me a haiku."), false, 0, 0, 1, false},
+		{"a statement is no echo", blockOf("User: I work at a bank. Teacher now. Eggs"), true, 0, 0, 0, true},
+		{"a message that says something and asks is no echo", blockOf("User: I'm at the airport. What can I do in Lisbon?"), false, 0, 0, 0, false},
+		{"questions only, made one line", blockOf("User: Is it far? How far?"), false, 0, 0, 1, false},
+		{"an earlier probe's question, whatever its form", blockOf("User: Plan my week"), false, 0, 0, 1, false},
+		{"a hit from a transcript turn is not from the profile", blockOf("User is a teacher.", "[2026-01-02] User: Eggs for breakfast."), true, 0, 0, 0, false},
 	} {
 		o := judgeProbe(pr, earlier, []string{"Plan my week"}, tc.block)
 		if o.Hit != tc.hit || len(o.Stale) != tc.stale || len(o.Other) != tc.other || len(o.Echoes) != tc.echoes {
@@ -80,7 +80,7 @@ func TestJudgeProbe(t *testing.T) {
 	if err := pe.compile(day); err != nil {
 		t.Fatal(err)
 	}
-	if o := judgeProbe(pe.Probes[0], nil, nil, block("User lives in Leeds.", "User's name is Tomasz.")); !o.Hit || len(o.Other) != 1 {
+	if o := judgeProbe(pe.Probes[0], nil, nil, blockOf("User lives in Leeds.", "User's name is Tomasz.")); !o.Hit || len(o.Other) != 1 {
 		t.Errorf("the person's must_not holds for each probe: %+v", o)
 	}
 
@@ -88,7 +88,7 @@ func TestJudgeProbe(t *testing.T) {
 	if o := judgeProbe(small, nil, nil, ""); !o.ok() || !o.SmallTalk || o.Needed {
 		t.Errorf("small talk without a block: %+v", o)
 	}
-	if o := judgeProbe(small, nil, nil, block("User lives in Oslo.")); o.ok() || !o.Spoke {
+	if o := judgeProbe(small, nil, nil, blockOf("User lives in Oslo.")); o.ok() || !o.Spoke {
 		t.Errorf("small talk with a block: %+v", o)
 	}
 }

@@ -34,13 +34,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/caddy-memory/memory/embed"
-	"github.com/caddy-memory/memory/engine"
 	"github.com/caddy-memory/memory/extract"
-	"github.com/caddy-memory/memory/inject"
+	"github.com/caddy-memory/memory/internal/block"
+	"github.com/caddy-memory/memory/internal/embed"
+	"github.com/caddy-memory/memory/internal/engine"
+	"github.com/caddy-memory/memory/internal/llm"
 	"github.com/caddy-memory/memory/internal/seal"
 	"github.com/caddy-memory/memory/internal/stats"
-	"github.com/caddy-memory/memory/llm"
 )
 
 func main() {
@@ -349,15 +349,15 @@ func turnsOf(res []engine.Result) []string {
 
 // blockTokens is the size of the block the proxy would inject.
 func blockTokens(res []engine.Result, maxTokens, maxItems int) int {
-	items := make([]inject.Item, len(res))
+	items := make([]block.Item, len(res))
 	for i, r := range res {
-		items[i] = inject.Item{Text: r.Memory.Content, Time: r.Memory.UpdatedAt}
+		items[i] = block.Item{Text: r.Memory.Content, Time: r.Memory.UpdatedAt}
 	}
-	block, _, _ := inject.Render(items, maxTokens, maxItems)
-	if block == "" {
+	rendered, _, _ := block.Render(items, maxTokens, maxItems)
+	if rendered == "" {
 		return 0
 	}
-	return inject.EstimateTokens(block)
+	return block.EstimateTokens(rendered)
 }
 
 // offTopicRate asks each conversation's owner questions from the other

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/caddy-memory/memory/engine"
+	"github.com/caddy-memory/memory/internal/engine"
 )
 
 const fixture = `[{"sample_id":"conv-x","conversation":{"speaker_a":"Ana","speaker_b":"Ben",

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/caddy-memory/memory/inject"
+	"github.com/caddy-memory/memory/internal/block"
 )
 
 // prefItem is one PrefEval item: a preference, a later question that needs
@@ -194,7 +194,7 @@ func runPrefEval(p *proxy, plans []prefPlan, mode string, workers int, misses io
 		}
 		if blocks[i] != "" {
 			withBlock++
-			tokens += inject.EstimateTokens(blocks[i])
+			tokens += block.EstimateTokens(blocks[i])
 		}
 		c := perTopic[pl.item.Topic]
 		c[0] += b2i(hit)

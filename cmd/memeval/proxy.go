@@ -21,7 +21,7 @@ import (
 
 	_ "github.com/caddy-memory/memory"
 	"github.com/caddy-memory/memory/app"
-	"github.com/caddy-memory/memory/inject"
+	"github.com/caddy-memory/memory/internal/block"
 )
 
 // proxy is a real Caddy with the memory handler (its defaults, plus any
@@ -221,10 +221,10 @@ func (p *proxy) block(key string) string {
 	}
 	_ = json.Unmarshal(body, &req)
 	for _, m := range req.Messages {
-		if i := strings.Index(m.Content, inject.BlockStart); i >= 0 {
+		if i := strings.Index(m.Content, block.Start); i >= 0 {
 			s := m.Content[i:]
-			if j := strings.Index(s, inject.BlockEnd); j >= 0 {
-				return s[:j+len(inject.BlockEnd)]
+			if j := strings.Index(s, block.End); j >= 0 {
+				return s[:j+len(block.End)]
 			}
 			return s
 		}

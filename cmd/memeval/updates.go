@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/caddy-memory/memory/inject"
+	"github.com/caddy-memory/memory/internal/block"
 )
 
 // updateCase is a knowledge update: what the user said earlier (each a
@@ -91,7 +91,7 @@ func runUpdates(p *proxy, cases []updateCase, workers int, verbose io.Writer) (u
 		r.Echoes += b2i(echo)
 		pass := newFound && !oldCurrent
 		r.Passed += b2i(pass)
-		tokens += inject.EstimateTokens(blocks[i])
+		tokens += block.EstimateTokens(blocks[i])
 		if verbose != nil && (!pass || echo) {
 			fmt.Fprintf(verbose, "UPDATE %s new=%v old-as-current=%v echo=%v\n    %s\n", c.ID, newFound, oldCurrent, echo,
 				strings.ReplaceAll(blocks[i], "\n", "\n    "))

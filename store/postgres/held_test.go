@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/caddy-memory/memory/engine"
 	"github.com/caddy-memory/memory/extract"
+	"github.com/caddy-memory/memory/internal/engine"
 	"github.com/caddy-memory/memory/internal/pgtest"
 	"github.com/caddy-memory/memory/store/postgres"
 )

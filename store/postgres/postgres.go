@@ -4,6 +4,11 @@
 // committed write transactions that instances replay into their replicas,
 // the migrations that make the schema, and the locks that make background
 // work run once. It knows what a row belongs to, never what it means.
+//
+// It is public, beside store, because it is the store's second
+// implementation (store.Shared) that DESIGN.md names: a user of it may
+// rely on Open migrating the schema it finds and on the store.Shared
+// contract; the schema itself is this module's.
 package postgres
 
 import (

@@ -1,0 +1,305 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/caddy-memory/memory/extract"
+	"github.com/caddy-memory/memory/internal/block"
+	"github.com/caddy-memory/memory/internal/llm/llmtest"
+	"github.com/caddy-memory/memory/store"
+)
+
+// say learns one proxied turn of owner in its own conversation, and waits.
+func say(t *testing.T, e *Engine, owner, text string) {
+	t.Helper()
+	conversations.n++
+	e.Enqueue(&Job{Owner: owner, Turn: extract.Turn{Dialect: "openai_chat", Conversation: fmt.Sprintf("c-%d", conversations.n), Turn: 1,
+		NewTurn: true, User: text, Response: chatJSON("Noted."), ContentType: "application/json", Time: time.Now()}})
+	settle(t, e)
+}
+
+var conversations struct{ n int }
+
+// recallFor is the proxy's recall, profile on, for a question of owner.
+func recallFor(t *testing.T, e *Engine, owner, q string, profileTokens int) Recalled {
+	t.Helper()
+	rec, err := e.Recall(context.Background(), RecallRequest{
+		SearchRequest: SearchRequest{Owner: owner, Query: q, Limit: 10, MinScore: DefaultMinScore, Gate: true},
+		Profile:       true, ProfileTokens: profileTokens, MaxTokens: 800, MaxItems: 10,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
+// The profile rides with a question that names none of it, constraints
+// first; the retrieved part does not repeat it; small talk gets nothing.
+func TestProfileRidesWithEveryQuestion(t *testing.T) {
+	for _, local := range []bool{true, false} {
+		t.Run(fmt.Sprintf("records=%v", local), func(t *testing.T) {
+			cfg := Config{Dir: t.TempDir(), Shards: 2, LockTimeout: 200 * time.Millisecond}
+			if !local {
+				cfg.LocalSearchMax = 1 // searched, and its profile kept up, through the index and the change log
+			}
+			e, err := openConfig(t, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer closeEngine(t, e)
+			owner := e.OwnerID("maria")
+			say(t, e, owner, "I prefer vegetarian food and I cycle to work.")
+			say(t, e, owner, "Hi, I am Maria. I'm allergic to shellfish.")
+			rec := recallFor(t, e, owner, "Suggest a snack for me.", 0)
+			if rec.Block == "" || len(rec.Memories) < 3 {
+				t.Fatalf("no profile for an unrelated question: %+v", rec)
+			}
+			if first := rec.Memories[0].Memory.Content; first != "User is allergic to shellfish." || !rec.Memories[0].Profile {
+				t.Errorf("the block starts with %q, want the allergy", first)
+			}
+			for _, want := range []string{"User's name is Maria.", "User prefers vegetarian food.", "User cycles to work."} {
+				if !strings.Contains(rec.Block, want) {
+					t.Errorf("the block lacks %q:\n%s", want, rec.Block)
+				}
+			}
+			// A question that finds the allergy does not show it twice, nor
+			// the turn it was learned from.
+			rec = recallFor(t, e, owner, "Which shellfish dishes should I avoid?", 0)
+			if n := strings.Count(rec.Block, "allergic to shellfish"); n != 1 {
+				t.Errorf("the allergy shows %d times:\n%s", n, rec.Block)
+			}
+			if got := recallFor(t, e, owner, "good morning!", 0); got.Block != "" || got.Nothing != NothingSmallTalk {
+				t.Errorf("small talk got %+v", got)
+			}
+			// A later fact joins it.
+			say(t, e, owner, "I live in Porto.")
+			if rec := recallFor(t, e, owner, "Suggest a snack for me.", 0); !strings.Contains(rec.Block, "User lives in Porto.") {
+				t.Errorf("the new fact is not in the profile:\n%s", rec.Block)
+			}
+		})
+	}
+}
+
+// Within its budget the profile drops preferences before it drops a
+// health constraint, whatever the order things were said in.
+func TestProfileBudgetKeepsConstraints(t *testing.T) {
+	e := open(t, t.TempDir(), 1)
+	defer closeEngine(t, e)
+	owner := e.OwnerID("ana")
+	say(t, e, owner, "I have a severe nut allergy and must avoid all nuts and nut byproducts.")
+	for _, p := range []string{"I prefer window seats on long flights.", "I love jazz music from the fifties.",
+		"I prefer hiking in the mountains over lying on the beach.", "I usually prefer tea over coffee in the morning."} {
+		say(t, e, owner, p)
+	}
+	say(t, e, owner, "I follow a strict gluten-free diet.")
+	for _, budget := range []int{20, 40, 60, 200} {
+		rec := recallFor(t, e, owner, "Any ideas for the weekend?", budget)
+		shown := 0
+		for _, m := range rec.Memories {
+			if m.Profile {
+				shown += block.EstimateTokens("- " + m.Memory.Content + "\n")
+			}
+		}
+		if shown > budget {
+			t.Errorf("budget %d: the profile takes about %d tokens", budget, shown)
+		}
+		if budget >= 40 && (!strings.Contains(rec.Block, "nut allergy") || !strings.Contains(rec.Block, "gluten-free")) {
+			t.Errorf("budget %d: the constraints were cut:\n%s", budget, rec.Block)
+		}
+		if budget < 60 && strings.Contains(rec.Block, "jazz") {
+			t.Errorf("budget %d: a liking took the room of a constraint:\n%s", budget, rec.Block)
+		}
+		if budget == 200 && !strings.Contains(rec.Block, "window seats") {
+			t.Errorf("budget 200 has room for the preferences:\n%s", rec.Block)
+		}
+	}
+}
+
+// What the user no longer has or is ("not allergic to nuts", "not vegan
+// anymore") replaces a constraint but is none: it never takes a
+// constraint's room.
+func TestProfileRetractionIsNoConstraint(t *testing.T) {
+	e := open(t, t.TempDir(), 1)
+	defer closeEngine(t, e)
+	owner := e.OwnerID("ana")
+	say(t, e, owner, "I follow a strict gluten-free diet.")
+	say(t, e, owner, "I'm not allergic to nuts.")
+	rec := recallFor(t, e, owner, "Any ideas for the weekend?", 12)
+	if !strings.Contains(rec.Block, "gluten-free") || strings.Contains(rec.Block, "not allergic") {
+		t.Errorf("a retraction took the room of the diet:\n%s", rec.Block)
+	}
+}
+
+// A question the user once asked is no memory about them; a turn saying
+// what a later fact changed is not injected as current.
+func TestRecallLeavesOutEchoesAndSupersededTurns(t *testing.T) {
+	for _, local := range []bool{true, false} {
+		t.Run(fmt.Sprintf("records=%v", local), func(t *testing.T) {
+			cfg := Config{Dir: t.TempDir(), Shards: 1, LockTimeout: 200 * time.Millisecond}
+			if !local {
+				cfg.LocalSearchMax = -1
+			}
+			e, err := openConfig(t, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer closeEngine(t, e)
+			owner := e.OwnerID("ana")
+			say(t, e, owner, "I live in Lisbon, close to the river.")
+			say(t, e, owner, "Thanks! Also, what's the weather like in spring by the river?")
+			say(t, e, owner, "I moved to Porto last month.")
+			rec := recallFor(t, e, owner, "What's the weather like where I live, by the river?", 0)
+			if !strings.Contains(rec.Block, "Porto") {
+				t.Errorf("the new home is not in the block:\n%s", rec.Block)
+			}
+			if strings.Contains(rec.Block, "Lisbon") {
+				t.Errorf("the old home is presented as current:\n%s", rec.Block)
+			}
+			if strings.Contains(rec.Block, "what's the weather like in spring") {
+				t.Errorf("the user's own question came back as a memory:\n%s", rec.Block)
+			}
+			// Asked what was discussed, the question is what was said.
+			rec = recallFor(t, e, owner, "What did we discuss about the weather in spring?", 0)
+			if !strings.Contains(rec.Block, "what's the weather like in spring") {
+				t.Errorf("what was discussed lacks the question:\n%s", rec.Block)
+			}
+			// History stays readable.
+			found := false
+			for _, r := range search(t, e, owner, "Lisbon river") {
+				found = found || strings.Contains(r.Memory.Content, "I live in Lisbon")
+			}
+			if !found {
+				t.Error("the Lisbon turn is gone from search")
+			}
+		})
+	}
+}
+
+// TestASupersededTurnInAnotherLanguageStaysOut: a turn said in Spanish
+// that stated what a fact said before it changed is not injected as
+// current either, though it shares no word with the fact's English but
+// the name ("Tengo un perro, Toby" once "Toby has died").
+func TestASupersededTurnInAnotherLanguageStaysOut(t *testing.T) {
+	e, err := openConfig(t, Config{Dir: t.TempDir(), Shards: 1, LockTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeEngine(t, e)
+	owner := e.OwnerID("lola")
+	say(t, e, owner, "Tengo un perro, Toby, un mestizo de 12 años, y le cuesta subir las escaleras.")
+	say(t, e, owner, "Se nos murió Toby en febrero. Hemos adoptado una gata, se llama Luna.")
+	rec := recallFor(t, e, owner, "¿Qué le compro a mi mascota para su cumpleaños?", 0)
+	if !strings.Contains(rec.Block, "Luna") {
+		t.Errorf("the new pet is not in the block:\n%s", rec.Block)
+	}
+	if strings.Contains(rec.Block, "Tengo un perro, Toby") {
+		t.Errorf("the turn saying what changed rides as current:\n%s", rec.Block)
+	}
+}
+
+// A standing fact the budget left out still reaches a question of its
+// domain, after the profile; it moves nothing the question's words found.
+func TestBridgeBringsBackAFactTheBudgetLeftOut(t *testing.T) {
+	e := open(t, t.TempDir(), 1)
+	defer closeEngine(t, e)
+	owner := e.OwnerID("many")
+	say(t, e, owner, "I prefer cruelty-free beauty products.")
+	for _, p := range []string{"I prefer aisle seats on flights.", "I prefer boutique hotels to chains.",
+		"I prefer hiking over beaches.", "I prefer board games over video games.", "I prefer audiobooks to paper books.",
+		"I prefer jazz over pop.", "I prefer linen shirts in summer.", "I prefer tea over coffee."} {
+		say(t, e, owner, p)
+	}
+	const q = "Can you recommend a nourishing lip balm?"
+	rec := recallFor(t, e, owner, q, 40)
+	if !strings.Contains(rec.Block, "cruelty-free beauty products") {
+		t.Fatalf("the left-out beauty preference did not reach a question about lip balm:\n%s", rec.Block)
+	}
+	for _, m := range rec.Memories {
+		if strings.Contains(m.Memory.Content, "beauty") && m.Profile {
+			t.Errorf("the bridged fact is counted in the profile's budget")
+		}
+	}
+	// Nothing in another domain is brought back.
+	if rec := recallFor(t, e, owner, "Which laptop should I buy for programming?", 40); strings.Contains(rec.Block, "beauty") {
+		t.Errorf("a question about laptops got the beauty preference:\n%s", rec.Block)
+	}
+}
+
+// With a model, the distiller is shown the head of the profile among what
+// is known, so a session that changes a standing fact can replace it even
+// when the facts most like the session are others.
+func TestTheDistillerSeesTheProfile(t *testing.T) {
+	srv := llmtest.NewServer()
+	defer srv.Close()
+	e, _ := withModel(t, t.TempDir(), srv, 100*time.Millisecond)
+	defer closeEngine(t, e)
+	owner := e.OwnerID("sk-home")
+	puts := []OwnedPut{{owner, store.Put{Kind: "identity", Key: "home", Content: "The user lives in Lisbon.", Source: store.SourceAPI}}}
+	for i := range 14 {
+		puts = append(puts, OwnedPut{owner, store.Put{Kind: "note", Content: fmt.Sprintf("The user settled near the Douro on trip %d.", i), Source: store.SourceAPI}})
+	}
+	if _, err := e.Remember(context.Background(), puts...); err != nil {
+		t.Fatal(err)
+	}
+	srv.Answer(func(c llmtest.Call) llmtest.Answer {
+		m := regexp.MustCompile(`(?m)^(\d+)\. The user lives in Lisbon\.$`).FindStringSubmatch(c.Text())
+		if m == nil {
+			return llmtest.Answer{Content: `{"facts": []}`}
+		}
+		return llmtest.Answer{Content: `{"episode": {"summary": "A move."}, "facts": [
+			{"content": "The user lives in Porto.", "category": "identity", "importance": 8, "replaces": ` + m[1] + `}]}`}
+	})
+	said(t, e, owner, "s1", 1, "Finally settled near the Douro, in Porto.", "Lovely!")
+	waitFor(t, "the distillation", func() bool { return e.distiller.running() != nil && len(srv.Calls()) > 0 })
+	if err := e.WaitDistilled(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if rec := recallFor(t, e, owner, "Any weekend plans?", 0); !strings.Contains(rec.Block, "Porto") || strings.Contains(rec.Block, "Lisbon") {
+		t.Errorf("the profile after the model's update:\n%s", rec.Block)
+	}
+}
+
+// A large owner's profile is read as the search postings are built after
+// a start, not by its first request; a small owner's waits to be asked.
+func TestLargeOwnersProfileIsReadAtStart(t *testing.T) {
+	dir := t.TempDir()
+	cfg := Config{Dir: dir, Shards: 1, LockTimeout: 200 * time.Millisecond, LocalSearchMax: 8}
+	e, err := openConfig(t, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	large, small := e.OwnerID("sk-large"), e.OwnerID("sk-small")
+	var puts []store.Put
+	for i := range 20 {
+		puts = append(puts, store.Put{Kind: "note", Key: fmt.Sprint("n", i), Content: fmt.Sprint("Note ", i, " about the allotment.")})
+	}
+	puts = append(puts, store.Put{Kind: "health", Key: "health:allergy", Content: "User is allergic to shellfish."})
+	remember(t, e, large, puts...)
+	remember(t, e, small, store.Put{Kind: "health", Key: "health:allergy", Content: "User is allergic to peanuts."})
+	closeEngine(t, e)
+
+	e, err = openConfig(t, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeEngine(t, e)
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	if err := e.postings.wait(ctx, e.store.LastSeq(), true); err != nil {
+		t.Fatal(err)
+	}
+	if !e.recall.HoldsProfile(large) {
+		t.Fatal("the large owner's profile was not read as the postings were built")
+	}
+	if e.recall.HoldsProfile(small) {
+		t.Error("a small owner's profile was read before it was asked for")
+	}
+	if rec := recallFor(t, e, large, "Suggest a dinner", 0); !strings.Contains(rec.Block, "shellfish") {
+		t.Errorf("the block after the start:\n%s", rec.Block)
+	}
+}
