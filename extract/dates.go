@@ -84,3 +84,51 @@ func ago(n int, unit string, t time.Time) string {
 	}
 	return strconv.Itoa(t.Year() - n)
 }
+
+// agoPat is a time ago, in any of the five languages: "three months ago",
+// "hace tres meses", "vor drei Monaten", "il y a trois mois", "há três
+// meses"; agoEnglish says it in English, which absoluteDates resolves.
+const agoPat = `(?:(?:hace|vor|il\s+y\s+a|há|ha)\s+)?(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|un|una|uno|dos|tres|cuatro|cinco|seis|siete|ocho|nueve|diez|einem|einer|zwei|drei|vier|fünf|sechs|sieben|acht|neun|zehn|une|deux|trois|quatre|cinq|sept|huit|neuf|dix|um|uma|dois|duas|três|quatro|seis|sete|oito|nove|dez|\d{1,2})\s+(?:days?|weeks?|months?|years?|días?|dias?|semanas?|mes(?:es)?|años?|anos?|tag(?:en)?|tage|wochen?|monat(?:en)?|monate|jahr(?:en)?|jahre|jours?|semaines?|mois|ans|années?|meses|mês)(?:\s+ago|\s+atrás)?`
+
+var (
+	agoNumbers = map[string]int{"a": 1, "an": 1, "one": 1, "un": 1, "una": 1, "uno": 1, "einem": 1, "einer": 1, "une": 1, "um": 1, "uma": 1,
+		"two": 2, "dos": 2, "zwei": 2, "deux": 2, "dois": 2, "duas": 2, "three": 3, "tres": 3, "drei": 3, "trois": 3, "três": 3,
+		"four": 4, "cuatro": 4, "vier": 4, "quatre": 4, "quatro": 4, "five": 5, "cinco": 5, "fünf": 5, "cinq": 5,
+		"six": 6, "seis": 6, "sechs": 6, "seven": 7, "siete": 7, "sieben": 7, "sept": 7, "sete": 7, "eight": 8, "ocho": 8,
+		"acht": 8, "huit": 8, "oito": 8, "nine": 9, "nueve": 9, "neun": 9, "neuf": 9, "nove": 9, "ten": 10, "diez": 10,
+		"zehn": 10, "dix": 10, "dez": 10}
+	agoUnits = map[string]string{"day": "day", "días": "day", "día": "day", "dias": "day", "dia": "day", "tag": "day", "tagen": "day",
+		"tage": "day", "jour": "day", "jours": "day", "week": "week", "semana": "week", "semanas": "week", "woche": "week",
+		"wochen": "week", "semaine": "week", "semaines": "week", "month": "month", "mes": "month", "meses": "month",
+		"mês": "month", "monat": "month", "monaten": "month", "monate": "month", "mois": "month", "year": "year",
+		"año": "year", "años": "year", "ano": "year", "anos": "year", "jahr": "year", "jahren": "year", "jahre": "year",
+		"an": "year", "ans": "year", "année": "year", "années": "year"}
+)
+
+// agoEnglish is a time ago said in any of the languages, in English ("hace
+// tres meses": "3 months ago"), "" when it is none.
+func agoEnglish(d string) string {
+	n, unit := 0, ""
+	d = strings.ToLower(d)
+	for _, lead := range []string{"il y a ", "hace ", "vor ", "há ", "ha "} {
+		d = strings.TrimPrefix(d, lead) // "il y a deux ans": its "a" is no number
+	}
+	for _, w := range strings.Fields(d) {
+		if v, err := strconv.Atoi(w); err == nil {
+			n = v
+		} else if v, ok := agoNumbers[w]; ok && n == 0 {
+			n = v
+		} else if u, ok := agoUnits[strings.TrimSuffix(w, "s")]; ok && n > 0 {
+			unit = u
+		} else if u, ok := agoUnits[w]; ok && n > 0 {
+			unit = u
+		}
+	}
+	if n == 0 || unit == "" {
+		return ""
+	}
+	if n > 1 {
+		unit += "s"
+	}
+	return strconv.Itoa(n) + " " + unit + " ago"
+}

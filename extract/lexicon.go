@@ -105,3 +105,11 @@ var (
 // noLonger is what a retraction of a job or an employer says: "I'm not a
 // nurse anymore", "I no longer work at Acme".
 var noLonger = []string{"no longer", "anymore", "any more"}
+
+// activities are the pastimes and habits a user takes up and gives up
+// ("quit the gym", "took up bouldering"), in English.
+const activities = `(?:gym|running|jogging|yoga|hot\s+yoga|pilates|crossfit|swimming|cycling|spin(?:ning)?|football|soccer|tennis|squash|padel|climbing|bouldering|boxing|kickboxing|golf|basketball|volleyball|rugby|hockey|netball|cricket|dancing|salsa|ballet|piano|guitar|violin|drums|chess|knitting|painting|photography|smoking|vaping|drinking|alcohol|coffee|caffeine|sugar|weights|lifting|powerlifting|marathons?|triathlons?|parkrun|hiking|surfing|skating|skiing|snowboarding|gaming|martial\s+arts|karate|judo|jiu[- ]jitsu|meditation|journaling|baking|gardening|fishing|archery|rowing|badminton|table\s+tennis|pickleball)`
+
+// compoundHeads end the German compounds a table's word starts
+// ("Nussallergie", "Laktoseintoleranz").
+var compoundHeads = []string{"allergie", "intoleranz", "unverträglichkeit"}

@@ -44,527 +44,44 @@ func (l *language) en(words map[string]string, w string) string {
 	return w
 }
 
-// fact is the one fact m states, if any.
+// fact is the one fact m states, if any: its slot's builder's, given
+// what every builder reads (slotCtx).
 func (m *slotMatch) fact(last *slotMatch) (Fact, bool) {
+	build, ok := builders[m.slot]
+	if !ok {
+		return Fact{}, false
+	}
 	t, g := m.lang.t, m.g
-	en := m.lang.en
-	rel := en(t.relations, g["rel"])
-	name := nameOnly(g["name"])
-	when := ""
+	c := &slotCtx{m: m, last: last, t: t, g: g, rel: m.lang.en(t.relations, g["rel"]), name: nameOnly(g["name"])}
 	if d := g["when"]; d != "" {
 		if a := agoEnglish(d); a != "" {
-			when = " " + a
+			c.when = " " + a
 		} else {
-			when = " " + en(t.relDates, d)
+			c.when = " " + m.lang.en(t.relDates, d)
 		}
 	}
-	switch m.slot {
-	case "name":
-		if notNames[name] || t.jobs[strings.ToLower(name)] != "" || t.diets[strings.ToLower(name)] != "" {
-			return Fact{}, false
-		}
-		return newFact("identity", "identity:name", "User's name is "+name+".")
-	case "age":
-		n := m.number()
-		if n < 5 || n > 110 {
-			return Fact{}, false
-		}
-		return newFact("identity", "identity:age", "User is "+strconv.Itoa(n)+" years old.")
-	case "home":
-		return newFact("identity", "identity:location", "User lives in "+g["place"]+".")
-	case "joined":
-		org := cleanValue(g["org"])
-		if org == "" || notNames[org] {
-			return Fact{}, false
-		}
-		return newFact("identity", "identity:job", "User joined "+org+when+".")
-	case "retired":
-		return newFact("identity", "identity:job", "User retired"+when+".")
-	case "self-employed":
-		return newFact("identity", "identity:job", "User became self-employed"+when+".")
-	case "household":
-		if rel == "" {
-			return Fact{}, false
-		}
-		who := rel
-		if name != "" {
-			who += " " + name
-		}
-		return newFact("family", "family:household:"+rel, "User's "+who+" lives with the user.")
-	case "kids-ages":
-		ages := strings.Join(strings.Fields(strings.NewReplacer(",", " , ", "&", " and ").Replace(g["ages"])), " ")
-		ages = strings.ReplaceAll(ages, " ,", ",")
-		return newFact("family", "family:ages:child", "User's "+strings.ToLower(g["kids"])+" are "+ages+".")
-	case "child-unnamed":
-		x := strings.ToLower(strings.Join(strings.Fields(g["x"]), " "))
-		what := x
-		if r := strings.ToLower(g["rel"]); r != "" {
-			what += " " + r
-		}
-		return newFact("family", "family:child:"+strings.ReplaceAll(what, " ", "-"), "User has "+withArticle(what)+".")
-	case "age-range":
-		x := strings.ToLower(cleanValue(g["x"]))
-		if x == "" {
-			return Fact{}, false
-		}
-		return newFact("identity", "identity:age", "User is in their "+x+".")
-	case "home-in":
-		// "I'm in Joburg (Randburg side)": home, unless the sentence says
-		// the user is passing through.
-		if passing.MatchString(m.in) {
-			return Fact{}, false
-		}
-		return newFact("identity", "identity:location", "User lives in "+g["place"]+".")
-	case "moved":
-		return newFact("identity", "identity:location", "User moved to "+g["place"]+when+" and lives there.")
-	case "home-neg":
-		return newFact("identity", "identity:location", "User no longer lives in "+g["place"]+".")
-	case "origin":
-		return newFact("identity", "identity:origin", "User is from "+g["place"]+".")
-	case "property":
-		what := strings.TrimSpace(g["num"] + " " + strings.ToLower(g["x"]))
-		if g["place"] != "" {
-			what += " in " + g["place"]
-		}
-		return newFact("identity", "identity:property", "User owns "+what+".")
-	case "field":
-		x := cleanValue(g["x"])
-		if x == "" {
-			return Fact{}, false
-		}
-		return newFact("identity", "identity:job", "User works in "+x+".")
-	case "avoid":
-		what := m.allergen()
-		if what == "" {
-			return Fact{}, false
-		}
-		return newFact("health", "health:avoid:"+head(what), "User can't "+strings.ToLower(g["verb"])+" "+what+".")
-	case "pregnant":
-		return newFact("health", "health:pregnancy", "User is pregnant.")
-	case "sold":
-		if soldFor.MatchString(m.rest) {
-			return Fact{}, false // "sold the Golf and got a Tesla": a switch
-		}
-		x := strings.ToLower(g["x"])
-		class := deviceClass(x)
-		if class == "" {
-			class = x
-		}
-		return newFact("possession", "possession:"+class, "User sold their "+x+".")
-	case "job":
-		if v := strings.ToLower(g["verb"]); v != "" {
-			x := cleanValue(g["x"])
-			if x == "" {
-				return Fact{}, false
-			}
-			if v == "promoted" {
-				return newFact("identity", "identity:job", "User was promoted to "+x+".")
-			}
-			return newFact("identity", "identity:job", "User "+conjugate(v)+" "+x+".")
-		}
-		job := en(t.jobs, g["job"])
-		said := strings.TrimSpace(g["x"])
-		at := strings.TrimSpace(g["at"])
-		switch {
-		case job != "" && t == english:
-			if said == "" {
-				said = job
-			}
-			return newFact("identity", "identity:job", strings.TrimSpace("User is "+withArticle(said)+" "+at)+".")
-		case job != "":
-			// In English, with what was said beside it.
-			asSaid := strings.TrimSpace(said + " " + at)
-			if strings.EqualFold(asSaid, g["job"]) {
-				return newFact("identity", "identity:job", "User is "+withArticle(job)+".")
-			}
-			return newFact("identity", "identity:job", "User is "+withArticle(job)+" ("+asSaid+").")
-		}
-		said = cleanValue(strings.TrimSpace(said + " " + at))
-		if said == "" {
-			return Fact{}, false
-		}
-		verb := "works as "
-		if g["training"] != "" {
-			verb = "is training as "
-		}
-		return newFact("identity", "identity:job", "User "+verb+withArticle(said)+".")
-	case "job-neg":
-		return newFact("identity", "identity:job", "User is no longer "+withArticle(en(t.jobs, g["job"]))+".")
-	case "employer":
-		org := m.workplace()
-		if org == "" {
-			return Fact{}, false
-		}
-		if since := g["since"]; since != "" {
-			return newFact("identity", "identity:job", "User has worked at "+org+" "+since+".")
-		}
-		how := ""
-		if h := strings.ToLower(g["how"]); h != "" {
-			how = " " + h
-		}
-		return newFact("identity", "identity:job", "User works"+how+" at "+org+".")
-	case "employer-neg":
-		org := m.workplace()
-		if org == "" {
-			return Fact{}, false
-		}
-		return newFact("identity", "identity:job", "User no longer works at "+org+".")
-	case "study":
-		x := cleanValue(g["x"])
-		if x == "" {
-			return Fact{}, false
-		}
-		if g["place"] != "" {
-			x += " in " + g["place"]
-		}
-		return newFact("identity", "identity:study", "User studies "+x+".")
-	case "born":
-		if name == "" || notNames[name] {
-			return Fact{}, false
-		}
-		rel := "child"
-		switch strings.ToLower(g["sex"] + g["rel"]) {
-		case "girl", "daughter":
-			rel = "daughter"
-		case "boy", "son":
-			rel = "son"
-		}
-		return newFact("family", "family:"+relationKey(rel, name), "User's "+rel+" "+name+" was born"+when+".")
-	case "diet":
-		return newFact("identity", "identity:diet", "User is "+en(t.diets, g["diet"])+".")
-	case "diet-neg":
-		return newFact("identity", "identity:diet", "User is no longer "+en(t.diets, g["diet"])+".")
-	case "eats-again":
-		what := strings.ToLower(en(t.foods, g["food"]))
-		if what == "" {
-			what = "everything"
-		}
-		if g["again"] == "" {
-			return newFact("identity", "identity:diet", "User eats "+what+".")
-		}
-		return newFact("identity", "identity:diet", "User eats "+what+" again.")
-	case "allergy", "allergy-neg", "intolerance", "cleft-allergy":
-		what := m.allergen()
-		if what == "" {
-			return Fact{}, false
-		}
-		key := "health:allergy:" + head(what)
-		switch m.slot {
-		case "allergy-neg":
-			return newFact("health", key, "User is not allergic to "+what+".")
-		case "intolerance":
-			return newFact("health", key, "User is "+what+" intolerant.")
-		}
-		return newFact("health", key, "User is allergic to "+what+".")
-	case "condition":
-		c := en(t.conditions, g["cond"])
-		if n := g["type"]; n != "" && !strings.Contains(c, "type") {
-			c = "type " + n + " " + c
-		}
-		key := strings.TrimPrefix(strings.TrimPrefix(c, "type 1 "), "type 2 ")
-		return newFact("health", "health:condition:"+head(key), "User has "+c+".")
-	case "member", "member-age":
-		if rel == "" || name == "" || notNames[name] {
-			return Fact{}, false
-		}
-		content := "User's " + rel + " is named " + name + "."
-		if n := m.number(); n > 0 && n < 120 {
-			content = "User's " + rel + " " + name + " is " + strconv.Itoa(n) + " years old."
-		}
-		return newFact("family", "family:"+relationKey(rel, name), content)
-	case "pronoun-age":
-		n := m.number()
-		if n <= 0 || n > 120 {
-			return Fact{}, false
-		}
-		lrel, lname, pet := m.referent(last)
-		if lname == "" {
-			return Fact{}, false
-		}
-		if pet != "" {
-			return newFact("family", "family:pet:"+strings.ToLower(lname), "User has "+withArticle(pet)+" named "+lname+", "+strconv.Itoa(n)+" years old.")
-		}
-		return newFact("family", "family:"+relationKey(lrel, lname), "User's "+lrel+" "+lname+" is "+strconv.Itoa(n)+" years old.")
-	case "member-allergy", "member-intolerance", "member-cond":
-		if rel == "" {
-			return Fact{}, false
-		}
-		who := rel
-		if name != "" {
-			who += " " + name
-		}
-		key := "health:" + relationKey(rel, name)
-		switch m.slot {
-		case "member-cond":
-			c := en(t.conditions, g["cond"])
-			return newFact("health", key+":condition:"+head(c), "User's "+who+" has "+c+".")
-		case "member-intolerance":
-			what := m.allergen()
-			return newFact("health", key+":allergy:"+head(what), "User's "+who+" is "+what+" intolerant.")
-		}
-		what := m.allergen()
-		if what == "" {
-			return Fact{}, false
-		}
-		return newFact("health", key+":allergy:"+head(what), "User's "+who+" is allergic to "+what+".")
-	case "count":
-		n := m.number()
-		kids := en(t.children, g["kids"])
-		if g["kids"] == "" { // "a mom of three"
-			kids, g["kids"] = "kids", "kids"
-		}
-		if n <= 0 || n > 20 || kids == "" {
-			return Fact{}, false
-		}
-		// As said, in English; counted in digits otherwise.
-		num, noun := strings.ToLower(g["num"]), strings.ToLower(g["kids"])
-		if t != english {
-			num, noun = strconv.Itoa(n), kids
-			if n == 1 {
-				noun = singularOf(kids)
-			}
-		}
-		return newFact("family", "family:count:"+countKey(kids), "User has "+num+" "+noun+".")
-	case "pets":
-		n := m.number()
-		pet := en(t.pets, g["pet"])
-		if n <= 0 || n > 20 {
-			return Fact{}, false
-		}
-		noun := singularOf(pet)
-		if n > 1 {
-			noun = plural(noun)
-		}
-		return newFact("family", "family:count:"+singularOf(pet), "User has "+strconv.Itoa(n)+" "+noun+".")
-	case "pet":
-		pet := singularOf(en(t.pets, g["pet"]))
-		if name == "" || notNames[name] {
-			return Fact{}, false
-		}
-		if g["died"] != "" {
-			return newFact("family", "family:pet:"+strings.ToLower(name), "User's "+pet+" "+name+" has died.")
-		}
-		return newFact("family", "family:pet:"+strings.ToLower(name), "User has "+withArticle(pet)+" named "+name+when+".")
-	case "languages":
-		langs := m.languageList()
-		if langs == "" {
-			return Fact{}, false
-		}
-		return newFact("identity", "identity:languages", "User speaks "+langs+".")
-	case "turning":
-		n := m.number()
-		if n < 5 || n > 110 {
-			return Fact{}, false
-		}
-		return newFact("identity", "identity:age", "User is turning "+strconv.Itoa(n)+".")
-	case "born-year":
-		return newFact("identity", "identity:age", "User was born in "+g["year"]+".")
-	case "team":
-		if c := strings.ToLower(g["club"]); c != "" {
-			// "soy culé", "sou flamenguista": the club the word names.
-			return newFact("preference", "preference:favorite:team", "User supports "+clubs[c]+" ("+g["club"]+").")
-		}
-		org := cleanValue(g["org"])
-		if org == "" || !startsUpper(org) {
-			return Fact{}, false
-		}
-		return newFact("preference", "preference:favorite:team", "User supports "+org+".")
-	case "married":
-		status := strings.ToLower(en(t.statuses, g["status"]))
-		if status == "divorced" || status == "separated" {
-			// A partner no more: it replaces the partner named before.
-			with := ""
-			if name != "" {
-				with = " from " + name
-			}
-			return newFact("family", "family:partner", "User is "+status+with+when+".")
-		}
-		if status == "engaged" || status == "married" {
-			// Engaged or married, a partner's name said before is no
-			// longer "girlfriend": it replaces it.
-			with := ""
-			if name != "" {
-				with = " to " + name
-			}
-			if rel != "" && name != "" {
-				return newFact("family", "family:partner", "User and their "+rel+" "+name+" got "+status+when+".")
-			}
-			return newFact("family", "family:partner", "User got "+status+with+when+".")
-		}
-		return newFact("identity", "identity:relationship", "User got "+status+when+".")
-	case "named-age", "named-diet", "named-cond", "named-allergy":
-		// A person the user named, by name alone ("Anika turned 6", "Kez
-		// has been vegan for years"): theirs, keyed by the name.
-		if name == "" || notNames[name] || t.jobs[strings.ToLower(name)] != "" {
-			return Fact{}, false
-		}
-		key := "family:" + relationKey("", name)
-		switch m.slot {
-		case "named-age":
-			n := m.number()
-			if n <= 0 || n > 120 {
-				return Fact{}, false
-			}
-			return newFact("family", key, name+" (of the user's family) is "+strconv.Itoa(n)+" years old.")
-		case "named-diet":
-			return newFact("health", "health:"+relationKey("", name)+":diet", name+" (someone close to the user) is "+en(t.diets, g["diet"])+".")
-		case "named-cond":
-			c := en(t.conditions, g["cond"])
-			key := "health:" + relationKey("", name) + ":condition:" + head(c)
-			if n := g["type"]; n != "" && !strings.Contains(c, "type") {
-				c = "type " + n + " " + c
-			}
-			return newFact("health", key, name+" (someone close to the user) has "+c+".")
-		}
-		what := m.allergen()
-		if what == "" {
-			return Fact{}, false
-		}
-		return newFact("health", "health:"+relationKey("", name)+":allergy:"+head(what), name+" (someone close to the user) is allergic to "+what+".")
-	case "pronoun-cond", "pronoun-allergy":
-		// "she's allergic to eggs" after "my daughter Zoe is 7": whom the
-		// message named last.
-		lrel, lname, pet := m.referent(last)
-		if lrel == "" || pet != "" {
-			return Fact{}, false
-		}
-		who := lrel
-		if lname != "" {
-			who += " " + lname
-		}
-		if m.slot == "pronoun-allergy" {
-			what := m.allergen()
-			if what == "" {
-				return Fact{}, false
-			}
-			return newFact("health", "health:"+relationKey(lrel, lname)+":allergy:"+head(what), "User's "+who+" is allergic to "+what+".")
-		}
-		c := en(t.conditions, g["cond"])
-		return newFact("health", "health:"+relationKey(lrel, lname)+":condition:"+head(c), "User's "+who+" has "+c+".")
-	case "died":
-		if notNames[name] {
-			return Fact{}, false
-		}
-		who := name
-		if p := g["pet"]; p != "" {
-			who = "User's " + singularOf(en(t.pets, p)) + " " + name
-		}
-		return newFact("family", "family:pet:"+strings.ToLower(name), who+" has died"+when+".")
-	case "switched":
-		to := cleanValue(g["y"])
-		class := deviceClass(to)
-		if class == "" {
-			class = deviceClass(g["x"])
-		}
-		if to == "" || class == "" {
-			return Fact{}, false
-		}
-		if from := cleanValue(g["x"]); from != "" {
-			return newFact("possession", "possession:"+class, "User switched from "+from+" to "+to+".")
-		}
-		return newFact("possession", "possession:"+class, "User switched to "+to+".")
-	case "breakup":
-		// A partner no more: it replaces the partner named before.
-		if name == "" || notNames[name] {
-			return Fact{}, false
-		}
-		return newFact("family", "family:partner", "User and "+name+" split up"+when+"; "+name+" is no longer the user's partner.")
-	case "dating":
-		if name == "" || notNames[name] {
-			return Fact{}, false
-		}
-		verb := strings.ToLower(g["verb"])
-		if verb == "" {
-			verb = "seeing"
-		}
-		return newFact("family", "family:partner", "User is "+verb+" "+name+".")
-	case "habit":
-		x := strings.ToLower(cleanValue(g["x"]))
-		if x == "" {
-			return Fact{}, false
-		}
-		verb := "does "
-		if x == "gym" || x == "pool" || x == "climbing wall" || strings.HasPrefix(x, "spin") {
-			verb = "goes to the "
-		}
-		return newFact("habit", "habit:"+head(x), strings.TrimSpace("User "+verb+x+" "+strings.TrimSpace(g["freq"]))+".")
-	case "allergy-fix":
-		// "It isn't latex, it's nickel": said over the old allergy, so it
-		// replaces it.
-		what, y := m.allergen(), cleanValue(g["y"])
-		if what == "" || y == "" {
-			return Fact{}, false
-		}
-		return newFact("health", "health:allergy:"+head(what), "User is allergic to "+y+", not "+what+".")
-	case "learning":
-		l := en(t.languages, g["l"])
-		if l == "" {
-			return Fact{}, false
-		}
-		// One language learned at a time is what people mean by "I'm
-		// learning X": a new one replaces it ("I dropped Italian, I'm
-		// learning Korean now").
-		return newFact("habit", "habit:learning:language", "User is learning "+l+".")
-	case "possess":
-		y := cleanValue(g["y"])
-		class := deviceClass(y)
-		if y == "" || class == "" {
-			return Fact{}, false
-		}
-		return newFact("possession", "possession:"+class, "User has "+withArticle(y)+".")
-	case "swapped":
-		// "I gave up the gym, I'm into bouldering now": the old pastime
-		// keyed as it was said, so the new one replaces it.
-		x, y := cleanValue(g["x"]), cleanValue(g["y"])
-		if x == "" || y == "" {
-			return Fact{}, false
-		}
-		if class := deviceClass(y); class != "" {
-			return newFact("possession", "possession:"+class, "User switched from "+x+" to "+y+".")
-		}
-		return newFact("habit", "habit:"+head(x), "User gave up "+x+" for "+y+".")
-	case "quit-habit":
-		x := strings.ToLower(cleanValue(g["x"]))
-		if x == "" {
-			return Fact{}, false
-		}
-		return newFact("habit", "habit:"+head(x), "User gave up "+x+".")
-	case "took-up":
-		y := strings.ToLower(cleanValue(g["y"]))
-		if y == "" {
-			return Fact{}, false
-		}
-		return newFact("habit", "habit:"+head(y), "User took up "+y+".")
-	case "job-doing":
-		x := strings.ToLower(cleanValue(g["x"]))
-		if d, ok := drivingJobs[x]; ok {
-			x = d
-		}
-		if x == "" {
-			return Fact{}, false
-		}
-		return newFact("identity", "identity:job", "User is "+x+" for a living now.")
-	case "done-with":
-		x := cleanValue(g["x"])
-		if x == "" {
-			return Fact{}, false
-		}
-		return newFact("preference", "preference:"+head(x), "User is done with "+x+".")
-	case "rather":
-		x, y := cleanValue(g["x"]), cleanValue(g["y"])
-		if x == "" || y == "" {
-			return Fact{}, false
-		}
-		return newFact("preference", "preference:"+head(x), "User would rather "+thirdPerson(x)+" than "+thirdPerson(y)+".")
-	case "activity":
-		x := cleanValue(g["x"])
-		if x == "" {
-			return Fact{}, false
-		}
-		verb := strings.ToLower(g["verb"])
-		return newFact("habit", "habit:"+head(x), "User has been "+en(activityVerbs, verb)+" "+x+" "+g["since"]+".")
+	return build(c)
+}
+
+// slotCtx is what a slot's builder reads: the match, the family member
+// or pet named last, the language's table, the match's groups, and the
+// relation, name and time they say, in English.
+type slotCtx struct {
+	m, last         *slotMatch
+	t               *langTable
+	g               map[string]string
+	rel, name, when string
+}
+
+// builders make each slot's fact, by slot; each domain's are in a file of
+// their own (facts_identity.go, facts_family.go, facts_health.go,
+// facts_things.go).
+var builders = map[string]func(*slotCtx) (Fact, bool){}
+
+func register(build func(*slotCtx) (Fact, bool), slots ...string) {
+	for _, s := range slots {
+		builders[s] = build
 	}
-	return Fact{}, false
 }
 
 // nameOnly is a name without the capitalised word that only starts its
@@ -910,3 +427,11 @@ var clubs = map[string]string{"culé": "FC Barcelona", "cule": "FC Barcelona", "
 	"colorado": "Internacional", "colorada": "Internacional", "benfiquista": "Benfica", "portista": "FC Porto",
 	"sportinguista": "Sporting CP", "santista": "Santos", "cruzeirense": "Cruzeiro", "atleticano": "Atlético Mineiro",
 	"atleticana": "Atlético Mineiro", "botafoguense": "Botafogo", "tricolor": "Fluminense"}
+
+// joinName is a relation and, when said, the name: "daughter Zoe".
+func joinName(rel, name string) string {
+	if name == "" {
+		return rel
+	}
+	return rel + " " + name
+}

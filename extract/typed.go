@@ -1,0 +1,126 @@
+package extract
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// How people type, read before the slots are: a statement without its
+// subject, "I" and "we" wherever they stand, a sentence all in lower case.
+
+// subjectWords start a clause wherever they stand; embedders make the
+// clause they start part of another ("where we live", "what I eat").
+var (
+	subjectWords = wordSet(`i i'm i've i'd we we're we've`)
+	embedders    = wordSet(`where that which what how when whether if than as who whom whose why while`)
+)
+
+// firstWord is s's first word, its letters and apostrophes.
+func firstWord(s string) string {
+	end := strings.IndexFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && r != '\'' })
+	if end < 0 {
+		return s
+	}
+	return s[:end]
+}
+
+// withSubject gives an English statement typed without its subject one:
+// "Moved house over the weekend", "finally caved and switched to a
+// Pixel", "Sold the Ford in the end!" are the user's, as "I moved ..."
+// would be. Only a sentence that opens (after a lead such as "so" or
+// "finally") with one of the verbs people report their own news with.
+func withSubject(s string) string {
+	i := 0
+	for {
+		w := strings.ToLower(strings.TrimRight(firstWord(s[i:]), "'"))
+		switch {
+		case w == "":
+			return s
+		case subjectlessLeads[w]:
+			i += len(w)
+			for i < len(s) && (s[i] == ' ' || s[i] == ',' || s[i] == ':' || s[i] == '!') {
+				i++
+			}
+			continue
+		case newsVerbs[w]:
+			return s[:i] + "I " + s[i:]
+		}
+		return s
+	}
+}
+
+var (
+	subjectlessLeads = wordSet(`so ok okay update finally just also and then anyway btw recently well honestly yeah yep oh`)
+	newsVerbs        = wordSet(`hit moved relocated sold bought got picked switched swapped traded started joined left quit
+		graduated finished took gave dropped adopted married turned caved packed retired landed signed`)
+)
+
+// A sentence typed all in lower case names people and places in lower
+// case too ("me and josh split", "on habite a brest"): its names are read
+// as one word of any case, then checked and given their capital.
+const (
+	lowerName  = `(?P<name>[\p{L}][\p{L}'’-]+)`
+	lowerPlace = `(?P<place>[\p{L}][\p{L}'’.-]+)`
+)
+
+// hasUpper reports whether s holds a capital letter.
+func hasUpper(s string) bool {
+	for _, r := range s {
+		if unicode.IsUpper(r) {
+			return true
+		}
+	}
+	return false
+}
+
+// capitalised checks the names a lower-case sentence's match read and
+// gives them their capital: a word of a language's own (a common word, a
+// relation, a job...) is no name.
+func capitalised(g map[string]string) bool {
+	for _, k := range []string{"name", "place", "org"} {
+		v := g[k]
+		if v == "" {
+			continue
+		}
+		if k == "org" {
+			v = strings.TrimPrefix(v, "the ") // "root for the warriors"
+		}
+		for _, w := range strings.Fields(v) {
+			if notAName(strings.ToLower(w)) {
+				return false
+			}
+		}
+		g[k] = titleCase(v)
+	}
+	return true
+}
+
+// notAName reports whether a lower-case word is one the languages read
+// use as a word of their own.
+func notAName(w string) bool {
+	if len(w) < 2 || stopNames[w] {
+		return true
+	}
+	for _, l := range languages {
+		if l.common[w] || l.classes[w] != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+var stopNames = wordSet(`is are was were am be been being so very really just and but or not no yes called named
+	amazing great lovely fine good nice happy sad sick busy tired home away out off up down over
+	here there home work now today tomorrow yesterday someone somebody him her them it this that
+	the a an my our your his their new old town city place house flat school uni office bed gym again too still back`)
+
+// titleCase gives each word of s its capital.
+func titleCase(s string) string {
+	words := strings.Fields(s)
+	for i, w := range words {
+		r, n := utf8.DecodeRuneInString(w)
+		words[i] = string(unicode.ToUpper(r)) + w[n:]
+	}
+	return strings.Join(words, " ")
+}
