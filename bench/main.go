@@ -331,6 +331,22 @@ http://127.0.0.1:%d {
 	}
 	defer stop()
 
+	eng, err := memoryEngine()
+	if err != nil {
+		return abResult{}, err
+	}
+	watch := map[string]*learnWatch{}
+	for _, mode := range []string{"json", "capacity"} {
+		watch[mode] = &learnWatch{e: eng, probes: &prober{client: client0(), port: mem, find: engineFinder(eng), gap: 100 * time.Millisecond}}
+	}
+	// measured runs one round; the memory server's, with learning watched.
+	measured := func(mode string, t target, f func() measure) measure {
+		if w := watch[mode]; w != nil && t.name == "memory" {
+			return w.around(f)
+		}
+		return f()
+	}
+
 	bodies := traffic(words, sizes, 2000)
 	targets := []target{{"bare", bare}, {"memory", mem}}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: c.concurrency * 2, DisableCompression: true}}
@@ -341,7 +357,7 @@ http://127.0.0.1:%d {
 	}
 	for round := range c.rounds {
 		for _, t := range alternate(targets, round) {
-			results[t.name+"/json"] = append(results[t.name+"/json"], run(client, t, bodies, c.concurrency, c.duration, false))
+			results[t.name+"/json"] = append(results[t.name+"/json"], measured("json", t, func() measure { return run(client, t, bodies, c.concurrency, c.duration, false) }))
 			results[t.name+"/sse"] = append(results[t.name+"/sse"], run(client, t, bodies, c.concurrency, c.duration, true))
 		}
 		fmt.Fprintf(os.Stderr, "round %d/%d done\n", round+1, c.rounds)
@@ -390,12 +406,19 @@ http://127.0.0.1:%d {
 		settle(c.settle)
 		for round := range c.rounds {
 			for _, t := range alternate(targets, round) {
-				results[t.name+"/capacity"] = append(results[t.name+"/capacity"], run(client, t, bodies, c.capConcurrency, c.duration, false))
+				results[t.name+"/capacity"] = append(results[t.name+"/capacity"], measured("capacity", t, func() measure {
+					return run(client, t, bodies, c.capConcurrency, c.duration, false)
+				}))
 			}
 		}
 		up.delay.Store(int64(c.delay))
 	}
 	report(c, results, up, sizes)
+	for _, mode := range []string{"json", "capacity"} {
+		if len(watch[mode].commits) > 0 {
+			watch[mode].report(mode)
+		}
+	}
 	if c.latencyRounds > 0 {
 		// Collections are what the slowest of these requests tend to
 		// overlap: how often they come says how many a p99 sees.

@@ -296,6 +296,7 @@ func (lr *learner) process(items []queued) bool {
 		return nil
 	})
 	if err == nil {
+		lr.commits.Add(1)
 		lr.wake(lr.wakePostings)
 	}
 	if err != nil {

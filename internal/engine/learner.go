@@ -34,7 +34,13 @@ type learner struct {
 	// every is learnEvery in nanoseconds, how the writer and the processor
 	// space their commits (a test's may differ).
 	every atomic.Int64
+	// commits counts the transactions that stored learned turns.
+	commits atomic.Int64
 }
+
+// LearningCommits is how many transactions have stored learned turns since
+// the engine opened: under load, how often learning rewrites the store.
+func (e *Engine) LearningCommits() int64 { return e.learner.commits.Load() }
 
 func newLearner(c *core) *learner {
 	lr := &learner{
