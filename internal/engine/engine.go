@@ -107,6 +107,8 @@ type Config struct {
 
 	// Clock tells the time (default time.Now): tests age memories with it.
 	Clock func() time.Time
+	// testWriterClock is the learning writer's time, when a test moves it.
+	testWriterClock writerClock
 
 	// Keys encrypt the storage (nil: none). An encrypted storage opens only
 	// with its key (old keys open what they sealed, during a rotation); a
@@ -233,6 +235,7 @@ func Open(cfg Config) (*Engine, error) {
 // those it asks something of.
 func assemble(c *core) *Engine {
 	e := &Engine{core: c, learner: newLearner(c), embedder: &embedder{core: c}, usage: newUsage(c)}
+	e.usage.writerDone = e.learner.writerDone
 	e.postings = newPostings(c)
 	e.recall = recall.New(recall.Config{Store: c.store, Index: c.index, Postings: e.postings,
 		Embedding: e.embedder.query, LocalSearchMax: c.localSearchMax, Clock: c.cfg.Clock})

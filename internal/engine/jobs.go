@@ -14,69 +14,170 @@ import (
 	"github.com/caddy-memory/memory/store"
 )
 
-// writer learns queued turns, in one transaction per group: while one
-// commit waits for fsync (or, under load, for learnEvery to pass) the next
-// group gathers, so a crash loses only the turns of that group and of the
-// commit in flight. A group the store refuses is saved to the durable job
-// queue instead, for the processor to retry (or, when the shared database
-// does not answer, held in this instance's file: held.go); at Close, what
-// is queued is saved there too (a quick write, local once Close's deadline
-// passed), and the processor learns it while the drain allows, or at the
-// next start.
+// writer learns queued turns. It reads each turn as it arrives and stores
+// what a group of them taught in one transaction, made by the committer
+// while the next group is read: under load, one commit every learnEvery
+// (and the counted uses of memories with it, usage.go), so the group grows
+// with the load instead of the commits. A turn after a quiet spell is
+// learned at once, and when the load stops, the group is committed
+// learnQuiet later. A crash loses the group being read and the commit in
+// flight. A group the store refuses is saved to the durable job queue
+// instead, for the processor to retry (or, when the shared database does
+// not answer, held in this instance's file: held.go); at Close, the group
+// read so far is committed and what is still queued is saved (a quick
+// write, local once Close's deadline passed), for the processor to learn
+// while the drain allows, or at the next start.
 func (lr *learner) writer() {
 	defer close(lr.writerDone)
-	var last time.Time
-	full := false // the last group was as large as a group gets
+	groups, freed := make(chan *group), make(chan struct{})
+	go func() {
+		defer close(freed)
+		for g := range groups {
+			lr.commitGroup(g)
+			lr.committed.Add(1)
+			freed <- struct{}{}
+		}
+	}()
+	clock := lr.timing()
+	g := &group{}
+	busy := false      // the committer has a group
+	var last time.Time // when it was handed the last
+	hand := func(now time.Time) {
+		groups <- g
+		lr.handed.Add(1)
+		busy, last, g = true, now, &group{}
+	}
 	for {
-		var first *Job
+		now := clock.now()
+		var due <-chan time.Time
+		if len(g.jobs) > 0 {
+			at := g.due(last, time.Duration(lr.every.Load()))
+			if !now.Before(at) && !busy {
+				hand(now)
+				continue
+			}
+			if now.Before(at) {
+				due = clock.until(at)
+			}
+		}
+		in := lr.queue
+		if len(g.jobs) >= maxGroup {
+			in = nil // the committer is behind: the queue holds what comes
+		}
+		clock.idle()
 		select {
-		case first = <-lr.queue:
+		case first := <-in:
+			// The hand-off comes as the answer's end goes out, and reading
+			// the turn at once would compete with the client receiving it.
+			clock.sleep(learnAfter)
+			lr.readInto(g, lr.gather(first, maxGroup-len(g.jobs)), clock.now())
+		case <-freed:
+			busy = false
+		case <-due:
 		case <-lr.drain:
-			// Close holds off new turns; save what is queued, then stop.
+			// Close holds off new turns: commit what was read, save what is
+			// queued, then stop.
+			if busy {
+				<-freed
+			}
+			if len(g.jobs) > 0 {
+				hand(now)
+				<-freed
+			}
+			close(groups)
 			for len(lr.queue) > 0 {
-				lr.save(lr.gather(<-lr.queue))
+				lr.save(lr.gather(<-lr.queue, writeBatch))
 			}
 			return
 		}
-		arrived := time.Now()
-		if !full && len(lr.queue)+1 < writeBatch {
-			// Not a backlog: a full group waiting (or one just learned)
-			// is not spaced out, else the turns learned a second would be
-			// capped at writeBatch per learnEvery, and past that the queue
-			// fills and drops turns.
-			lr.pace(last, time.Duration(lr.every.Load()))
-		}
-		lr.pace(arrived, learnAfter)
-		last = time.Now()
-		batch := lr.gather(first)
-		full = len(batch) == writeBatch
-		lr.learn(batch)
 	}
 }
 
-// learnEvery spaces the writer's commits under load. Each commit costs two
-// fsyncs, which burn CPU, and rewrites the pages it touches; with a turn
-// every few milliseconds nearly each would have a commit of its own, and
-// the writes would take CPU from the requests being proxied. A turn that
-// arrives after a quiet spell is still learned at once; under load, a crash
-// can lose the turns of the last learnEvery, and what a turn taught is
-// searchable up to learnEvery later. BenchmarkTurnCost measures the CPU a
-// turn costs at this spacing. At 100 ms rather than 20, a commit carries
-// five times the turns, and a proxy whose CPU is the limit serves half as
-// many requests again (docs/performance.md); a user's next message comes
-// seconds after the last, long after its turn is searchable.
-const learnEvery = 100 * time.Millisecond
+// group is the turns the writer has read and not yet handed to the
+// committer, with what they taught.
+type group struct {
+	jobs  []*Job
+	work  []taught
+	first time.Time // when its first turn was read
+	last  time.Time // and its latest
+}
 
-// learnAfter is the least a turn waits to be learned. The hand-off comes
-// as the answer's end goes out, and learning at once competes with the
-// client receiving that answer (the bench's "way back" shows it). A turn
-// learned a little later lands in the time the client's next request waits
-// on its model.
+// due is when g goes to the committer, the last group having gone at last:
+// once learnEvery has passed since, or the turns stopped coming for
+// learnQuiet (the load fell; a backlog was read), or g is as large as a
+// group gets.
+func (g *group) due(last time.Time, every time.Duration) time.Time {
+	if len(g.jobs) >= maxGroup {
+		return g.first
+	}
+	return minTime(last.Add(every), g.last.Add(learnQuiet))
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+// readInto reads what jobs teach into g.
+func (lr *learner) readInto(g *group, jobs []*Job, now time.Time) {
+	items := make([]queued, len(jobs))
+	for i, j := range jobs {
+		items[i].job = j
+	}
+	if len(g.jobs) == 0 {
+		g.first = now
+	}
+	g.jobs = append(g.jobs, jobs...)
+	g.work = append(g.work, lr.read(items)...)
+	g.last = now
+}
+
+// commitGroup stores what g taught in one commit; if the store refuses it,
+// its turns go to the durable queue to be retried. While turns are held,
+// they go after those (held.go).
+func (lr *learner) commitGroup(g *group) {
+	if !lr.heldFirst() && lr.commit(g.work) {
+		lr.pending.Add(-int64(len(g.jobs)))
+		return
+	}
+	lr.save(g.jobs)
+}
+
+// learnEvery spaces the writer's commits under load. A commit rewrites the
+// pages it touches (its owners' records and digests, the change log, the
+// sequence) and costs two fsyncs: with a turn every few milliseconds, a
+// commit for each would take the CPU of the requests being proxied. Once a
+// second, a busy owner's pages are rewritten once for all its turns of that
+// second, and the commit's fixed cost is shared by a second's turns. A
+// turn that arrives after a quiet spell is still learned at once; under
+// load, a crash can lose the turns of the last learnEvery, and what a turn
+// taught is searchable up to learnEvery later (a user's next message comes
+// seconds after the last). BenchmarkTurnCost measures the CPU a turn costs.
+const learnEvery = time.Second
+
+// learnQuiet is how long no turn must arrive for the group read so far to
+// be committed before learnEvery: the load stopped, or a burst was read.
+// It is longer than the gaps between turns of a steady load (a few
+// milliseconds), far shorter than a person's pause.
+const learnQuiet = 50 * time.Millisecond
+
+// maxGroup bounds the turns of a group: a commit's size, and what the
+// writer holds while the committer is behind.
+const maxGroup = 8 * writeBatch
+
+// learnAfter is the least a turn waits to be read. The hand-off comes as
+// the answer's end goes out, and reading at once competes with the client
+// receiving that answer (the bench's "way back" shows it). A turn read a
+// little later lands in the time the client's next request waits on its
+// model.
 const learnAfter = 3 * time.Millisecond
 
-func (lr *learner) gather(first *Job) []*Job {
+// gather is first and what else is queued, up to n turns.
+func (lr *learner) gather(first *Job, n int) []*Job {
 	batch := []*Job{first}
-	for len(batch) < writeBatch {
+	for len(batch) < n {
 		select {
 		case j := <-lr.queue:
 			batch = append(batch, j)
@@ -87,22 +188,31 @@ func (lr *learner) gather(first *Job) []*Job {
 	return batch
 }
 
-// learn stores what a group of turns taught, in one commit; if the store
-// refuses it, the turns go to the durable queue to be retried. While turns
-// are held, they go after those (held.go).
-func (lr *learner) learn(batch []*Job) {
-	if !lr.heldFirst() {
-		items := make([]queued, len(batch))
-		for i, j := range batch {
-			items[i].job = j
-		}
-		if lr.process(items) {
-			lr.pending.Add(-int64(len(batch)))
-			return
-		}
+// timing is how the writer tells and waits for time (a test's may be
+// fake).
+func (lr *learner) timing() writerClock {
+	if lr.clock != nil {
+		return lr.clock
 	}
-	lr.save(batch)
+	return realClock{}
 }
+
+// writerClock is the writer's time.
+type writerClock interface {
+	now() time.Time
+	until(time.Time) <-chan time.Time
+	sleep(time.Duration)
+	// idle: the writer has done what it could and waits (for a turn, the
+	// committer, or the time a group is due).
+	idle()
+}
+
+type realClock struct{}
+
+func (realClock) now() time.Time                     { return time.Now() }
+func (realClock) until(t time.Time) <-chan time.Time { return time.After(time.Until(t)) }
+func (realClock) sleep(d time.Duration)              { time.Sleep(d) }
+func (realClock) idle()                              {}
 
 // save writes turns to the durable job queue, for the processor.
 func (lr *learner) save(batch []*Job) {
@@ -220,21 +330,26 @@ type queued struct {
 
 // process extracts the turns' memories and stores them in one transaction.
 // It reports false when the store refused the write.
-func (lr *learner) process(items []queued) bool {
-	type work struct {
-		seq               uint64
-		held              bool
-		owner             string
-		puts              []store.Put
-		ref, conversation string
-		ok                bool
-		// session is the turn's, when a model distils it (see
-		// touchSession), at the turn's time.
-		session string
-		at      time.Time
-	}
+func (lr *learner) process(items []queued) bool { return lr.commit(lr.read(items)) }
+
+// taught is what one turn taught, ready to store.
+type taught struct {
+	seq               uint64
+	held              bool
+	owner             string
+	puts              []store.Put
+	ref, conversation string
+	ok                bool
+	// session is the turn's, when a model distils it (see
+	// touchSession), at the turn's time.
+	session string
+	at      time.Time
+}
+
+// read extracts what each turn teaches.
+func (lr *learner) read(items []queued) []taught {
 	distil := lr.distiller.running() != nil
-	ws := make([]work, len(items))
+	ws := make([]taught, len(items))
 	learned := learnAll(items)
 	for i, it := range items {
 		ws[i].seq, ws[i].held = it.seq, it.held
@@ -257,11 +372,25 @@ func (lr *learner) process(items []queued) bool {
 			}
 		}
 	}
+	return ws
+}
+
+// commit stores what turns taught in one transaction, with the counted
+// uses of memories when they are due (usage.go). It reports false when the
+// store refused the write.
+func (lr *learner) commit(ws []taught) bool {
+	uses := lr.uses.take(lr.now(), useFlushEvery, false)
+	if uses != nil {
+		defer lr.uses.written()
+	}
 	stored := make([]int, len(ws))
 	done := make([]bool, len(ws)) // by another instance sharing the database
 	wakeDistiller := false
 	err := lr.store.Update(func(tx *store.Tx) error {
 		wakeDistiller = false
+		if err := writeUses(tx, uses); err != nil {
+			return err
+		}
 		for i, w := range ws {
 			stored[i] = 0
 			if done[i] = w.seq != 0 && !hasJob(tx, w.seq, w.held); done[i] {
@@ -354,6 +483,9 @@ func learnAll(items []queued) []learnt {
 	if workers <= 1 {
 		for i := range items {
 			one(i)
+			// The requests waiting for a core go first: learning can wait
+			// a few microseconds, a request's answer should not.
+			runtime.Gosched()
 		}
 		return out
 	}

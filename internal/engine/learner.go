@@ -36,6 +36,11 @@ type learner struct {
 	every atomic.Int64
 	// commits counts the transactions that stored learned turns.
 	commits atomic.Int64
+	// handed counts the groups the writer handed to its committer, and
+	// committed those it is done with.
+	handed, committed atomic.Int64
+	// clock is the writer's, when a test sets one (jobs.go).
+	clock writerClock
 }
 
 // LearningCommits is how many transactions have stored learned turns since
@@ -48,6 +53,7 @@ func newLearner(c *core) *learner {
 		queue:         make(chan *Job, c.cfg.QueueSize),
 		writerDone:    make(chan struct{}),
 		processorDone: make(chan struct{}),
+		clock:         c.cfg.testWriterClock,
 	}
 	lr.every.Store(int64(learnEvery))
 	return lr

@@ -9,14 +9,15 @@ import (
 	"github.com/caddy-memory/memory/store"
 )
 
-// Uses are counted in memory and written in one transaction every
-// useFlushEvery, never on the request path, or sooner when
-// maxPendingUses memories wait. A write rewrites the usage pages of every
-// owner it counts for, so its cost follows the owners, not the uses: under
-// load, writing seldom shares each owner's pages among many more uses. A
-// crash loses the uses of the last useFlushEvery, which only nudge the
-// ranking. Past twice maxPendingUses (the write cannot keep up), uses are
-// not counted until the next write.
+// Uses are counted in memory and written every useFlushEvery, never on the
+// request path, or sooner when maxPendingUses memories wait: in learning's
+// commit when it makes one then (jobs.go), else, half as late again, in a
+// transaction of their own. A write rewrites the usage pages of every owner it counts for, so
+// its cost follows the owners, not the uses: under load, writing seldom
+// shares each owner's pages among many more uses. A crash loses the uses
+// of the last useFlushEvery, which only nudge the ranking. Past twice
+// maxPendingUses (the write cannot keep up), uses are not counted until
+// the next write.
 const (
 	useFlushEvery  = 10 * time.Second
 	maxPendingUses = 100_000
@@ -31,9 +32,12 @@ type usage struct {
 	full chan struct{}
 	// limit is maxPendingUses, or a test's.
 	limit int
+	// writerDone is closed when learning's writer has made its last commit.
+	writerDone <-chan struct{}
 }
 
 func newUsage(c *core) *usage {
+	c.uses.taken = c.now()
 	return &usage{core: c, done: make(chan struct{}), full: make(chan struct{}, 1), limit: maxPendingUses}
 }
 
@@ -46,6 +50,10 @@ type useBuffer struct {
 	n    int
 	// writing are the uses being written: still pending until committed.
 	writing map[string]*ownerUses
+	// taken is when uses were last taken to be written; full, that enough
+	// wait for a write before useFlushEvery.
+	taken time.Time
+	full  bool
 }
 
 type ownerUses struct {
@@ -93,6 +101,7 @@ func (u *usage) used(owner string, ids ...uint64) {
 		if m[id] == 0 {
 			b.n++
 			if b.n == u.limit {
+				b.full = true
 				select {
 				case u.full <- struct{}{}:
 				default:
@@ -103,47 +112,72 @@ func (u *usage) used(owner string, ids ...uint64) {
 	}
 }
 
-// run writes the counted uses every useFlushEvery, when enough wait, and
-// at Close.
+// take hands the uses counted so far to a write, when one is due (after
+// at least every since the last, or when enough wait) or force; nil when
+// none is or another write is under way. The writer calls written once
+// its transaction has ended.
+func (b *useBuffer) take(now time.Time, every time.Duration, force bool) map[string]*ownerUses {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.writing != nil || len(b.uses) == 0 || !force && !b.full && now.Sub(b.taken) < every {
+		return nil
+	}
+	pending := b.uses
+	b.uses, b.n, b.writing, b.taken, b.full = nil, 0, pending, now, false
+	return pending
+}
+
+// written ends the write of the uses take handed over.
+func (b *useBuffer) written() {
+	b.mu.Lock()
+	b.writing = nil
+	b.mu.Unlock()
+}
+
+// writeUses writes uses taken from the buffer in tx.
+func writeUses(tx *store.Tx, uses map[string]*ownerUses) error {
+	for owner, o := range uses {
+		if err := tx.Used(owner, o.ids, o.last); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// run writes the counted uses that learning's commits have not taken: when
+// they are due, when enough wait, and at Close.
 func (u *usage) run() {
 	defer close(u.done)
-	tick := time.NewTicker(useFlushEvery)
+	tick := time.NewTicker(useFlushEvery / 4)
 	defer tick.Stop()
 	for {
 		select {
 		case <-tick.C:
-			u.flush()
+			u.write(false)
 		case <-u.full:
-			u.flush()
+			u.write(false)
 		case <-u.drain:
+			// After the writer's last commit, which may hold some.
+			<-u.writerDone
 			u.flush()
 			return
 		}
 	}
 }
 
-func (u *usage) flush() {
-	b := &u.uses
-	b.mu.Lock()
-	pending := b.uses
-	b.uses, b.n, b.writing = nil, 0, pending
-	b.mu.Unlock()
-	defer func() {
-		b.mu.Lock()
-		b.writing = nil
-		b.mu.Unlock()
-	}()
-	if len(pending) == 0 {
+// flush writes the counted uses now.
+func (u *usage) flush() { u.write(true) }
+
+// write writes the counted uses, if due or force.
+func (u *usage) write(force bool) {
+	// Learning's commits take them every useFlushEvery while it commits;
+	// this write is for when it has not for a while.
+	pending := u.uses.take(u.now(), useFlushEvery*3/2, force)
+	if pending == nil {
 		return
 	}
-	err := u.store.Update(func(tx *store.Tx) error {
-		for owner, o := range pending {
-			if err := tx.Used(owner, o.ids, o.last); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	defer u.uses.written()
+	err := u.store.Update(func(tx *store.Tx) error { return writeUses(tx, pending) })
 	if err != nil {
 		u.log().Warn("counting memories' uses; these are not counted", zap.Error(err))
 	}
