@@ -171,12 +171,12 @@ func letters(n int64) string {
 }
 
 // report prints what w saw, for the rounds of mode.
-func (w *learnWatch) report(mode string) {
+func (w *learnWatch) report(mode, where string) {
 	p := w.probes
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	fmt.Printf("learning, %s rounds: %.1f commits/s (median of rounds); a told turn searchable after p50 %.1f ms, p99 %.1f ms (%d probes, %d not found in %s); all learned and searchable %.0f ms after the load stopped (median)\n",
-		mode, median(w.commits), stats.Percentile(p.lags, 50), stats.Percentile(p.lags, 99), len(p.lags), p.lost, probeTimeout, median(w.catchUp))
+	fmt.Printf("learning, %s rounds: %.1f commits/s (median of rounds); a told turn searchable %s after p50 %.1f ms, p99 %.1f ms (%d probes, %d not found in %s); all learned and searchable %.0f ms after the load stopped (median)\n",
+		mode, median(w.commits), where, stats.Percentile(p.lags, 50), stats.Percentile(p.lags, 99), len(p.lags), p.lost, probeTimeout, median(w.catchUp))
 }
 
 // client0 is a client of the probes' own, so they never wait for a

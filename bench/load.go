@@ -19,9 +19,11 @@ import (
 // The A/B run's load: the requests, and the closed-loop clients that send
 // them and time each.
 
+// target is a server under load: one, or the same server of several
+// instances, the requests going round-robin over them.
 type target struct {
-	name string
-	port int
+	name  string
+	ports []int
 }
 
 type request struct {
@@ -70,8 +72,9 @@ type measure struct {
 	back    []float64 // ms, from the upstream's answer to the client's last byte
 	search  []float64 // ms, the memory handler's search (X-Memory-Time)
 	errors  int
-	// cpu is the process's CPU seconds while it ran: both servers, the
-	// upstream and the clients, of which only one server was loaded.
+	// cpu is the process's CPU seconds while it ran (both servers, the
+	// upstream and the clients, of which only one server was loaded), and
+	// the other instances' when there are.
 	cpu float64
 }
 
@@ -81,7 +84,7 @@ func run(client *http.Client, t target, bodies []request, concurrency int, d tim
 	var m measure
 	var next atomic.Int64
 	deadline := time.Now().Add(d)
-	start, cpu0 := time.Now(), processCPU()
+	start, cpu0 := time.Now(), processCPU()+othersCPU()
 	var wg sync.WaitGroup
 	for range concurrency {
 		wg.Add(1)
@@ -90,12 +93,13 @@ func run(client *http.Client, t target, bodies []request, concurrency int, d tim
 			var lat, ttfb, reach, back, search []float64
 			errs := 0
 			for time.Now().Before(deadline) {
-				r := bodies[int(next.Add(1))%len(bodies)]
+				i := int(next.Add(1))
+				r, port := bodies[i%len(bodies)], t.ports[i%len(t.ports)]
 				body := r.body
 				if stream {
 					body = append([]byte(`{"stream":true,`), body[1:]...)
 				}
-				req, _ := http.NewRequest(http.MethodPost, fmt.Sprintf("http://127.0.0.1:%d/v1/chat/completions", t.port), bytes.NewReader(body))
+				req, _ := http.NewRequest(http.MethodPost, fmt.Sprintf("http://127.0.0.1:%d/v1/chat/completions", port), bytes.NewReader(body))
 				req.Header.Set("Authorization", "Bearer "+r.key)
 				req.Header.Set("Content-Type", "application/json")
 				// A task per request, so a trace (-trace) shows when each ran.
@@ -153,7 +157,11 @@ func run(client *http.Client, t target, bodies []request, concurrency int, d tim
 		}()
 	}
 	wg.Wait()
-	m.seconds, m.cpu = time.Since(start).Seconds(), processCPU()-cpu0
+	m.seconds, m.cpu = time.Since(start).Seconds(), processCPU()+othersCPU()-cpu0
 	m.reqs = len(m.lat)
 	return m
 }
+
+// othersCPU is the CPU seconds other processes serving the load have used
+// (the other instances, -instances).
+var othersCPU = func() float64 { return 0 }

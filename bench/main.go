@@ -26,6 +26,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -43,7 +44,6 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig"
 	_ "github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
 	"github.com/dustin/go-humanize"
@@ -53,6 +53,7 @@ import (
 	"github.com/caddy-memory/memory/internal/block"
 	"github.com/caddy-memory/memory/internal/engine"
 	"github.com/caddy-memory/memory/internal/seal"
+	"github.com/caddy-memory/memory/internal/stats"
 	"github.com/caddy-memory/memory/store"
 	"github.com/caddy-memory/memory/store/postgres"
 )
@@ -90,6 +91,9 @@ func main() {
 	openRuns := flag.Int("open-runs", 3, "-open-check: rounds")
 	openCheckTimeout := flag.Duration("open-check-timeout", store.CheckTimeout, "-open-check: the check's bound (store.CheckTimeout)")
 	openOneDir := flag.String("open-one", "", "internal: one open of -open-check")
+	instances := flag.Int("instances", 1, "A/B mode with -database: Caddy instances on the database, the load round-robin over them (the others in processes of their own), and a turn told through the first timed until the second recalls it")
+	instanceFile := flag.String("instance", "", "internal: serve this configuration as one of -instances")
+	instanceFind := flag.Int("instance-find", 0, "internal: -instance answers the probes' searches on this port")
 	flag.Parse()
 	log.SetFlags(0)
 	if m := mix(*mixFlag); m != heavy && m != uniform {
@@ -98,6 +102,8 @@ func main() {
 
 	var err error
 	switch {
+	case *instanceFile != "":
+		err = serveInstance(*instanceFile, *instanceFind)
 	case *openOneDir != "":
 		err = openOne(*openOneDir, *openCheckTimeout)
 	case *openCheck != "":
@@ -125,7 +131,8 @@ func main() {
 	default:
 		_, err = ab(abConfig{memories: *memories, owners: *owners, mix: mix(*mixFlag), rounds: *rounds, duration: *duration,
 			concurrency: *concurrency, capConcurrency: *capClients, latencyRounds: *latencyRounds, settle: *settleMax, delay: *delay, chunks: *chunks, chunkDelay: *chunkDelay, dir: *dir, keep: *keep, shards: *shards,
-			cpuprofile: *cpuprofile, trace: *traceFile, memprofile: *memprofile, encrypt: *encrypt, searchCache: *searchCache, database: *database})
+			cpuprofile: *cpuprofile, trace: *traceFile, memprofile: *memprofile, encrypt: *encrypt, searchCache: *searchCache, database: *database,
+			instances: *instances})
 	}
 	if err != nil {
 		log.Fatalf("bench: %v", err)
@@ -142,6 +149,7 @@ type abConfig struct {
 	dir, keep, cpuprofile, trace, memprofile, searchCache string
 	database                                              string
 	encrypt                                               bool
+	instances                                             int
 }
 
 // upstream is the fake LLM API: answers after delay, streaming when asked.
@@ -288,35 +296,8 @@ func ab(c abConfig) (abResult, error) {
 	if err != nil {
 		return abResult{}, err
 	}
-	cfg, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(fmt.Sprintf(`{
-	admin off
-	persist_config off
-	log {
-		level ERROR
-	}
-	memory {
-		storage default {
-			%s
-			# A new store's first consolidation pass comes a minute after
-			# start, then once a day: over a few minutes of traffic it would
-			# be a once-a-day cost measured as if it were every request's.
-			consolidate_every off
-			%s
-		}
-	}
-}
-http://127.0.0.1:%d {
-	reverse_proxy %s
-}
-http://127.0.0.1:%d {
-	memory {
-		diagnostics
-	}
-	reverse_proxy %s {
-		header_up X-Bench memory
-	}
-}
-`, where, extra, bare, strings.TrimPrefix(upSrv.URL, "http://"), mem, strings.TrimPrefix(upSrv.URL, "http://"))), nil)
+	upstreamAddr := strings.TrimPrefix(upSrv.URL, "http://")
+	cfg, err := serverConfig(where, extra, bare, mem, upstreamAddr)
 	if err != nil {
 		return abResult{}, err
 	}
@@ -324,6 +305,23 @@ http://127.0.0.1:%d {
 		return abResult{}, err
 	}
 	defer caddy.Stop()
+	targets := []target{{"bare", []int{bare}}, {"memory", []int{mem}}}
+	var others []*instance
+	if c.instances > 1 {
+		if c.database == "" {
+			return abResult{}, errors.New("-instances needs -database")
+		}
+		others, err = startInstances(c.instances-1, c.database, extra, upstreamAddr, storage)
+		defer stopInstances(others)
+		if err != nil {
+			return abResult{}, err
+		}
+		for _, in := range others {
+			targets[0].ports = append(targets[0].ports, in.bare)
+			targets[1].ports = append(targets[1].ports, in.mem)
+		}
+		othersCPU = func() float64 { return instancesCPU(others) }
+	}
 	settle(c.settle)
 	stop, err := profile(c.cpuprofile)
 	if err != nil {
@@ -335,9 +333,15 @@ http://127.0.0.1:%d {
 	if err != nil {
 		return abResult{}, err
 	}
+	// Probes are told through the first instance and looked for there, or
+	// on the second.
+	find := engineFinder(eng)
+	if len(others) > 0 {
+		find = httpFinder(client0(), others[0].find)
+	}
 	watch := map[string]*learnWatch{}
 	for _, mode := range []string{"json", "capacity"} {
-		watch[mode] = &learnWatch{e: eng, probes: &prober{client: client0(), port: mem, find: engineFinder(eng), gap: 100 * time.Millisecond}}
+		watch[mode] = &learnWatch{e: eng, probes: &prober{client: client0(), port: mem, find: find, gap: 100 * time.Millisecond}}
 	}
 	// measured runs one round; the memory server's, with learning watched.
 	measured := func(mode string, t target, f func() measure) measure {
@@ -348,7 +352,6 @@ http://127.0.0.1:%d {
 	}
 
 	bodies := traffic(words, sizes, 2000)
-	targets := []target{{"bare", bare}, {"memory", mem}}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: c.concurrency * 2, DisableCompression: true}}
 	results := map[string][]measure{}
 	// A short warm-up of both, unrecorded.
@@ -413,10 +416,22 @@ http://127.0.0.1:%d {
 		}
 		up.delay.Store(int64(c.delay))
 	}
+	// Without load: how soon a turn told is recalled (on the second
+	// instance, when there are several).
+	quiet := &prober{client: client0(), port: mem, find: find, gap: 50 * time.Millisecond}
+	qctx, qcancel := context.WithTimeout(context.Background(), 5*time.Second)
+	quiet.run(qctx)
+	qcancel()
 	report(c, results, up, sizes)
+	recalledOn := "on this instance"
+	if len(others) > 0 {
+		recalledOn = "on a second instance"
+	}
+	fmt.Printf("a told turn searchable %s: without load p50 %.1f ms, p99 %.1f ms (%d probes, %d not found in %s)\n",
+		recalledOn, stats.Percentile(quiet.lags, 50), stats.Percentile(quiet.lags, 99), len(quiet.lags), quiet.lost, probeTimeout)
 	for _, mode := range []string{"json", "capacity"} {
 		if len(watch[mode].commits) > 0 {
-			watch[mode].report(mode)
+			watch[mode].report(mode, recalledOn)
 		}
 	}
 	if c.latencyRounds > 0 {
