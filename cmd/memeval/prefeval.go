@@ -153,6 +153,10 @@ type prefResult struct {
 	MeanTokens    float64            `json:"mean_block_tokens"`
 	MeanTokensAll float64            `json:"mean_tokens_all"`
 	ByTopic       map[string]float64 `json:"recall_by_topic"`
+	// LearnedAfterMS is how long after the conversations' last turn every
+	// turn was learned and searchable: learning's lag behind the burst
+	// (the questions come pause after it).
+	LearnedAfterMS float64 `json:"learned_after_ms"`
 }
 
 // runPrefEval runs one mode of the PrefEval protocol through p: every
@@ -169,6 +173,15 @@ func runPrefEval(p *proxy, plans []prefPlan, mode string, workers int, misses io
 	}); err != nil {
 		return prefResult{}, err
 	}
+	burstEnd := time.Now()
+	learnedAfter := make(chan time.Duration, 1)
+	go func() {
+		if err := p.settle(); err != nil {
+			learnedAfter <- -time.Millisecond // not within settle's minute
+			return
+		}
+		learnedAfter <- time.Since(burstEnd)
+	}()
 	time.Sleep(pause) // "a few seconds later"
 	blocks := make([]string, len(plans))
 	if err := parallel(len(plans), workers, func(i int) error {
@@ -182,6 +195,7 @@ func runPrefEval(p *proxy, plans []prefPlan, mode string, workers int, misses io
 		return prefResult{}, err
 	}
 	r := prefResult{Mode: mode, Questions: len(plans), ByTopic: map[string]float64{}}
+	r.LearnedAfterMS = float64((<-learnedAfter).Microseconds()) / 1000
 	hits, withBlock, tokens := 0, 0, 0
 	perTopic := map[string][2]int{}
 	for i, pl := range plans {
@@ -307,8 +321,8 @@ func b2i(b bool) int {
 }
 
 func (r prefResult) print(w io.Writer) {
-	fmt.Fprintf(w, "PrefEval %-8s %d questions: recall %.3f   a block for %.1f%%   mean block %.0f tokens (%.0f over all questions)\n",
-		r.Mode, r.Questions, r.Recall, 100*r.BlockShare, r.MeanTokens, r.MeanTokensAll)
+	fmt.Fprintf(w, "PrefEval %-8s %d questions: recall %.3f   a block for %.1f%%   mean block %.0f tokens (%.0f over all questions)   learned %.0f ms after the conversations' last turn\n",
+		r.Mode, r.Questions, r.Recall, 100*r.BlockShare, r.MeanTokens, r.MeanTokensAll, r.LearnedAfterMS)
 	var topics []string
 	for t := range r.ByTopic {
 		topics = append(topics, t)
