@@ -51,8 +51,14 @@ func (lr *learner) writer() {
 		now := clock.now()
 		var due <-chan time.Time
 		if len(g.jobs) > 0 {
-			at := g.due(last, time.Duration(lr.every.Load()))
-			if !now.Before(at) && !busy {
+			every := time.Duration(lr.every.Load())
+			at := g.due(last, every)
+			// Turns waiting in the queue mean the load goes on, however
+			// long since the last was read (the writer waits for a core
+			// too): they are read before the group goes, unless it is due
+			// by learnEvery or full.
+			waiting := len(lr.queue) > 0 && now.Before(last.Add(every)) && len(g.jobs) < maxGroup
+			if !now.Before(at) && !busy && !waiting {
 				hand(now)
 				continue
 			}
