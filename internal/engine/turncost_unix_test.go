@@ -12,11 +12,18 @@ import (
 )
 
 // BenchmarkTurnCost is the CPU the engine spends remembering a turn when
-// turns arrive as a busy proxy hands them over, one every 3 ms (about 330
-// a second, what the A/B bench's eight clients send): the work that
-// competes with the requests being served. It is the process's CPU time
-// (user and system: fsync counts) divided by the turns.
+// turns arrive as a busy proxy hands them over: one every 3 ms (about 330
+// a second, what the A/B bench's eight clients send) and one every 0.5 ms
+// (2,000 a second, its capacity rounds): the work that competes with the
+// requests being served. It is the process's CPU time (user and system:
+// fsync counts) divided by the turns.
 func BenchmarkTurnCost(b *testing.B) {
+	for _, every := range []time.Duration{3 * time.Millisecond, 500 * time.Microsecond} {
+		b.Run(fmt.Sprint("every=", every), func(b *testing.B) { turnCost(b, every) })
+	}
+}
+
+func turnCost(b *testing.B, every time.Duration) {
 	e, err := Open(Config{Dir: b.TempDir(), Shards: 1})
 	if err != nil {
 		b.Fatal(err)
@@ -28,7 +35,7 @@ func BenchmarkTurnCost(b *testing.B) {
 	}
 	answer := chatJSON("That sounds like a lovely plan. The lake trail is about twelve kilometres, " +
 		"so bring water, and the café at the north end opens at nine if you want breakfast first.")
-	tick := time.NewTicker(3 * time.Millisecond)
+	tick := time.NewTicker(every)
 	defer tick.Stop()
 	before := cpuTime(b)
 	i := 0
