@@ -40,8 +40,8 @@ func (lr *learner) writer() {
 	}()
 	clock := lr.timing()
 	g := &group{}
-	busy := false      // the committer has a group
-	var last time.Time // when it was handed the last
+	busy := false                // the committer has a group
+	var last, lastRead time.Time // when it was handed the last; when turns were last read
 	hand := func(now time.Time) {
 		groups <- g
 		lr.handed.Add(1)
@@ -67,8 +67,17 @@ func (lr *learner) writer() {
 			}
 		}
 		in := lr.queue
-		if len(g.jobs) >= maxGroup {
+		var readAt <-chan time.Time
+		backlog := len(lr.queue) >= cap(lr.queue)/4
+		switch next := lastRead.Add(time.Duration(lr.readEvery.Load())); {
+		case len(g.jobs) >= maxGroup:
 			in = nil // the committer is behind: the queue holds what comes
+		case now.Before(next) && !backlog:
+			// Under load, turns are read a batch at a time: read one by
+			// one as they come, each would find the rules' patterns and
+			// tables out of the cache (other work ran since the last), and
+			// cost half as much again.
+			in, readAt = nil, clock.until(next)
 		}
 		clock.idle()
 		select {
@@ -76,7 +85,9 @@ func (lr *learner) writer() {
 			// The hand-off comes as the answer's end goes out, and reading
 			// the turn at once would compete with the client receiving it.
 			clock.sleep(learnAfter)
-			lr.readInto(g, lr.gather(first, maxGroup-len(g.jobs)), clock.now())
+			lastRead = clock.now()
+			lr.readInto(g, lr.gather(first, maxGroup-len(g.jobs)), lastRead, backlog)
+		case <-readAt:
 		case <-freed:
 			busy = false
 		case <-due:
@@ -126,8 +137,9 @@ func minTime(a, b time.Time) time.Time {
 	return b
 }
 
-// readInto reads what jobs teach into g.
-func (lr *learner) readInto(g *group, jobs []*Job, now time.Time) {
+// readInto reads what jobs teach into g: on every core for a backlog, else
+// on one, letting requests ahead between turns.
+func (lr *learner) readInto(g *group, jobs []*Job, now time.Time, backlog bool) {
 	items := make([]queued, len(jobs))
 	for i, j := range jobs {
 		items[i].job = j
@@ -136,7 +148,7 @@ func (lr *learner) readInto(g *group, jobs []*Job, now time.Time) {
 		g.first = now
 	}
 	g.jobs = append(g.jobs, jobs...)
-	g.work = append(g.work, lr.read(items)...)
+	g.work = append(g.work, lr.read(items, backlog)...)
 	g.last = now
 }
 
@@ -162,6 +174,10 @@ func (lr *learner) commitGroup(g *group) {
 // taught is searchable up to learnEvery later (a user's next message comes
 // seconds after the last). BenchmarkTurnCost measures the CPU a turn costs.
 const learnEvery = time.Second
+
+// readEvery spaces the writer's reads of queued turns under load; a turn
+// after a quiet spell is read at once.
+const readEvery = 100 * time.Millisecond
 
 // learnQuiet is how long no turn must arrive for the group read so far to
 // be committed before learnEvery: the load stopped, or a burst was read.
@@ -336,7 +352,9 @@ type queued struct {
 
 // process extracts the turns' memories and stores them in one transaction.
 // It reports false when the store refused the write.
-func (lr *learner) process(items []queued) bool { return lr.commit(lr.read(items)) }
+func (lr *learner) process(items []queued) bool {
+	return lr.commit(lr.read(items, len(items) >= parallelFrom))
+}
 
 // taught is what one turn taught, ready to store.
 type taught struct {
@@ -352,11 +370,11 @@ type taught struct {
 	at      time.Time
 }
 
-// read extracts what each turn teaches.
-func (lr *learner) read(items []queued) []taught {
+// read extracts what each turn teaches, on every core when parallel.
+func (lr *learner) read(items []queued, parallel bool) []taught {
 	distil := lr.distiller.running() != nil
 	ws := make([]taught, len(items))
-	learned := learnAll(items)
+	learned := learnAll(items, parallel)
 	for i, it := range items {
 		ws[i].seq, ws[i].held = it.seq, it.held
 		if it.job == nil {
@@ -470,27 +488,28 @@ type learnt struct {
 	err        error
 }
 
-// parallelFrom is the group size from which a group's turns are read on
-// every core: a backlog (a burst, a restart) is caught up before the queue
-// fills and turns are dropped, while a few turns at a time, the steady
-// case, take one core and leave the others to the requests.
+// parallelFrom is the group size from which the durable queue's turns are
+// read on every core: a backlog (a burst, a restart) is caught up before
+// the queue fills and turns are dropped. The writer reads on every core
+// when its queue is a quarter full; under a steady load it reads on one
+// and leaves the other to the requests.
 const parallelFrom = 32
 
-// learnAll reads what each turn teaches (extract.Learn), on every core for
-// a large group.
-func learnAll(items []queued) []learnt {
+// learnAll reads what each turn teaches (extract.Learn): on every core
+// when parallel, else on one, letting requests waiting for a core go
+// first between turns.
+func learnAll(items []queued, parallel bool) []learnt {
 	out := make([]learnt, len(items))
 	one := func(i int) {
 		if j := items[i].job; j != nil {
 			out[i].mems, out[i].responseID, out[i].err = extract.Learn(&j.Turn)
 		}
 	}
-	workers := min(runtime.GOMAXPROCS(0), len(items)/parallelFrom+1)
-	if workers <= 1 {
+	workers := runtime.GOMAXPROCS(0)
+	if !parallel || workers <= 1 || len(items) < 2 {
 		for i := range items {
 			one(i)
-			// The requests waiting for a core go first: learning can wait
-			// a few microseconds, a request's answer should not.
+			// A request's answer should not wait for learning.
 			runtime.Gosched()
 		}
 		return out

@@ -66,7 +66,7 @@ func TestAGroupIsLearnedAsItsTurnsOneByOne(t *testing.T) {
 		}
 		items[i].job = &Job{Owner: "o", Turn: extract.Turn{User: says[i%len(says)], NewTurn: true, Conversation: "c", Turn: i}}
 	}
-	got := learnAll(items)
+	got := learnAll(items, true)
 	for i, it := range items {
 		if it.job == nil {
 			if got[i].mems != nil {

@@ -34,6 +34,9 @@ type learner struct {
 	// every is learnEvery in nanoseconds, how the writer and the processor
 	// space their commits (a test's may differ).
 	every atomic.Int64
+	// readEvery is readEvery in nanoseconds, how the writer spaces its
+	// reads of queued turns under load (a test's may differ).
+	readEvery atomic.Int64
 	// commits counts the transactions that stored learned turns.
 	commits atomic.Int64
 	// handed counts the groups the writer handed to its committer, and
@@ -56,6 +59,7 @@ func newLearner(c *core) *learner {
 		clock:         c.cfg.testWriterClock,
 	}
 	lr.every.Store(int64(learnEvery))
+	lr.readEvery.Store(int64(readEvery))
 	return lr
 }
 

@@ -101,6 +101,9 @@ func paced(t *testing.T) (*Engine, *fakeClock, *countingObserver) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { closeEngine(t, e) })
+	// Each turn read as it comes, so the test knows when the writer has
+	// read it (reading in batches is measured by BenchmarkTurnCost).
+	e.learner.readEvery.Store(0)
 	return e, c, obs
 }
 
@@ -198,6 +201,7 @@ func TestUsesAreWrittenInLearningsCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer closeEngine(t, e)
+	e.learner.readEvery.Store(0)
 	owner := e.OwnerID("sk-uses")
 	ms := remember(t, e, owner, store.Put{Kind: "note", Key: "n", Content: "The garden gate sticks in the rain."})
 	e.Used(owner, ms[0].ID)
