@@ -127,6 +127,16 @@ var asks = regexp.MustCompile(`(?i)^(?:please\s+|so\s+|also\s+|and\s+|now\s+|ok\
 // the best time for me to hit the gym", "q me cocino esta noche").
 var questionStart = regexp.MustCompile(`(?i)^¿?(?:(?:so|ok|okay|and|also|hey|hi)[\s,]+)?(?:(?:what|where|when|which|who|why|how)(?:s\b|'s\b|\s+(?:is|are|was|were|do|does|did|can|could|should|would|will|to|about|if)\b)|(?:is|are)\s+there\b|(?:can|could)\s+(?:i|we|you)\b|should\s+(?:i|we)\b|do\s+you\b|any\s+(?:good\s+)?(?:ideas?|tips?|suggestions?|recommendations?|advice)\b|(?:qu[ée]|q|c[óo]mo|d[óo]nde|cu[áa]ndo|cu[áa]l)\s+(?:me|te|le|nos|puedo|debo|hago|hacemos|es|son|va|tal)\b|(?:was|wie|wo|wann|welche[rsnm]?)\s+(?:kann|soll|mache|machen|ist|sind|gibt|würde|wäre)\b|(?:que|quoi|où|comment|quand|quel(?:le)?s?)\s+(?:faire|je|on|est|sont|me|te)\b|est-ce\s+que\b|(?:o\s+que|onde|como|quando|qual)\s+(?:eu|posso|devo|fa[çz]o|é|me|te|vale)\b)`)
 
+// nounAsks are requests said as what is wanted, with no verb ("Gift ideas
+// for my wife", "dicas pra minha prova", "Ideen für Sonntag", "un dessert
+// pour moi ce soir"): the thing asked for, then whom or what it is for.
+var nounAsks = regexp.MustCompile(`(?i)^(?:(?:ok|okay|so|also|and|hey|hi|hola|oi|olá|salut|hallo)[\s,!]+)?(?:(?:some|a\s+few|more|\d+|un(?:a|e|os|as)?|algun(?:a|o)s?|umas?|uns|des|quelques|ein\s+paar|paar)\s+)?(?:(?:quick|easy|simple|good|healthy|cheap|fun|new|rápid[ao]s?|fáciles|fáceis|schnelle|einfache|gute|rapides|simples|bonnes)\s+)?(?:(?:gift|present|recipe|dinner|lunch|breakfast|snack|date|weekend|name|business|book|movie|film|activity|workout|party|travel|trip)\s+)?(?:ideas?|tips|suggestions?|recommendations?|advice|recipes?|options|ideias?|dicas?|sugest(?:ão|ões|oes|ao)|receitas?|ideas|consejos?|sugerencias?|recomendaciones|recetas?|ideen|tipps?|vorschläge?|rezepte?|empfehlungen?|idées?|conseils?|recettes?|propositions?|un\s+(?:dessert|plat|menu|truc|cadeau|film|livre)|une\s+(?:idée|recette|activité|sortie)|algo\s+(?:para|pra|pa)|something\s+(?:to|for))\b(?:\s+(?:for|to|on|about|para|pra|pa|de|do|da|del|für|zum|zur|pour|à)\b|[\s,:]*$)`)
+
+// statesInside is a statement inside a sentence that starts as a request
+// ("Recipes for my son, he's allergic to eggs"): that sentence still says
+// something about someone.
+var statesInside = regexp.MustCompile(`(?i)\b(?:i'm|i\s+am|i\s+have|i've|we're|we\s+are|we\s+have|he's|she's|he\s+is|she\s+is|they're|is\s+allergic|soy|estoy|tengo|somos|tenemos|es\s+(?:alérgic|celíac|vegan|vegetarian)|sou|estou|tenho|é\s+(?:alérgic|celíac|vegan|vegetarian)|ich\s+bin|ich\s+habe|wir\s+sind|ist\s+allergisch|je\s+suis|j'ai|nous\s+sommes|il\s+est|elle\s+est|est\s+allergique)\b`)
+
 // smallTalk are whole sentences that say nothing about anyone.
 var smallTalk = regexp.MustCompile(`(?i)^(?:(?:hi|hello|hey|thanks|thank you|thanks a lot|many thanks|ok|okay|great|cool|nice|awesome|perfect|got it|sounds good|good|wonderful|excellent|amazing|sure|alright|yes|no|yeah|nope|interesting|wow|lol|haha|good morning|good evening|good night|bye|cheers|that helps|that's helpful|that's great|that's interesting|makes sense)[\s,!.]*)+$`)
 
@@ -154,7 +164,8 @@ func OnlyAsksIn(text string, framed bool) bool {
 			continue
 		}
 		n++
-		if strings.HasSuffix(s, "?") || notStatement.MatchString(s) || asks.MatchString(s) || smallTalk.MatchString(s) || questionStart.MatchString(s) {
+		if strings.HasSuffix(s, "?") || notStatement.MatchString(s) || asks.MatchString(s) || smallTalk.MatchString(s) || questionStart.MatchString(s) ||
+			nounAsks.MatchString(s) && !statesInside.MatchString(s) {
 			continue
 		}
 		return false
