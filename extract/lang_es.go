@@ -62,7 +62,7 @@ var spanish = &langTable{
 		{"dating", `(?:salgo|estoy\s+saliendo)\s+con\s+alguien(?:\s+nuevo|\s+nueva)?,?\s+se\s+llama\s+{NAME}`},
 		{"eats-again", `he\s+vuelto\s+a\s+comer\s+(?P<food>carne|pescado|pollo|de\s+todo)(?P<again>)`},
 		{"quit-habit", `dej[ée]\s+(?:de\s+)?(?P<x>correr|nadar|fumar|beber|el\s+gimnasio|el\s+gym|el\s+fútbol|el\s+tenis|el\s+pádel|el\s+yoga|el\s+café)\b`},
-		{"took-up", `(?:ahora\s+)?(?:hago|practico|empecé\s+(?:con|a\s+hacer))\s+(?P<y>escalada|yoga|pilates|crossfit|natación|boxeo|pádel|padel|running|spinning)\b`},
+		{"took-up", `(?:ahora\s+(?:hago|practico)|empecé\s+(?:con|a\s+hacer))\s+(?P<y>escalada|yoga|pilates|crossfit|natación|boxeo|pádel|padel|running|spinning)\b`},
 		{"habit", `(?:salgo\s+a\s+|voy\s+a\s+)(?P<x>correr|nadar|caminar|el\s+gimnasio|el\s+gym)(?P<freq>\s+(?:todas\s+las\s+[\p{L}]+|todos\s+los\s+días|[\p{L}]+\s+veces\s+por\s+semana))?`},
 		{"died", `se\s+(?:nos\s+|me\s+)?muri[óo]\s+{NAME}`},
 		{"died", `{NAME}\s+(?:se\s+)?muri[óo]`},

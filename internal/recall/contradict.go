@@ -18,7 +18,8 @@ import (
 
 // contradicted reports whether a transcript turn says what a fact of the
 // profile said before it changed ("User: I live in Lisbon" once the user
-// moved to Porto): it is not injected as current.
+// moved to Porto), or names what a fact ended ("User: my Ford's clutch is
+// slipping" once the user sold the Ford): it is not injected as current.
 func (p *profile) contradicted(m *store.Memory) bool {
 	if p == nil || m.Kind != "turn" || len(p.changed) == 0 {
 		return false
@@ -31,6 +32,14 @@ func (p *profile) contradicted(m *store.Memory) bool {
 	var have map[string]bool // the words the user said, read once
 	read := false
 	for i, f := range p.changed {
+		if extract.Ends(f.Content) {
+			// What the user no longer does, has or is with: a turn said
+			// before it that names the old value, whether or not a rule
+			// read a fact from it.
+			if m.UpdatedAt.Before(f.UpdatedAt) && extract.EndedBy(f.Content, f.Key, user) {
+				return true
+			}
+		}
 		if !m.UpdatedAt.Before(since(f)) {
 			continue
 		}
@@ -78,6 +87,13 @@ func goneWords(f *store.Memory) []string {
 	}
 	for _, w := range names(f.Content) {
 		add(w)
+	}
+	if extract.Ends(f.Content) {
+		// What it ended, said in any language, may share only its own
+		// word with it ("Je joue au foot", "User gave up foot").
+		for w := range wordSet(f.Content) {
+			add(w)
+		}
 	}
 	return out
 }
