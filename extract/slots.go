@@ -244,6 +244,13 @@ func slotFacts(s string, last **slotMatch) []Fact {
 	tokens := tokensOf(s)
 	langs := languagesOf(tokens)
 	for _, l := range langs {
+		if l.t == german {
+			if up := uprightGerman(s); up != s {
+				s, folded, tokens = up, fold(up), tokensOf(up)
+			}
+		}
+	}
+	for _, l := range langs {
 		if l.slips.heldBy(folded) {
 			if fixed := l.fixSlip(s); fixed != s {
 				s, folded, tokens = fixed, fold(fixed), tokensOf(fixed)

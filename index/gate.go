@@ -92,7 +92,7 @@ func init() {
 		viel vielen vielmal dank super toll gute nacht guten morgen tag bald dann schonen abend wochenende no gell
 		bonne nuit journee soiree top parfait bisous ca va coucou
 		beijos bjs abraco abracos boa noite dia show massa demais muito obg brigada brigado tmj falou tudo bem beleza
-		wie gehts geht s es dir que tal como estas e ai tomorrow tmrw just saying checking dropping by one alles gut roule gente blz schönen soirée journée ça qué día estás abraço abraços está `) {
+		wie gehts geht s es dir que tal como estas e ai tomorrow tmrw just saying checking dropping by one alles gut roule gente blz noch dir dich euch schönen soirée journée ça qué día estás abraço abraços está `) {
 		smallTalk[w] = true
 	}
 }

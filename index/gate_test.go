@@ -13,7 +13,7 @@ func TestSmallTalkSearchesNothing(t *testing.T) {
 		"muchas gracias, nos vemos", "¡Hola! ¿Qué tal?", "tudo bem?",
 		// Typed as people type them: dialect, slang, a word the lists lack.
 		"good morning o, how you dey?", "hey thanks, have a good one!", "morning! just saying hi", "cheers, ta-ra",
-		"Moin, alles gut?", "salut, ça roule ?", "oi gente, blz?",
+		"Moin, alles gut?", "salut, ça roule ?", "oi gente, blz?", "Danke dir, schönen Abend noch!",
 	} {
 		if f := Gate(q); f != FocusNone {
 			t.Errorf("Gate(%q) = %v, want no search", q, f)
