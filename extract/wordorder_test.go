@@ -41,6 +41,3 @@ func TestGermanClausesAreReadInEitherOrder(t *testing.T) {
 		}
 	}
 }
-
-
-
