@@ -19,6 +19,32 @@ func init() {
 	register(buildDoneWith, "done-with")
 	register(buildRather, "rather")
 	register(buildActivity, "activity")
+	register(buildInstrument, "instrument", "plays")
+	register(buildNoDrive, "no-drive")
+}
+
+// buildInstrument: "I started learning the guitar last month", "ich
+// spiele Posaune", "toco violão": what the user plays or is learning,
+// keyed by the instrument, so they can play several.
+func buildInstrument(sc *slotCtx) (Fact, bool) {
+	x := strings.ToLower(sc.g["x"])
+	en, ok := instruments[x]
+	if !ok {
+		return Fact{}, false
+	}
+	if sc.m.slot == "plays" {
+		return newFact("habit", "habit:instrument:"+en, "User plays the "+en+".")
+	}
+	what := "User is learning the " + en
+	if sc.when != "" {
+		what = "User started learning the " + en + sc.when
+	}
+	return newFact("habit", "habit:instrument:"+en, what+".")
+}
+
+// buildNoDrive: "I don't drive": how the user gets about.
+func buildNoDrive(*slotCtx) (Fact, bool) {
+	return newFact("preference", "preference:transport:drive", "User does not drive.")
 }
 
 func buildSold(sc *slotCtx) (Fact, bool) {

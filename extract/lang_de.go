@@ -41,11 +41,15 @@ var german = &langTable{
 		letzten-sommer:last-summer vor-einem-monat:a-month-ago vor-einem-jahr:a-year-ago vor-zwei-jahren:two-years-ago
 		vor-zwei-monaten:two-months-ago dieses-jahr:this-year`),
 	common:  []string{"ich", "und", "der", "die", "das", "ist", "nicht", "mit", "ein", "eine", "mein", "meine", "wir", "sie", "auf", "für", "bin", "habe", "zu", "von", "dem", "den", "im", "hallo", "wohne", "arbeite"},
-	leads:   []string{"übrigens", "eigentlich", "also", "hallo", "jetzt", "auch", "ach ja", "kurzes update", "update", "ich habe beschlossen", "inzwischen"},
+	leads:   []string{"endlich", "ehrlich gesagt", "neuigkeiten", "übrigens", "eigentlich", "also", "hallo", "jetzt", "auch", "ach ja", "kurzes update", "update", "ich habe beschlossen", "inzwischen"},
 	joins:   []string{"und"},
 	clauses: []string{"aber", "weil", "denn", "doch", "sondern", "und jetzt"},
 	slips:   []string{`nein,?\s+(?:moment|warte)`, `moment`, `ich\s+meine`, `äh`, `sorry`, `quatsch`},
 	patterns: []rawPattern{
+		{"diet", `(?:ich\s+bin|wir\s+sind|bin)\s+(?:jetzt\s+)?(?:auf|zu)\s+{DIET}\s+(?:umgestiegen|gewechselt)`},
+		{"job", `(?:ich\s+)?fange\s+(?:[^,.;]{0,20}?\s+)?als\s+(?P<x>[\p{L}]+)(?P<at>\s+bei\s+[^,.;:!?]{1,40}?)\s+an\b`},
+		{"plays", `(?:ich\s+)?spiel(?:e)?\s+(?:[^,.;]{0,25}?\s+)?(?P<x>{INSTR})\b`},
+		{"instrument", `ich\s+lerne\s+(?:gerade\s+|jetzt\s+|seit\s+[^,.;]{1,20}?\s+)?(?P<x>{INSTR})`},
 		{"name", `(?:ich\s+heiße|mein\s+name\s+ist|ich\s+bin\s+(?:der|die))\s+(?:jetzt\s+|inzwischen\s+)?{NAME}`},
 		{"diet", `(?:ich\s+)?(?:lebe|esse)\s+(?:jetzt\s+|seit\s+[^,.;]{2,20}?\s+)?{DIET}`},
 		{"diet", `(?:lebe|esse)\s+ich\s+(?:jetzt\s+)?{DIET}`},

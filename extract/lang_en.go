@@ -11,7 +11,7 @@ var english = &langTable{
 		grandma:grandmother grandpa:grandfather stepson:stepson stepdaughter:stepdaughter aunt:aunt uncle:uncle
 		niece:niece nephew:nephew cousin:cousin baby:baby twins:child twin:child youngest:child eldest:child
 		mother-in-law:mother-in-law father-in-law:father-in-law sister-in-law:sister-in-law brother-in-law:brother-in-law
-		mil:mother-in-law fil:father-in-law hubby:husband missus:wife wifey:wife
+		mil:mother-in-law fil:father-in-law hubby:husband missus:wife wifey:wife gf:girlfriend bf:boyfriend
 		oldest:child little-one:child stepmom:stepmother stepdad:stepfather`),
 	pets: words(`dog:dog dogs:dogs puppy:dog cat:cat cats:cats kitten:cat rabbits:rabbits labrador:dog lab:dog beagle:dog
 		greyhound:greyhound spaniel:spaniel terrier:terrier poodle:poodle collie:collie retriever:retriever husky:husky
@@ -155,7 +155,7 @@ var english = &langTable{
 		{"cleft-allergy", `it(?:'s|\s+is|\s+was)\s+(?:{ALLERGEN}|{X})\s+(?:that\s+)?i(?:'m|\s+am)\s+allergic\s+to,?\s+not\s+(?P<not>[\p{L} -]{2,30}?){END}`},
 		{"allergy-neg", `i(?:'m|\s+am)\s+(?:not|no\s+longer)\s+allergic\s+to\s+(?:{ALLERGEN}{END}|{X}{END})`},
 		{"intolerance", `i(?:'m|\s+am)\s+{ALLERGEN}[\s-](?:intolerant|free)`},
-		{"avoid", `i\s+(?:can't|cannot|can\s+not)\s+(?P<verb>have|eat|tolerate|digest|drink)\s+(?:any\s+)?{ALLERGEN}`},
+		{"avoid", `i\s+(?:can't|cannot|can\s+not)\s+(?P<verb>have|eat|tolerate|digest|drink|do|handle|stomach)\s+(?:any\s+)?{ALLERGEN}`},
 		{"allergy", `{ALLERGEN}\s+(?:make|makes|give|gives)\s+me\s+(?:break\s+out|hives|a\s+rash|sick|ill|swell|an\s+allergic\s+reaction|anaphyla)`},
 		{"condition", `i\s+(?:have|'ve\s+got|was\s+diagnosed\s+with)\s+(?:type\s+(?P<type>[12])\s+)?{COND}`},
 		{"condition", `(?:i(?:'m|\s+am)|as)\s+an?\s+(?:type\s+(?P<type>[12])\s+)?{COND}`},
@@ -214,6 +214,15 @@ var english = &langTable{
 		{"habit", `i\s+(?:go\s+to\s+(?:the\s+)?|hit\s+the\s+|do\s+)(?P<x>gym|pool|climbing\s+wall|yoga|pilates|crossfit|spin(?:\s+class(?:es)?)?|park\s*run|boxing)(?P<freq>\s+(?:every\s+[\p{L}]+|(?:once|twice|[\p{L}\d]+\s+times)\s+a\s+week|on\s+[\p{L}]+s|daily|most\s+days))?\b`},
 		{"learning", `i(?:'m|\s+am)\s+(?:now\s+|currently\s+|also\s+)?(?:trying\s+to\s+learn|learning)\s+(?:some\s+)?(?P<l>{LANG1})`},
 		{"home", `live\s+in\s+{PLACE}{END}`},
+		{"home", `i(?:'ve|\s+have)\s+been\s+living\s+in\s+{PLACE}`},
+		{"home", `i(?:'m|\s+am)\s+(?:currently\s+|now\s+)?living\s+in\s+{PLACE}`},
+		{"home", `(?:i|we)(?:'re|\s+are|\s+am)?\s+(?:now\s+|just\s+)?(?:stay|shifting\s+to|shifted\s+to|based\s+out\s+of)\s+(?:(?:a|an|our)\s+(?:new\s+)?[\p{L}\d]+\s+)?(?:in\s+)?{PLACE}`},
+		{"dating", `i(?:'m|\s+am)\s+(?:now\s+)?(?:seeing|dating)\s+someone(?:\s+new)?(?:\s+now)?,\s+{NAME}`},
+		{"team", `i\s+(?:[\p{L}]+ly\s+)?(?:barrack|go)\s+for\s+(?:the\s+)?{ORG}{END}`},
+		{"instrument", `i(?:'ve|\s+have)?\s+(?:just\s+|recently\s+)?(?:started|began|begun)\s+(?:learning|playing|lessons\s+(?:on|in))\s+(?:the\s+)?(?P<x>{INSTR})(?:\s+{WHEN})?`},
+		{"instrument", `i(?:'m|\s+am)\s+(?:now\s+|currently\s+)?learning\s+(?:to\s+play\s+)?(?:the\s+)?(?P<x>{INSTR})`},
+		{"plays", `i\s+(?:also\s+)?play\s+(?:the\s+)?(?P<x>{INSTR})`},
+		{"no-drive", `i\s+(?:don't|do\s+not|can't|cannot)\s+drive\b`},
 		{"~home-in", `\b(?:here|back\s+home)\s+in\s+{PLACE}{END}`},
 		{"born", `(?:(?:our|my|a)\s+)?baby\s+(?P<sex>girl|boy)[,:]?\s+{NAME}`},
 		{"born", `(?:our|my)\s+new\s+(?:baby\s+)?(?P<rel>daughter|son|baby)[,:]?\s+{NAME}`},
@@ -232,7 +241,7 @@ var english = &langTable{
 		{"eats-again", `i\s+(?:now\s+)?(?:eat|have)\s+(?P<food>meat|fish|chicken|dairy|eggs|pork|beef|seafood)\s+(?P<again>again)`},
 		{"diet-neg", `i\s+(?:just\s+|finally\s+)?(?:dropped|quit|gave\s+up|stopped|ditched)\s+(?:doing\s+|being\s+)?{DIET}`},
 		{"study", `i\s+(?:switched|changed)\s+my\s+(?:major|degree|course)\s+to\s+{X}{END}`},
-		{"switched", `i\s+(?:finally\s+|just\s+)?(?:caved\s+and\s+|gave\s+in\s+and\s+)?switched\s+(?:from\s+(?P<x>[^,.;]{1,30}?)\s+)?to\s+(?P<y>[^,.;!?]{1,30}?){END}`},
+		{"switched", `i\s+(?:finally\s+|just\s+|also\s+)?(?:caved\s+and\s+|gave\s+in\s+and\s+)?(?:switched|changed|upgraded)\s+(?:from\s+(?P<x>[^,.;]{1,30}?)\s+)?to\s+(?P<y>[^,.;!?]{1,30}?){END}`},
 		{"team", `i(?:'m|\s+am)\s+an?\s+(?P<org>(?-i:\p{Lu})[\p{L}\d&'’.-]*(?:\s+(?-i:\p{Lu})[\p{L}\d&'’.-]*){0,3})\s+(?:fan|supporter){END}`},
 		{"team", `i(?:'m|\s+am)\s+an?\s+(?:massive|huge|big|die-?hard|lifelong|long-suffering|proud|loyal|mad|diehard|devoted|passionate)\s+(?P<org>(?-i:\p{Lu})[\p{L}\d&'’.-]*(?:\s+(?-i:\p{Lu})[\p{L}\d&'’.-]*){0,3})\s+(?:fan|supporter)\b`},
 		{"team", `i(?:'ve|\s+have)\s+(?:had\s+)?(?:a\s+)?season\s+ticket\s+(?:at|for)\s+(?P<org>(?-i:\p{Lu})[\p{L}\d&'’.-]*(?:\s+(?-i:\p{Lu})[\p{L}\d&'’.-]*){0,3})`},

@@ -38,11 +38,14 @@ var spanish = &langTable{
 		el-verano-pasado:last-summer hace-un-mes:a-month-ago hace-un-año:a-year-ago hace-dos-años:two-years-ago
 		hace-dos-meses:two-months-ago este-año:this-year`),
 	common:  []string{"de", "la", "el", "los", "las", "que", "y", "en", "un", "una", "mi", "mis", "me", "soy", "tengo", "es", "con", "por", "para", "del", "al", "lo", "pero", "muy", "estoy", "vivo", "trabajo", "hola", "mío", "ya"},
-	leads:   []string{"por fin", "te cuento", "al final", "entonces", "oye", "che", "la verdad", "en realidad", "por cierto", "bueno", "pues", "además", "también", "ahora", "hola", "oye", "mira", "al final", "he decidido que", "he decidido", "decidí que"},
+	leads:   []string{"resulta que", "acontece que", "me enteré de que", "descubrí que", "me confirmaron que", "me dijeron que", "por fin", "te cuento", "al final", "entonces", "oye", "che", "la verdad", "en realidad", "por cierto", "bueno", "pues", "además", "también", "ahora", "hola", "oye", "mira", "al final", "he decidido que", "he decidido", "decidí que"},
 	joins:   []string{"y", "e"},
 	clauses: []string{"pero", "aunque", "porque", "así que", "pues", "y ahora", "ahora", "además"},
 	slips:   []string{`no,?\s+espera`, `perdón`, `digo`, `quiero\s+decir`, `mejor\s+dicho`},
 	patterns: []rawPattern{
+		{"diet", `me\s+(?:he\s+)?(?:pas[ée]|hice|volví)\s+(?:al?\s+|a\s+la\s+)?{DIET}`},
+		{"plays", `(?:yo\s+)?toco\s+(?:el\s+|la\s+)?(?P<x>{INSTR})`},
+		{"instrument", `(?:estoy\s+aprendiendo|empecé\s+a\s+aprender|aprendo)\s+(?:a\s+tocar\s+)?(?:el\s+|la\s+)?(?P<x>{INSTR})(?:\s+{WHEN})?`},
 		{"name", `(?:me\s+llamo|mi\s+nombre\s+es)\s+{NAME}`},
 		{"name", `soy\s+(?:el\s+|la\s+)?{NAME}(?:\s*$|\s*[,.!]|\s+y\b)`},
 		{"age", `tengo\s+{NUM}\s+años`},

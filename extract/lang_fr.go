@@ -38,11 +38,14 @@ var french = &langTable{
 		l'an-dernier:last-year hier:yesterday l'été-dernier:last-summer il-y-a-un-mois:a-month-ago
 		il-y-a-un-an:a-year-ago il-y-a-deux-ans:two-years-ago cette-année:this-year`),
 	common:  []string{"je", "et", "le", "la", "les", "des", "une", "un", "est", "pas", "mon", "ma", "mes", "nous", "avec", "pour", "dans", "du", "au", "suis", "j'ai", "ce", "qui", "que", "on", "bonjour", "j'habite"},
-	leads:   []string{"en fait", "bonjour", "d'ailleurs", "aussi", "maintenant", "sinon", "au fait", "petite mise à jour", "moi", "j'ai décidé que", "finalement", "salut"},
+	leads:   []string{"il s'avère que", "j'ai découvert que", "j'ai appris que", "bref", "du coup", "en fait", "bonjour", "d'ailleurs", "aussi", "maintenant", "sinon", "au fait", "petite mise à jour", "moi", "j'ai décidé que", "finalement", "salut"},
 	joins:   []string{"et"},
 	clauses: []string{"mais", "car", "donc", "parce que", "et maintenant"},
 	slips:   []string{`non,?\s+attends`, `je\s+veux\s+dire`, `pardon`, `plutôt`, `enfin\s+non`},
 	patterns: []rawPattern{
+		{"diet", `je\s+(?:suis\s+passée?|me\s+suis\s+mise?)\s+(?:au|à\s+la|aux)\s+{DIET}`},
+		{"plays", `je\s+joue\s+(?:du|de\s+la|de\s+l['’])\s*(?P<x>{INSTR})`},
+		{"instrument", `j['’]apprends\s+(?:à\s+jouer\s+)?(?:du|de\s+la|le|la)\s+(?P<x>{INSTR})`},
 		{"name", `(?:je\s+m['’]appelle|mon\s+nom\s+est|moi\s+c['’]est)\s+{NAME}`},
 		{"age", `j['’]ai\s+{NUM}\s+ans`},
 		{"home", `(?:j['’]habite|je\s+vis|nous\s+habitons|nous\s+vivons|on\s+habite|on\s+vit)\s+(?:maintenant\s+|désormais\s+)?(?:à|a|en|au)\s+{PLACE}`},

@@ -38,11 +38,14 @@ var portuguese = &langTable{
 		no-ano-passado:last-year ano-passado:last-year ontem:yesterday há-um-mês:a-month-ago há-um-ano:a-year-ago
 		há-dois-anos:two-years-ago este-ano:this-year`),
 	common:  []string{"me", "pra", "pro", "ano", "mudei", "muito", "aqui", "já", "só", "eu", "que", "um", "uma", "não", "com", "meu", "minha", "sou", "tenho", "para", "do", "da", "no", "na", "em", "mas", "moro", "estou", "olá", "oi", "você"},
-	leads:   []string{"entretanto", "finalmente", "novidade", "gente", "sinceramente", "na verdade", "aliás", "olá", "oi", "agora", "também", "bom", "então", "enfim", "por falar nisso", "decidi que", "pois é"},
+	leads:   []string{"acontece que", "descobri que", "fiquei a saber que", "afinal", "entretanto", "finalmente", "novidade", "gente", "sinceramente", "na verdade", "aliás", "olá", "oi", "agora", "também", "bom", "então", "enfim", "por falar nisso", "decidi que", "pois é"},
 	joins:   []string{"e"},
 	clauses: []string{"mas", "porque", "então", "pois", "e agora", "só que"},
 	slips:   []string{`não,?\s+espera`, `quer\s+dizer`, `digo`, `desculpa`, `aliás`, `ou\s+melhor`},
 	patterns: []rawPattern{
+		{"diet", `(?:virei|me\s+tornei|tornei-me|passei\s+a\s+ser)\s+{DIET}`},
+		{"plays", `(?:eu\s+)?toco\s+(?:o\s+|a\s+)?(?P<x>{INSTR})`},
+		{"instrument", `(?:estou\s+(?:a\s+)?aprend(?:endo|er)|tô\s+aprendendo|comecei\s+a\s+aprender)\s+(?:a\s+tocar\s+)?(?:o\s+|a\s+)?(?P<x>{INSTR})(?:\s+{WHEN})?`},
 		{"name", `(?:(?:eu\s+)?me\s+chamo|meu\s+nome\s+é)\s+{NAME}`},
 		{"name", `(?:eu\s+)?sou\s+(?:o|a)\s+{NAME}`},
 		{"age", `(?:eu\s+)?tenho\s+{NUM}\s+anos`},

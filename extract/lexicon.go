@@ -2,6 +2,7 @@ package extract
 
 import (
 	"regexp"
+	"sort"
 	"strings"
 )
 
@@ -113,3 +114,24 @@ const activities = `(?:gym|running|jogging|yoga|hot\s+yoga|pilates|crossfit|swim
 // compoundHeads end the German compounds a table's word starts
 // ("Nussallergie", "Laktoseintoleranz").
 var compoundHeads = []string{"allergie", "intoleranz", "unverträglichkeit"}
+
+// instruments are the instruments people play or learn, in the five
+// languages, to their English names.
+var instruments = words(`guitar:guitar piano:piano violin:violin cello:cello drums:drums ukulele:ukulele bass:bass
+	saxophone:saxophone sax:saxophone flute:flute trumpet:trumpet trombone:trombone clarinet:clarinet harp:harp
+	keyboard:keyboard banjo:banjo mandolin:mandolin accordion:accordion oboe:oboe viola:viola harmonica:harmonica
+	guitarra:guitar violín:violin violonchelo:cello batería:drums bajo:bass saxofón:saxophone flauta:flute trompeta:trumpet
+	gitarre:guitar klavier:piano geige:violin cello:cello schlagzeug:drums posaune:trombone trompete:trumpet flöte:flute
+	querflöte:flute saxophon:saxophone klarinette:clarinet akkordeon:accordion
+	guitare:guitar violon:violin violoncelle:cello batterie:drums trompette:trumpet flûte:flute saxophone:saxophone
+	violão:guitar violino:violin bateria:drums baixo:bass cavaquinho:cavaquinho sanfona:accordion teclado:keyboard`)
+
+// instrumentPat is the instruments as a pattern's alternatives.
+var instrumentPat = func() string {
+	var ws []string
+	for w := range instruments {
+		ws = append(ws, regexp.QuoteMeta(w))
+	}
+	sort.Slice(ws, func(i, j int) bool { return len(ws[i]) > len(ws[j]) })
+	return "(?:" + strings.Join(ws, "|") + ")"
+}()
