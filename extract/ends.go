@@ -13,8 +13,8 @@ import (
 // what is no longer so, though no rule read a fact from them: a recall
 // does not show them as current (EndedBy).
 
-var ended = regexp.MustCompile(`^User (?:gave up|has given up|dropped|quit|stopped|sold|left|is divorced from|switched from)\s+(?:the user's\s+|their\s+|my\s+|the\s+|an?\s+)?(?P<old>.+?)(?:\s+(?:for|to)\s+.+)?\.$` +
-	`|^User and (?P<old>\S+(?:\s\S+)?) split up`)
+var ended = regexp.MustCompile(`^User (?:gave up|gave away|has given up|dropped|quit|stopped|sold|left|is divorced from|switched from|no longer works at)\s+(?:the user's\s+|their\s+|my\s+|the\s+|an?\s+)?(?P<old>.+?)(?:\s+(?:for|to)\s+.+)?\.$` +
+	`|^User and (?P<old>\S+(?:\s\S+)?) split up|^User takes \S+ \(switched from (?P<old>[^)]+)\)`)
 
 // genericDevices are the words of a device class that name no one device:
 // "buying a new phone" says nothing of which phone.

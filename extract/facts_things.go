@@ -21,6 +21,32 @@ func init() {
 	register(buildActivity, "activity")
 	register(buildInstrument, "instrument", "plays")
 	register(buildNoDrive, "no-drive")
+	register(buildGaveAway, "gave-away")
+	register(buildMedication, "medication", "med-switch")
+}
+
+// buildGaveAway: "Gave the HP to my brother": a device the user no longer
+// has (a thing of no class they could give is no fact).
+func buildGaveAway(sc *slotCtx) (Fact, bool) {
+	x := cleanValue(sc.g["x"])
+	class := deviceClass(x)
+	if x == "" || class == "" {
+		return Fact{}, false
+	}
+	return newFact("possession", "possession:"+class, "User gave away their "+x+".")
+}
+
+// buildMedication: "I'm on sertraline", "my GP switched me from
+// sertraline to citalopram": the medicine the user takes now.
+func buildMedication(sc *slotCtx) (Fact, bool) {
+	y := strings.ToLower(sc.g["y"])
+	if y == "" {
+		return Fact{}, false
+	}
+	if x := strings.ToLower(sc.g["x"]); x != "" {
+		return newFact("health", "health:medication", "User takes "+y+" (switched from "+x+").")
+	}
+	return newFact("health", "health:medication", "User takes "+y+".")
 }
 
 // buildInstrument: "I started learning the guitar last month", "ich
@@ -53,10 +79,10 @@ func buildSold(sc *slotCtx) (Fact, bool) {
 	if soldFor.MatchString(m.rest) {
 		return Fact{}, false // "sold the Golf and got a Tesla": a switch
 	}
-	x := strings.ToLower(g["x"])
+	x := g["x"] // "the Ford": a name keeps its capital
 	class := deviceClass(x)
 	if class == "" {
-		class = x
+		class = strings.ToLower(x)
 	}
 	return newFact("possession", "possession:"+class, "User sold their "+x+".")
 }

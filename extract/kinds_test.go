@@ -64,3 +64,47 @@ func TestKindsOfStatementInTheirOwnPhrasings(t *testing.T) {
 		}
 	}
 }
+
+// TestChangesInTheirOwnPhrasings: a change said as people say it teaches
+// the new value under the key of the old, in phrasings of their own.
+func TestChangesInTheirOwnPhrasings(t *testing.T) {
+	for _, c := range []struct{ in, key, want string }{
+		{"Guess what, I got hired at Spotify as a data engineer!", "identity:job", "Spotify"},
+		{"Handed in my notice at Tesco today.", "identity:job", "no longer works at Tesco"},
+		{"I've gone out on my own as a plumber.", "identity:job", "self-employed"},
+		{"Started my own company last spring.", "identity:job", "self-employed"},
+		{"Sam and me have broken up for good.", "family:partner", "Sam"},
+		{"I'm engaged to Priya now!", "family:partner", "engaged to Priya"},
+		{"I'm doing Korean now, the grammar is wild.", "habit:learning:language", "Korean"},
+		{"Had to give up swimming because of my shoulder.", "habit:swimming", "gave up swimming"},
+		{"I've gone fully vegan since March.", "identity:diet", "vegan"},
+		{"Bought myself an iPad Air for uni.", "possession:tablet", "iPad Air"},
+		{"Gave my old Dell to my nephew.", "possession:laptop", "gave away"},
+		{"My doctor moved me from ramipril to losartan.", "health:medication", "losartan"},
+		{"Renuncié a Telefónica la semana pasada.", "identity:job", "no longer works at Telefónica"},
+		{"Terminei com a Júlia em agosto.", "family:partner", "Júlia"},
+		{"Vendi o Gol e agora ando de bicicleta.", "possession:car", "Gol"},
+		{"J'ai quitté Orange, enfin libre.", "identity:job", "no longer works at Orange"},
+		{"Je commence chez Airbus en janvier.", "identity:job", "Airbus"},
+		{"Hugo et moi on s'est séparés en juin.", "family:partner", "Hugo"},
+		{"Ich hab bei Lidl gekündigt.", "identity:job", "Lidl"},
+	} {
+		var got []string
+		found := false
+		for _, f := range Facts(c.in) {
+			got = append(got, "["+f.Key+"] "+f.Content)
+			found = found || f.Key == c.key && strings.Contains(f.Content, c.want)
+		}
+		if !found {
+			t.Errorf("Facts(%q) = %q, want [%s] holding %q", c.in, got, c.key, c.want)
+		}
+	}
+	// Not a change of the user's.
+	for _, in := range []string{"I switched from Vim to VS Code.", "My sister switched from Android to iPhone."} {
+		for _, f := range Facts(in) {
+			if f.Key == "health:medication" {
+				t.Errorf("Facts(%q) = %q: no medicine", in, f.Content)
+			}
+		}
+	}
+}

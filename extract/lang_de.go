@@ -68,7 +68,7 @@ var german = &langTable{
 		{"job", `(?:ich\s+)?arbeite\s+(?:jetzt\s+)?als\s+{X}{END}`},
 		{"job-neg", `ich\s+bin\s+(?:kein(?:e)?\s+{JOB}\s+mehr|nicht\s+mehr\s+{JOB})`},
 		{"employer", `(?:ich\s+)?arbeite\s+(?:jetzt\s+|inzwischen\s+)?(?:(?:teilzeit|vollzeit|halbtags|freiberuflich|remote)\s+)?(?:bei|für|in|im)\s+(?:einer\s+|einem\s+|der\s+|dem\s+)?{ORG}{END}`},
-		{"employer-neg", `ich\s+(?:habe\s+(?:bei\s+)?{ORG}\s+gekündigt|arbeite\s+nicht\s+mehr\s+(?:bei|für)\s+{ORG}{END})`},
+		{"employer-neg", `ich\s+(?:(?:habe|hab)\s+(?:bei\s+)?{ORG}\s+gekündigt|arbeite\s+nicht\s+mehr\s+(?:bei|für)\s+{ORG}{END})`},
 		{"diet", `(?:ich\s+bin|wir\s+sind|bin)\s+(?:jetzt\s+|inzwischen\s+|seit\s+[^,.;!?]{1,25}?\s+)?{DIET}{END}`},
 		{"eats-again", `(?:ich\s+)?esse\s+(?:jetzt\s+)?(?P<again>wieder\s+)?(?P<food>fleisch|fisch|alles)`},
 		{"diet-neg", `ich\s+bin\s+(?:kein(?:e)?\s+{DIET}\s+mehr|nicht\s+mehr\s+{DIET})`},

@@ -43,6 +43,10 @@ var spanish = &langTable{
 	clauses: []string{"pero", "aunque", "porque", "así que", "pues", "y ahora", "ahora", "además"},
 	slips:   []string{`no,?\s+espera`, `perdón`, `digo`, `quiero\s+decir`, `mejor\s+dicho`},
 	patterns: []rawPattern{
+		{"employer-neg", `(?:he\s+)?renunci[ée]\s+(?:a|en)\s+{ORG}{END}`},
+		{"employer", `(?:ahora\s+)?(?:estoy|trabajo)\s+en\s+{ORG}\s+como\s+`},
+		{"died", `{NAME}\s+se\s+nos\s+(?:fue|murió)`},
+		{"dating", `(?:ahora\s+)?(?:estoy\s+)?(?P<verb>saliendo\s+con)\s+{NAME}`},
 		{"diet", `me\s+(?:he\s+)?(?:pas[ée]|hice|volví)\s+(?:al?\s+|a\s+la\s+)?{DIET}`},
 		{"plays", `(?:yo\s+)?toco\s+(?:el\s+|la\s+)?(?P<x>{INSTR})`},
 		{"instrument", `(?:estoy\s+aprendiendo|empecé\s+a\s+aprender|aprendo)\s+(?:a\s+tocar\s+)?(?:el\s+|la\s+)?(?P<x>{INSTR})(?:\s+{WHEN})?`},

@@ -43,6 +43,11 @@ var french = &langTable{
 	clauses: []string{"mais", "car", "donc", "parce que", "et maintenant"},
 	slips:   []string{`non,?\s+attends`, `je\s+veux\s+dire`, `pardon`, `plutôt`, `enfin\s+non`},
 	patterns: []rawPattern{
+		{"employer", `je\s+(?:suis|travaille)\s+(?:[\p{L}-]+\s+)?chez\s+{ORG}{END}`},
+		{"employer-neg", `j['’]ai\s+quitté\s+{ORG}{END}`},
+		{"employer", `je\s+commence\s+(?:[^,.;]{0,15}?\s+)?chez\s+{ORG}(?:\s+comme\s+|{END})`},
+		{"breakup", `{NAME}\s+et\s+moi,?\s+(?:on\s+s['’]est|nous\s+nous\s+sommes)\s+(?:séparés|séparées|quittés)`},
+		{"dating", `je\s+suis\s+(?:maintenant\s+)?(?P<verb>avec)\s+{NAME}`},
 		{"diet", `je\s+(?:suis\s+passée?|me\s+suis\s+mise?)\s+(?:au|à\s+la|aux)\s+{DIET}`},
 		{"plays", `je\s+joue\s+(?:du|de\s+la|de\s+l['’])\s*(?P<x>{INSTR})`},
 		{"instrument", `j['’]apprends\s+(?:à\s+jouer\s+)?(?:du|de\s+la|le|la)\s+(?P<x>{INSTR})`},

@@ -43,6 +43,11 @@ var portuguese = &langTable{
 	clauses: []string{"mas", "porque", "então", "pois", "e agora", "só que"},
 	slips:   []string{`não,?\s+espera`, `quer\s+dizer`, `digo`, `desculpa`, `aliás`, `ou\s+melhor`},
 	patterns: []rawPattern{
+		{"breakup", `terminei\s+com\s+(?:o\s+|a\s+)?{NAME}`},
+		{"dating", `(?:agora\s+)?(?:eu\s+)?(?:estou|tô|to)\s+(?P<verb>namorando)\s+(?:o\s+|a\s+|com\s+(?:o\s+|a\s+)?)?{NAME}`},
+		{"sold", `vendi\s+(?:o|a|meu|minha)\s+(?P<x>(?-i:\p{Lu})[\p{L}\d-]+(?:\s+(?-i:\p{Lu})[\p{L}\d-]+)?){END}`},
+		{"possess", `comprei\s+(?:um|uma)\s+(?:novo\s+|nova\s+)?(?P<y>[^,.;!?]{2,40}?)(?:\s+(?:usado|usada|novo|nova|de|em|por)\b|{END})`},
+		{"employer-neg", `(?:pedi\s+demissão|saí)\s+(?:d[ao]|de)\s+{ORG}{END}`},
 		{"diet", `(?:virei|me\s+tornei|tornei-me|passei\s+a\s+ser)\s+{DIET}`},
 		{"plays", `(?:eu\s+)?toco\s+(?:o\s+|a\s+)?(?P<x>{INSTR})`},
 		{"instrument", `(?:estou\s+(?:a\s+)?aprend(?:endo|er)|tô\s+aprendendo|comecei\s+a\s+aprender)\s+(?:a\s+tocar\s+)?(?:o\s+|a\s+)?(?P<x>{INSTR})(?:\s+{WHEN})?`},

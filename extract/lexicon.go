@@ -21,12 +21,12 @@ var deviceClasses = []struct {
 	class string
 	re    *regexp.Regexp
 }{
-	{"phone", regexp.MustCompile(`(?i)\b(?:iphone|pixel|galaxy s|galaxy z|galaxy note|galaxy a|oneplus|xiaomi|huawei|motorola|moto g|nokia|fairphone|android|smartphone|phone)`)},
+	{"phone", regexp.MustCompile(`(?i)\b(?:iphone|pixel|galaxy s|galaxy z|galaxy note|galaxy a|oneplus|xiaomi|redmi|huawei|motorola|moto g|nokia|fairphone|tecno|infinix|oppo|vivo\s+[a-z]\d|realme|android|smartphone|phone)`)},
 	{"tablet", regexp.MustCompile(`(?i)\b(?:ipad|galaxy tab|tablet|kindle|e-reader)`)},
-	{"laptop", regexp.MustCompile(`(?i)\b(?:macbook|thinkpad|chromebook|xps|surface laptop|surface pro|zenbook|laptop|notebook computer)`)},
+	{"laptop", regexp.MustCompile(`(?i)\b(?:macbook|thinkpad|chromebook|xps|surface laptop|surface pro|zenbook|laptop|notebook computer|inspiron|ideapad|vivobook|hp\b|dell\b|lenovo\b|asus\b|acer\b)`)},
 	{"computer", regexp.MustCompile(`(?i)\b(?:imac|mac mini|mac studio|desktop|gaming pc|pc)\b`)},
 	{"watch", regexp.MustCompile(`(?i)\b(?:apple watch|smartwatch|fitbit|garmin)`)},
-	{"car", regexp.MustCompile(`(?i)\b(?:tesla|prius|volkswagen|vw|golf|toyota|honda|civic|corolla|bmw|audi|mercedes|ford|fiat|renault|peugeot|skoda|hyundai|kia|nissan|mazda|volvo|subaru|jeep|seat|ibiza|leon|opel|corsa|astra|citroën|citroen|dacia|sandero|cupra|polo|clio|yaris|mini cooper|car|motorbike|motorcycle|scooter|auto|coche|carro|voiture|wagen)\b`)},
+	{"car", regexp.MustCompile(`(?i)\b(?:tesla|prius|volkswagen|vw|golf|toyota|honda|civic|corolla|bmw|audi|mercedes|ford|fiat|renault|peugeot|skoda|hyundai|kia|nissan|mazda|volvo|subaru|jeep|seat|ibiza|leon|opel|corsa|astra|citroën|citroen|dacia|sandero|cupra|polo|clio|yaris|mini cooper|fiesta|focus|uno|gol|kia|niro|car|motorbike|motorcycle|scooter|auto|coche|carro|voiture|wagen)\b`)},
 	{"samsung", regexp.MustCompile(`(?i)\bsamsung\b`)}, // a phone unless said otherwise
 }
 

@@ -104,7 +104,7 @@ const (
 	xPat     = `(?P<x>[^,.;:!?()\n]{1,60}?)`
 	orgPat   = `(?P<org>[\p{L}\d&'’.-]+(?:\s+[\p{L}\d&'’.-]+){0,4}?)`
 	// end is where a statement's open value ends.
-	endPat = `(?:\s*$|\s*[,.;:!?()\n]|\s+(?:and|but|because|since|so|now|anymore|bc|cos|coz|cuz|y|e|pero|porque|ahora|und|aber|weil|jetzt|et|mais|parce|maintenant|mas|porque|agora)\b)`
+	endPat = `(?:\s*$|\s*[,.;:!?()\n]|\s+(?:and|but|because|since|so|now|anymore|bc|cos|coz|cuz|depuis|desde|seit|y|e|pero|porque|ahora|und|aber|weil|jetzt|et|mais|parce|maintenant|mas|porque|agora)\b)`
 )
 
 // compile builds the language's patterns from its table.
