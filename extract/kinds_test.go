@@ -88,6 +88,10 @@ func TestChangesInTheirOwnPhrasings(t *testing.T) {
 		{"Je commence chez Airbus en janvier.", "identity:job", "Airbus"},
 		{"Hugo et moi on s'est séparés en juin.", "family:partner", "Hugo"},
 		{"Ich hab bei Lidl gekündigt.", "identity:job", "Lidl"},
+		{"Big news: we're engaged!", "family:partner", "engaged"},
+		{"Dejé la carrera de Medicina, ahora estudio Enfermería.", "identity:study", "Enfermería"},
+		{"De hecho salgo con alguien nuevo, se llama Marco.", "family:partner", "Marco"},
+		{"Agora estou namorando o Tiago.", "family:partner", "seeing Tiago"},
 	} {
 		var got []string
 		found := false
@@ -97,6 +101,12 @@ func TestChangesInTheirOwnPhrasings(t *testing.T) {
 		}
 		if !found {
 			t.Errorf("Facts(%q) = %q, want [%s] holding %q", c.in, got, c.key, c.want)
+		}
+	}
+	// A home names no partner: a breakup would leave it stating one.
+	for _, f := range Facts("I live in Leeds with my boyfriend Sam and our two cats.") {
+		if f.Key == "identity:location" && strings.Contains(f.Content, "Sam") {
+			t.Errorf("the home names the partner: %q", f.Content)
 		}
 	}
 	// Not a change of the user's.

@@ -41,7 +41,7 @@ var german = &langTable{
 		letzten-sommer:last-summer vor-einem-monat:a-month-ago vor-einem-jahr:a-year-ago vor-zwei-jahren:two-years-ago
 		vor-zwei-monaten:two-months-ago dieses-jahr:this-year`),
 	common:  []string{"ich", "und", "der", "die", "das", "ist", "nicht", "mit", "ein", "eine", "mein", "meine", "wir", "sie", "auf", "für", "bin", "habe", "zu", "von", "dem", "den", "im", "hallo", "wohne", "arbeite"},
-	leads:   []string{"endlich", "ehrlich gesagt", "neuigkeiten", "übrigens", "eigentlich", "also", "hallo", "jetzt", "auch", "ach ja", "kurzes update", "update", "ich habe beschlossen", "inzwischen"},
+	leads:   []string{"tatsächlich", "endlich", "ehrlich gesagt", "neuigkeiten", "übrigens", "eigentlich", "also", "hallo", "jetzt", "auch", "ach ja", "kurzes update", "update", "ich habe beschlossen", "inzwischen"},
 	joins:   []string{"und"},
 	clauses: []string{"aber", "weil", "denn", "doch", "sondern", "und jetzt"},
 	slips:   []string{`nein,?\s+(?:moment|warte)`, `moment`, `ich\s+meine`, `äh`, `sorry`, `quatsch`},

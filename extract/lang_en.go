@@ -210,7 +210,7 @@ var english = &langTable{
 		{"took-up", `i(?:'m|\s+am)\s+(?:really\s+|totally\s+)?into\s+(?P<y>{ACT})(?:\s+now|\s+these\s+days)\b`},
 		{"team", `i(?:'m|\s+am)\s+(?:now\s+)?supporting\s+{ORG}{END}`},
 		{"dating", `(?:i(?:'ve|\s+have)?\s+)?(?:been\s+)?(?:seeing|dating)\s+someone(?:\s+new)?[^.!?]{0,20}?(?:his|her|their)\s+name(?:'s|\s+is)\s+{NAME}`},
-		{"married", `(?:{NAME}\s+and\s+i|we)\s+(?:are|'re)\s+(?:now\s+|officially\s+)*(?P<status>married|engaged|divorced|separated)`},
+		{"married", `(?:{NAME}\s+and\s+i|we)(?:\s+are|'re|’re)\s+(?:now\s+|officially\s+)*(?P<status>married|engaged|divorced|separated)`},
 		{"died", `{NAME}\s+(?:didn't\s+make\s+it|is\s+gone|crossed\s+the\s+rainbow\s+bridge)`},
 		{"pet", `(?:i|we){HAVE}\s+(?:a|an|one)\s+(?:[\p{L}-]+\s+){0,2}?{PET}[^.!?]{0,30}?(?:(?:his|her|its)\s+name(?:'s|\s+is)|call(?:e)?d|named)\s+{NAME}`},
 		{"switched", `(?:(?:i|we)(?:'ve|\s+have)?\s+)?(?:just\s+|finally\s+)?traded\s+in\s+(?:the\s+|my\s+|our\s+)?(?P<x>[^,.;]{1,30}?)(?:,|\s+and|\s+for)\s+(?:got\s+|bought\s+)?(?:a|an|the)\s+(?P<y>[^,.;!?]{1,30}?){END}`},

@@ -38,15 +38,16 @@ var spanish = &langTable{
 		el-verano-pasado:last-summer hace-un-mes:a-month-ago hace-un-año:a-year-ago hace-dos-años:two-years-ago
 		hace-dos-meses:two-months-ago este-año:this-year`),
 	common:  []string{"de", "la", "el", "los", "las", "que", "y", "en", "un", "una", "mi", "mis", "me", "soy", "tengo", "es", "con", "por", "para", "del", "al", "lo", "pero", "muy", "estoy", "vivo", "trabajo", "hola", "mío", "ya"},
-	leads:   []string{"resulta que", "acontece que", "me enteré de que", "descubrí que", "me confirmaron que", "me dijeron que", "por fin", "te cuento", "al final", "entonces", "oye", "che", "la verdad", "en realidad", "por cierto", "bueno", "pues", "además", "también", "ahora", "hola", "oye", "mira", "al final", "he decidido que", "he decidido", "decidí que"},
+	leads:   []string{"de hecho", "ya estoy bien", "resulta que", "acontece que", "me enteré de que", "descubrí que", "me confirmaron que", "me dijeron que", "por fin", "te cuento", "al final", "entonces", "oye", "che", "la verdad", "en realidad", "por cierto", "bueno", "pues", "además", "también", "ahora", "hola", "oye", "mira", "al final", "he decidido que", "he decidido", "decidí que"},
 	joins:   []string{"y", "e"},
 	clauses: []string{"pero", "aunque", "porque", "así que", "pues", "y ahora", "ahora", "además"},
 	slips:   []string{`no,?\s+espera`, `perdón`, `digo`, `quiero\s+decir`, `mejor\s+dicho`},
 	patterns: []rawPattern{
+		{"dating", `(?:salgo\s+con)\s+alguien(?:\s+nuev[oa])?,?\s+(?:que\s+)?se\s+llama\s+{NAME}`},
 		{"employer-neg", `(?:he\s+)?renunci[ée]\s+(?:a|en)\s+{ORG}{END}`},
 		{"employer", `(?:ahora\s+)?(?:estoy|trabajo)\s+en\s+{ORG}\s+como\s+`},
 		{"died", `{NAME}\s+se\s+nos\s+(?:fue|murió)`},
-		{"dating", `(?:ahora\s+)?(?:estoy\s+)?(?P<verb>saliendo\s+con)\s+{NAME}`},
+		{"dating", `(?:ahora\s+)?(?:estoy\s+)?(?:saliendo\s+con)\s+{NAME}`},
 		{"diet", `me\s+(?:he\s+)?(?:pas[ée]|hice|volví)\s+(?:al?\s+|a\s+la\s+)?{DIET}`},
 		{"plays", `(?:yo\s+)?toco\s+(?:el\s+|la\s+)?(?P<x>{INSTR})`},
 		{"instrument", `(?:estoy\s+aprendiendo|empecé\s+a\s+aprender|aprendo)\s+(?:a\s+tocar\s+)?(?:el\s+|la\s+)?(?P<x>{INSTR})(?:\s+{WHEN})?`},

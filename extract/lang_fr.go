@@ -47,7 +47,7 @@ var french = &langTable{
 		{"employer-neg", `j['’]ai\s+quitté\s+{ORG}{END}`},
 		{"employer", `je\s+commence\s+(?:[^,.;]{0,15}?\s+)?chez\s+{ORG}(?:\s+comme\s+|{END})`},
 		{"breakup", `{NAME}\s+et\s+moi,?\s+(?:on\s+s['’]est|nous\s+nous\s+sommes)\s+(?:séparés|séparées|quittés)`},
-		{"dating", `je\s+suis\s+(?:maintenant\s+)?(?P<verb>avec)\s+{NAME}`},
+		{"dating", `je\s+suis\s+(?:maintenant\s+)?(?:avec)\s+{NAME}`},
 		{"diet", `je\s+(?:suis\s+passée?|me\s+suis\s+mise?)\s+(?:au|à\s+la|aux)\s+{DIET}`},
 		{"plays", `je\s+joue\s+(?:du|de\s+la|de\s+l['’])\s*(?P<x>{INSTR})`},
 		{"instrument", `j['’]apprends\s+(?:à\s+jouer\s+)?(?:du|de\s+la|le|la)\s+(?P<x>{INSTR})`},

@@ -38,13 +38,13 @@ var portuguese = &langTable{
 		no-ano-passado:last-year ano-passado:last-year ontem:yesterday há-um-mês:a-month-ago há-um-ano:a-year-ago
 		há-dois-anos:two-years-ago este-ano:this-year`),
 	common:  []string{"me", "pra", "pro", "ano", "mudei", "muito", "aqui", "já", "só", "eu", "que", "um", "uma", "não", "com", "meu", "minha", "sou", "tenho", "para", "do", "da", "no", "na", "em", "mas", "moro", "estou", "olá", "oi", "você"},
-	leads:   []string{"acontece que", "descobri que", "fiquei a saber que", "afinal", "entretanto", "finalmente", "novidade", "gente", "sinceramente", "na verdade", "aliás", "olá", "oi", "agora", "também", "bom", "então", "enfim", "por falar nisso", "decidi que", "pois é"},
+	leads:   []string{"de fato", "na real", "acontece que", "descobri que", "fiquei a saber que", "afinal", "entretanto", "finalmente", "novidade", "gente", "sinceramente", "na verdade", "aliás", "olá", "oi", "agora", "também", "bom", "então", "enfim", "por falar nisso", "decidi que", "pois é"},
 	joins:   []string{"e"},
 	clauses: []string{"mas", "porque", "então", "pois", "e agora", "só que"},
 	slips:   []string{`não,?\s+espera`, `quer\s+dizer`, `digo`, `desculpa`, `aliás`, `ou\s+melhor`},
 	patterns: []rawPattern{
 		{"breakup", `terminei\s+com\s+(?:o\s+|a\s+)?{NAME}`},
-		{"dating", `(?:agora\s+)?(?:eu\s+)?(?:estou|tô|to)\s+(?P<verb>namorando)\s+(?:o\s+|a\s+|com\s+(?:o\s+|a\s+)?)?{NAME}`},
+		{"dating", `(?:agora\s+)?(?:eu\s+)?(?:estou|tô|to)\s+(?:namorando)\s+(?:o\s+|a\s+|com\s+(?:o\s+|a\s+)?)?{NAME}`},
 		{"sold", `vendi\s+(?:o|a|meu|minha)\s+(?P<x>(?-i:\p{Lu})[\p{L}\d-]+(?:\s+(?-i:\p{Lu})[\p{L}\d-]+)?){END}`},
 		{"possess", `comprei\s+(?:um|uma)\s+(?:novo\s+|nova\s+)?(?P<y>[^,.;!?]{2,40}?)(?:\s+(?:usado|usada|novo|nova|de|em|por)\b|{END})`},
 		{"employer-neg", `(?:pedi\s+demissão|saí)\s+(?:d[ao]|de)\s+{ORG}{END}`},

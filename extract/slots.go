@@ -369,6 +369,9 @@ func clauseStart(s string, i int, l *language) bool {
 		cut = false
 		for _, f := range l.t.leads {
 			if rest, ok := strings.CutSuffix(before, f); ok && (rest == "" || !endsInLetter(rest)) {
+				if t := strings.TrimRight(rest, " "); t != "" && strings.ContainsRune(",;:!-–—(¡¿", rune(t[len(t)-1])) {
+					return true // "..., ahora estudio X": a lead after a break
+				}
 				before, cut = strings.TrimRight(rest, " ,"), true
 			}
 		}

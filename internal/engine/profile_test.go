@@ -342,3 +342,33 @@ func TestATurnNamingWhatEndedStaysOut(t *testing.T) {
 		})
 	}
 }
+
+// TestAChangedFactHidesItsOldTurnInAnyLanguage: once a fact changes, the
+// turn that stated its old value in the user's own language is not shown
+// as current, though the fact is written in English and the turn shares
+// only a stem with it ("vegetariana", "allergique").
+func TestAChangedFactHidesItsOldTurnInAnyLanguage(t *testing.T) {
+	for _, c := range []struct{ before, change, ask, old string }{
+		{"Soy vegetariana desde hace cinco años, nada de carne.", "He vuelto a comer pescado, me lo recomendó la médica.",
+			"¿Qué me recomiendas para cenar?", "Soy vegetariana"},
+		{"Je suis allergique aux noix, attention aux desserts.", "En fait ce n'est pas aux noix que je suis allergique, c'est aux noisettes.",
+			"Un dessert pour dimanche ?", "allergique aux noix, attention"},
+		{"Ich bin Vegetarierin, esse aber noch Käse.", "Seit Januar lebe ich vegan, also kein Käse mehr.",
+			"Was kann ich heute Abend kochen?", "Ich bin Vegetarierin"},
+	} {
+		t.Run(c.old, func(t *testing.T) {
+			e, err := openConfig(t, Config{Dir: t.TempDir(), Shards: 1, LockTimeout: 200 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer closeEngine(t, e)
+			owner := e.OwnerID("u")
+			say(t, e, owner, c.before)
+			time.Sleep(2 * time.Millisecond)
+			say(t, e, owner, c.change)
+			if rec := recallFor(t, e, owner, c.ask, 0); strings.Contains(rec.Block, c.old) {
+				t.Errorf("the old value is presented as current:\n%s", rec.Block)
+			}
+		})
+	}
+}

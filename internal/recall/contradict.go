@@ -45,6 +45,11 @@ func (p *profile) contradicted(m *store.Memory) bool {
 		}
 		if have == nil {
 			have = wordSet(user)
+			for w := range have {
+				if p := prefix(w); p != "" {
+					have[p] = true
+				}
+			}
 		}
 		if !sharesAny(have, p.gone[i]) {
 			continue
@@ -79,6 +84,11 @@ func goneWords(f *store.Memory) []string {
 		for w := range wordSet(v.Content) {
 			if !now[w] {
 				add(w)
+			}
+			if p := prefix(w); p != "" {
+				// The old value said in another language shares its
+				// stem, not its word ("vegetariana", "allergique").
+				add(p)
 			}
 		}
 		for _, w := range names(v.Content) {
@@ -130,6 +140,22 @@ func wordSet(s string) map[string]bool {
 		}
 	}
 	return out
+}
+
+// prefix is a long word's first five letters, marked so no word is one:
+// a cheap stem shared across the languages the rules read.
+func prefix(w string) string {
+	if utf8.RuneCountInString(w) < 6 {
+		return ""
+	}
+	n := 0
+	for i := range w {
+		if n == 5 {
+			return w[:i] + "~"
+		}
+		n++
+	}
+	return ""
 }
 
 // saysAll reports whether facts, learned from transcript turn m, hold
