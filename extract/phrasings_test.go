@@ -192,3 +192,23 @@ func TestRequestsSaidAsNounsOnlyAsk(t *testing.T) {
 		}
 	}
 }
+
+// TestAPassingStateAndARequestOnlyAsk: a passing state said beside a
+// request says nothing that stands, in the five languages; a standing
+// fact beside it still does.
+func TestAPassingStateAndARequestOnlyAsk(t *testing.T) {
+	for in, want := range map[string]bool{
+		"I'm so tired today. Any ideas for a quick dinner?":                     true,
+		"ugh, I'm stuck at the airport, what can I do for 3 hours?":             true,
+		"Hoy estoy agotada. ¿Qué ceno?":                                         true,
+		"Hoje estou mesmo cansada, foi um dia longo. Sugere-me uma série leve?": true,
+		"Bin grad total kaputt. Was soll ich kochen?":                           true,
+		"Je suis crevé ce soir, une idée de film ?":                             true,
+		"I'm exhausted, I work nights as a nurse at St Mary's and never sleep.": false,
+		"I'm tired of my job as a teacher, I want to retrain.":                  false,
+	} {
+		if got := OnlyAsks(in); got != want {
+			t.Errorf("OnlyAsks(%q) = %v, want %v", in, got, want)
+		}
+	}
+}

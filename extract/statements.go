@@ -132,6 +132,26 @@ var questionStart = regexp.MustCompile(`(?i)^¿?(?:(?:so|ok|okay|and|also|hey|hi
 // pour moi ce soir"): the thing asked for, then whom or what it is for.
 var nounAsks = regexp.MustCompile(`(?i)^(?:(?:ok|okay|so|also|and|hey|hi|hola|oi|olá|salut|hallo)[\s,!]+)?(?:(?:some|a\s+few|more|\d+|un(?:a|e|os|as)?|algun(?:a|o)s?|umas?|uns|des|quelques|ein\s+paar|paar)\s+)?(?:(?:quick|easy|simple|good|healthy|cheap|fun|new|rápid[ao]s?|fáciles|fáceis|schnelle|einfache|gute|rapides|simples|bonnes)\s+)?(?:(?:gift|present|recipe|dinner|lunch|breakfast|snack|date|weekend|name|business|book|movie|film|activity|workout|party|travel|trip)\s+)?(?:ideas?|tips|suggestions?|recommendations?|advice|recipes?|options|ideias?|dicas?|sugest(?:ão|ões|oes|ao)|receitas?|ideas|consejos?|sugerencias?|recomendaciones|recetas?|ideen|tipps?|vorschläge?|rezepte?|empfehlungen?|idées?|conseils?|recettes?|propositions?|un\s+(?:dessert|plat|menu|truc|cadeau|film|livre)|une\s+(?:idée|recette|activité|sortie)|algo\s+(?:para|pra|pa)|something\s+(?:to|for))\b(?:\s+(?:for|to|on|about|para|pra|pa|de|do|da|del|für|zum|zur|pour|à)\b|[\s,:]*$)`)
 
+// passingState is a passing state, in the five languages ("I'm exhausted",
+// "hoy estoy agotada", "estou mesmo cansada", "bin grad total kaputt",
+// "je suis crevé", "I'm at the airport"): it says nothing that stands, so
+// a message of it and a request only asks.
+var passingState = regexp.MustCompile(`(?i)^(?:(?:so|ugh|man|honestly|well|ok|okay|today|tonight|right\s+now|hoy|ahora|hoje|agora|heute|gerade|grad|jetzt|aujourd'hui|ce\s+soir|bueno|pues|nossa|gente|ach|bon|pfff+|uff+)[\s,!]+)*` +
+	`(?:i(?:'m|\s+am)|estoy|ando|estou|tô|to|bin\s+ich|ich\s+bin|bin|je\s+suis|j'suis|jsuis|chuis)\s+` +
+	`(?:(?:so|really|super|very|totally|absolutely|kinda|a\s+bit|pretty|just|muy|re|bastante|un\s+poco|mega|mesmo|muito|bem|meio|tão|total|echt|sehr|voll|grad|gerade|ziemlich|trop|vraiment|tellement|hyper|complètement|un\s+peu)\s+)*` +
+	`(?:tired|exhausted|knackered|shattered|sleepy|sick|ill|unwell|bored|hungry|starving|stressed|sore|hungover|jet-?lagged|freezing|running\s+late|stuck|at\s+the\s+airport|at\s+work|on\s+the\s+(?:train|bus|way)|in\s+(?:a\s+meeting|traffic)|off\s+sick|` +
+	`cansad[oa]|agotad[oa]|enferm[oa]|aburrid[oa]|estresad[oa]|resfriad[oa]|reventad[oa]|hech[oa]\s+polvo|con\s+gripe|en\s+el\s+(?:aeropuerto|tren)|atascad[oa]|` +
+	`exaust[oa]|doente|entediad[oa]|estressad[oa]|com\s+sono|cheia?o?\s+de\s+sono|gripad[oa]|no\s+aeroporto|no\s+(?:trem|comboio)|` +
+	`müde|kaputt|erschöpft|krank|erkältet|gestresst|fertig|am\s+flughafen|im\s+zug|` +
+	`fatigu[ée]e?|crev[ée]e?|épuis[ée]e?|malade|enrhum[ée]e?|stress[ée]e?|naze|à\s+l'aéroport|dans\s+le\s+train|coinc[ée]e?)(?:\s+(?:today|tonight|hoy|hoje|heute|aujourd'hui))?(?P<rest>[^.!?]*)`)
+
+// passingOnly reports whether sentence s only states a passing state (and
+// a few words more: "estou mesmo cansada, foi um dia longo").
+func passingOnly(s string) bool {
+	m := passingState.FindStringSubmatch(s)
+	return m != nil && len(strings.Fields(m[passingState.SubexpIndex("rest")])) <= 5
+}
+
 // statesInside is a statement inside a sentence that starts as a request
 // ("Recipes for my son, he's allergic to eggs"): that sentence still says
 // something about someone.
@@ -165,7 +185,7 @@ func OnlyAsksIn(text string, framed bool) bool {
 		}
 		n++
 		if strings.HasSuffix(s, "?") || notStatement.MatchString(s) || asks.MatchString(s) || smallTalk.MatchString(s) || questionStart.MatchString(s) ||
-			nounAsks.MatchString(s) && !statesInside.MatchString(s) {
+			nounAsks.MatchString(s) && !statesInside.MatchString(s) || passingOnly(s) {
 			continue
 		}
 		return false

@@ -178,11 +178,13 @@ var (
 	hereHolds = mustHold(hereIs.String())
 )
 
-// quotedAfter is a quotation a colon introduces: 'Saw this on twitter:
-// "I'm moving to Mars"'. selfSaid is how the user introduces their own
+// quotedAfter is a quotation a colon introduces ('Saw this on twitter:
+// "I'm moving to Mars"'), or that follows a sentence of its own, as a text
+// pasted after the request to translate it does ("can you translate it?
+// 'Sehr geehrte Frau Sharma, ich wohne in Köln ...'"). selfSaid is how the user introduces their own
 // words, which stay theirs (speech.go).
 var (
-	quotedAfter = regexp.MustCompile(`(?::\s*|(?:^|\n)\s*)(?:["“«„][^"”»“\n]{8,}(?:["”»“]|$)|['‘][^\n]{8,}?['’](?:\s|[.,!?]|$))`)
+	quotedAfter = regexp.MustCompile(`(?:[:?!]\s*|\.\s+|(?:^|\n)\s*)(?:["“«„][^"”»“\n]{8,}(?:["”»“]|$)|['‘][^\n]{8,}?['’](?:\s|[.,!?]|$))`)
 	selfSaid    = regexp.MustCompile(`(?i)(?:\bi\s+(?:just\s+|then\s+)?(?:said|say|told|tell|wrote|write|replied|answered|texted|messaged)\b[^:]{0,30}|\b(?:note\s+to\s+(?:self|myself)|reminder|for\s+the\s+record|my\s+(?:note|status|bio|update|motto))\s*)$`)
 )
 
