@@ -5,7 +5,7 @@ package extract
 // heiße", "mein Sohn Leo"), never after a bare "ich bin".
 var german = &langTable{
 	code: "de",
-	relations: words(`frau:wife ehefrau:wife mann:husband ehemann:husband partner:partner partnerin:partner
+	relations: words(`schwiegermutter:mother-in-law schwiegervater:father-in-law schwägerin:sister-in-law schwager:brother-in-law frau:wife ehefrau:wife mann:husband ehemann:husband partner:partner partnerin:partner
 		freundin:girlfriend freund:boyfriend verlobte:fiancee verlobter:fiance sohn:son tochter:daughter mutter:mother
 		mama:mother vater:father papa:father bruder:brother schwester:sister oma:grandmother opa:grandfather
 		großmutter:grandmother großvater:grandfather baby:baby`),

@@ -3,7 +3,7 @@ package extract
 // spanish is the slot table of Spanish (see slots.go).
 var spanish = &langTable{
 	code: "es",
-	relations: words(`esposa:wife mujer:wife marido:husband esposo:husband pareja:partner novia:girlfriend novio:boyfriend
+	relations: words(`suegra:mother-in-law suegro:father-in-law cuñada:sister-in-law cuñado:brother-in-law nuera:daughter-in-law yerno:son-in-law esposa:wife mujer:wife marido:husband esposo:husband pareja:partner novia:girlfriend novio:boyfriend
 		hijo:son hija:daughter madre:mother mamá:mother padre:father papá:father hermano:brother hermana:sister
 		abuela:grandmother abuelo:grandfather prometida:fiancee prometido:fiance bebé:baby`),
 	pets: words(`perros:dogs gatos:cats perro:dog perra:dog perrito:dog perrita:dog gato:cat gata:cat gatito:cat gatita:cat conejo:rabbit

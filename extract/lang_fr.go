@@ -3,7 +3,7 @@ package extract
 // french is the slot table of French (see slots.go).
 var french = &langTable{
 	code: "fr",
-	relations: words(`femme:wife épouse:wife mari:husband époux:husband conjoint:partner conjointe:partner compagnon:partner
+	relations: words(`belle-mère:mother-in-law beau-père:father-in-law belle-sœur:sister-in-law beau-frère:brother-in-law femme:wife épouse:wife mari:husband époux:husband conjoint:partner conjointe:partner compagnon:partner
 		compagne:partner copine:girlfriend copain:boyfriend fiancée:fiancee fiancé:fiance fils:son fille:daughter
 		mère:mother maman:mother père:father papa:father frère:brother sœur:sister soeur:sister grand-mère:grandmother
 		grand-père:grandfather bébé:baby`),
@@ -43,6 +43,9 @@ var french = &langTable{
 	clauses: []string{"mais", "car", "donc", "parce que", "et maintenant"},
 	slips:   []string{`non,?\s+attends`, `je\s+veux\s+dire`, `pardon`, `plutôt`, `enfin\s+non`},
 	patterns: []rawPattern{
+		{"moved", `(?:on|nous)\s+(?:vient|venons)\s+d['’]acheter\s+(?:un|une)\s+(?:condo|maison|appart(?:ement)?|logement)\s+(?:à|a|en|au)\s+{PLACE}`},
+		{"employer-neg", `j['’]ai\s+(?:lâché|laissé|démissionné\s+de)\s+(?:ma\s+job|mon\s+(?:emploi|poste|travail|job))\s+(?:chez|à)\s+{ORG}{END}`},
+		{"self-employed", `je\s+suis\s+(?:rendu|rendue|devenu|devenue|maintenant)\s+(?P<x>travailleur\s+autonome|travailleuse\s+autonome|indépendante?|freelance|à\s+mon\s+compte)`},
 		{"employer", `je\s+(?:suis|travaille)\s+(?:[\p{L}-]+\s+)?chez\s+{ORG}{END}`},
 		{"employer-neg", `j['’]ai\s+quitté\s+{ORG}{END}`},
 		{"employer", `je\s+commence\s+(?:[^,.;]{0,15}?\s+)?chez\s+{ORG}(?:\s+comme\s+|{END})`},

@@ -3,7 +3,7 @@ package extract
 // portuguese is the slot table of Portuguese (see slots.go).
 var portuguese = &langTable{
 	code: "pt",
-	relations: words(`esposa:wife mulher:wife marido:husband esposo:husband parceiro:partner parceira:partner
+	relations: words(`sogra:mother-in-law sogro:father-in-law cunhada:sister-in-law cunhado:brother-in-law nora:daughter-in-law genro:son-in-law esposa:wife mulher:wife marido:husband esposo:husband parceiro:partner parceira:partner
 		companheiro:partner companheira:partner namorada:girlfriend namorado:boyfriend noiva:fiancee noivo:fiance
 		filho:son filha:daughter mãe:mother pai:father irmão:brother irmã:sister avó:grandmother avô:grandfather
 		bebê:baby bebé:baby`),

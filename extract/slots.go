@@ -99,7 +99,7 @@ type rawPattern struct{ slot, tmpl string }
 
 // Placeholders of the patterns, with the group each fills.
 const (
-	namePat  = `(?P<name>(?-i:\p{Lu}[\p{Ll}'’-]+(?:[ -]\p{Lu}[\p{Ll}'’-]+)?))`
+	namePat  = `(?P<name>(?-i:\p{Lu}(?:[\p{Ll}'’]+(?:-\p{Lu}?[\p{Ll}'’]+)*|-\p{Lu}(?:[\p{Ll}'’]+)?)(?: \p{Lu}[\p{Ll}'’]+(?:-\p{Lu}?[\p{Ll}'’]+)*)?))`
 	placePat = `(?P<place>(?-i:\p{Lu}[\p{L}'’.-]*(?:[ -](?:(?:de|del|la|le|les|los|las|do|da|dos|das|am|an|im|sur|upon|on|of)[ -])?\p{Lu}[\p{L}'’.-]*){0,4}))`
 	xPat     = `(?P<x>[^,.;:!?()\n]{1,60}?)`
 	orgPat   = `(?P<org>[\p{L}\d&'’.-]+(?:\s+[\p{L}\d&'’.-]+){0,4}?)`
