@@ -39,6 +39,9 @@ func TestKindsOfStatementInTheirOwnPhrasings(t *testing.T) {
 		"me and my bf marco live together":              "Marco",
 		"I barrack for the Swans.":                      "User supports Swans.",
 		"Changed from a Samsung to an iPhone 15 today.": "iPhone 15",
+		// A word of another language's table ("also", "im") is no reason to
+		// read an English sentence less.
+		"also fyi im alergic to shelfish": "allergic to shellfish",
 	} {
 		var got []string
 		found := false
@@ -92,6 +95,10 @@ func TestChangesInTheirOwnPhrasings(t *testing.T) {
 		{"Dejé la carrera de Medicina, ahora estudio Enfermería.", "identity:study", "Enfermería"},
 		{"De hecho salgo con alguien nuevo, se llama Marco.", "family:partner", "Marco"},
 		{"Agora estou namorando o Tiago.", "family:partner", "seeing Tiago"},
+		// A move whose place was named before its verb.
+		{"Conseguí trabajo en Zaragoza y nos mudamos en septiembre.", "identity:location", "Zaragoza"},
+		{"My wife got a post in Dundee, so we moved last spring.", "identity:location", "Dundee"},
+		{"Ma copine a trouvé un poste à Rennes, alors on a déménagé.", "identity:location", "Rennes"},
 	} {
 		var got []string
 		found := false

@@ -46,6 +46,7 @@ var german = &langTable{
 	clauses: []string{"aber", "weil", "denn", "doch", "sondern", "und jetzt"},
 	slips:   []string{`nein,?\s+(?:moment|warte)`, `moment`, `ich\s+meine`, `äh`, `sorry`, `quatsch`},
 	patterns: []rawPattern{
+		{"~moved-there", `(?:wir\s+sind|ich\s+bin)\s+(?:{WHEN}\s+)?(?:umgezogen|hingezogen|dorthin\s+gezogen)(?:\s*[.,!;]|\s*$)`},
 		{"diet", `(?:ich\s+bin|wir\s+sind|bin)\s+(?:jetzt\s+)?(?:auf|zu)\s+{DIET}\s+(?:umgestiegen|gewechselt)`},
 		{"job", `(?:ich\s+)?fange\s+(?:[^,.;]{0,20}?\s+)?als\s+(?P<x>[\p{L}]+)(?P<at>\s+bei\s+[^,.;:!?]{1,40}?)\s+an\b`},
 		{"plays", `(?:ich\s+)?spiel(?:e)?\s+(?:[^,.;]{0,25}?\s+)?(?P<x>{INSTR})\b`},

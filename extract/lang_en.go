@@ -81,6 +81,7 @@ var english = &langTable{
 	joins: []string{"and", "&"},
 	slips: []string{`no\s+wait\s+sorry`, `no,?\s*wait,?\s+sorry`, `no,?\s+sorry`, `sorry,?\s+no`, `no\s+wait`, `no,\s*wait`, `wait,?\s+no`, `sorry`, `i\s+mean`, `i\s+meant`, `make\s+that`, `actually`},
 	patterns: []rawPattern{
+		{"~moved-there", `(?:so\s+|and\s+)?(?:we|i)(?:'ve|\s+have)?\s+(?:just\s+|finally\s+)?moved(?:\s+(?:there|here|over))?(?:\s+{WHEN})?(?:\s+(?:in|on|em|en|im|au|le|no|na)\s+[\p{L}\d]+)?(?:\s*[.,!;]|\s*$)`},
 		{"employer", `(?:i\s+)?(?:just\s+)?got\s+(?:hired|a\s+job|taken\s+on|an\s+offer)\s+(?:at|by|with|from)\s+{ORG}(?:\s+as\s+(?:a|an)\s+[^,.;!?]{2,30}?)?{END}`},
 		{"employer-neg", `(?:i\s+)?(?:just\s+|finally\s+)?handed\s+in\s+my\s+notice\s+(?:at|to)\s+{ORG}{END}`},
 		{"self-employed", `(?:i(?:'ve|\s+have)\s+)?(?:gone|went)\s+(?P<x>out\s+on\s+my\s+own)`},

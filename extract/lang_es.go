@@ -43,6 +43,7 @@ var spanish = &langTable{
 	clauses: []string{"pero", "aunque", "porque", "así que", "pues", "y ahora", "ahora", "además"},
 	slips:   []string{`no,?\s+espera`, `perdón`, `digo`, `quiero\s+decir`, `mejor\s+dicho`},
 	patterns: []rawPattern{
+		{"~moved-there", `(?:así\s+que\s+|y\s+)?(?:nos\s+(?:mudamos|hemos\s+mudado)|me\s+(?:mudé|he\s+mudado))(?:\s+{WHEN})?(?:\s+(?:in|on|em|en|im|au|le|no|na)\s+[\p{L}\d]+)?(?:\s*[.,!;]|\s*$)`},
 		{"dating", `(?:salgo\s+con)\s+alguien(?:\s+nuev[oa])?,?\s+(?:que\s+)?se\s+llama\s+{NAME}`},
 		{"employer-neg", `(?:he\s+)?renunci[ée]\s+(?:a|en)\s+{ORG}{END}`},
 		{"employer", `(?:ahora\s+)?(?:estoy|trabajo)\s+en\s+{ORG}\s+como\s+`},

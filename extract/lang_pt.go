@@ -43,6 +43,7 @@ var portuguese = &langTable{
 	clauses: []string{"mas", "porque", "então", "pois", "e agora", "só que"},
 	slips:   []string{`não,?\s+espera`, `quer\s+dizer`, `digo`, `desculpa`, `aliás`, `ou\s+melhor`},
 	patterns: []rawPattern{
+		{"~moved-there", `(?:então\s+|e\s+)?(?:nos\s+mudamos|mudamos|me\s+mudei|mudei-me)(?:\s+{WHEN})?(?:\s+(?:in|on|em|en|im|au|le|no|na)\s+[\p{L}\d]+)?(?:\s*[.,!;]|\s*$)`},
 		{"breakup", `terminei\s+com\s+(?:o\s+|a\s+)?{NAME}`},
 		{"dating", `(?:agora\s+)?(?:eu\s+)?(?:estou|tô|to)\s+(?:namorando)\s+(?:o\s+|a\s+|com\s+(?:o\s+|a\s+)?)?{NAME}`},
 		{"sold", `vendi\s+(?:o|a|meu|minha)\s+(?P<x>(?-i:\p{Lu})[\p{L}\d-]+(?:\s+(?-i:\p{Lu})[\p{L}\d-]+)?){END}`},
