@@ -95,6 +95,9 @@ func TestChangesInTheirOwnPhrasings(t *testing.T) {
 		{"Dejé la carrera de Medicina, ahora estudio Enfermería.", "identity:study", "Enfermería"},
 		{"De hecho salgo con alguien nuevo, se llama Marco.", "family:partner", "Marco"},
 		{"Agora estou namorando o Tiago.", "family:partner", "seeing Tiago"},
+		// What it is now over what it no longer is, in either order.
+		{"Got a new Pixel 8! Gave the old Galaxy to my mum.", "possession:phone", "Pixel 8"},
+		{"I eat non-veg, mostly fish.", "identity:diet", "non-veg"},
 		// A move whose place was named before its verb.
 		{"Conseguí trabajo en Zaragoza y nos mudamos en septiembre.", "identity:location", "Zaragoza"},
 		{"My wife got a post in Dundee, so we moved last spring.", "identity:location", "Dundee"},

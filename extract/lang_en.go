@@ -81,6 +81,7 @@ var english = &langTable{
 	joins: []string{"and", "&"},
 	slips: []string{`no\s+wait\s+sorry`, `no,?\s*wait,?\s+sorry`, `no,?\s+sorry`, `sorry,?\s+no`, `no\s+wait`, `no,\s*wait`, `wait,?\s+no`, `sorry`, `i\s+mean`, `i\s+meant`, `make\s+that`, `actually`},
 	patterns: []rawPattern{
+		{"diet", `i\s+(?:only\s+)?eat\s+(?:only\s+)?{DIET}`},
 		{"~moved-there", `(?:so\s+|and\s+)?(?:we|i)(?:'ve|\s+have)?\s+(?:just\s+|finally\s+)?moved(?:\s+(?:there|here|over))?(?:\s+{WHEN})?(?:\s+(?:in|on|em|en|im|au|le|no|na)\s+[\p{L}\d]+)?(?:\s*[.,!;]|\s*$)`},
 		{"employer", `(?:i\s+)?(?:just\s+)?got\s+(?:hired|a\s+job|taken\s+on|an\s+offer)\s+(?:at|by|with|from)\s+{ORG}(?:\s+as\s+(?:a|an)\s+[^,.;!?]{2,30}?)?{END}`},
 		{"employer-neg", `(?:i\s+)?(?:just\s+|finally\s+)?handed\s+in\s+my\s+notice\s+(?:at|to)\s+{ORG}{END}`},
@@ -191,7 +192,7 @@ var english = &langTable{
 		{"member", `(?:our|my)\s+{REL},?\s+{NAME}(?:,?\s+(?:is|just\s+turned|turned)\s+{NUM})?`},
 		{"member", `(?:i|we)\s+(?:have|'ve\s+got|have\s+got)\s+(?:a|an|one)\s+{REL}(?:,|\s+(?:named|called))\s+{NAME}`},
 		{"~count", `(?:my|our)\s+{NUM}\s+{KIDS}`},
-		{"pronoun-age", `(?P<pron>he|she)(?:'s|\s+is)\s+{NUM}(?:\s+years?\s+old)?{END}`},
+		{"pronoun-age", `(?P<pron>he|she)(?:'s|\s+is)\s+(?:actually\s+|now\s+|really\s+)?{NUM}(?:\s+years?\s+old)?{END}`},
 		{"pronoun-age", `(?:(?P<pron>he|she)\s+)?(?:just\s+)?turned\s+{NUM}\b`},
 		{"member-allergy", `my\s+{REL}(?:\s+{NAME})?\s+is\s+(?:(?:very|severely|also)\s+)?allergic\s+to\s+(?:{ALLERGEN}{END}|{X}{END})`},
 		{"count", `(?:i|we){HAVE}\s+{NUM}\s+(?:[\p{L}-]+\s+)?{KIDS}`},
