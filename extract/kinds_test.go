@@ -95,6 +95,10 @@ func TestChangesInTheirOwnPhrasings(t *testing.T) {
 		{"Dejé la carrera de Medicina, ahora estudio Enfermería.", "identity:study", "Enfermería"},
 		{"De hecho salgo con alguien nuevo, se llama Marco.", "family:partner", "Marco"},
 		{"Agora estou namorando o Tiago.", "family:partner", "seeing Tiago"},
+		// What the user is, said on after "and".
+		{"Je suis infirmière et végane.", "identity:diet", "vegan"},
+		{"Soy abogado y vegetariano desde 2015.", "identity:diet", "vegetarian"},
+		{"Ich bin Ingenieur und Diabetiker.", "health:condition:diabetes", "diabetes"},
 		// What it is now over what it no longer is, in either order.
 		{"Got a new Pixel 8! Gave the old Galaxy to my mum.", "possession:phone", "Pixel 8"},
 		{"I eat non-veg, mostly fish.", "identity:diet", "non-veg"},

@@ -244,6 +244,9 @@ func slotFacts(s string, last **slotMatch) []Fact {
 	tokens := tokensOf(s)
 	langs := languagesOf(tokens)
 	for _, l := range langs {
+		if again := repeatCopula(s, l.t); again != s {
+			s, folded, tokens = again, fold(again), tokensOf(again)
+		}
 		if l.t == german {
 			if up := uprightGerman(s); up != s {
 				s, folded, tokens = up, fold(up), tokensOf(up)

@@ -86,3 +86,36 @@ func isTimeWord(w string) bool {
 	}
 	return false
 }
+
+// A statement of what the user is goes on after "and" without saying it
+// again: "je suis prof de piano et végétarienne", "I'm a nurse and
+// vegan", "soy maestra y celíaca". Where the word after the "and" is a
+// diet, a condition or a job of the language's tables, the copula is said
+// again ("... et je suis végétarienne") so the patterns read both.
+var copulas = map[string]*regexp.Regexp{
+	"en": regexp.MustCompile(`(?i)\b(i'm|i\s+am)\s+([^,.;!?]{1,40}?)\s+and\s+(?:also\s+)?([\p{L}-]+)`),
+	"fr": regexp.MustCompile(`(?i)\b(je\s+suis)\s+([^,.;!?]{1,40}?)\s+et\s+(?:aussi\s+)?([\p{L}-]+)`),
+	"es": regexp.MustCompile(`(?i)\b(soy)\s+([^,.;!?]{1,40}?)\s+y\s+(?:también\s+)?([\p{L}-]+)`),
+	"pt": regexp.MustCompile(`(?i)\b(sou)\s+([^,.;!?]{1,40}?)\s+e\s+(?:também\s+)?([\p{L}-]+)`),
+	"de": regexp.MustCompile(`(?i)\b(ich\s+bin)\s+([^,.;!?]{1,40}?)\s+und\s+(?:auch\s+)?([\p{L}-]+)`),
+}
+
+func repeatCopula(s string, t *langTable) string {
+	re := copulas[t.code]
+	if re == nil {
+		return s
+	}
+	return re.ReplaceAllStringFunc(s, func(m string) string {
+		g := re.FindStringSubmatch(m)
+		w := strings.ToLower(g[3])
+		if _, ok := t.diets[w]; !ok {
+			if _, ok := t.conditions[w]; !ok {
+				if _, ok := t.jobs[w]; !ok {
+					return m
+				}
+			}
+		}
+		conj := m[len(g[1])+1+len(g[2]) : len(m)-len(g[3])]
+		return g[1] + " " + g[2] + conj + g[1] + " " + g[3]
+	})
+}

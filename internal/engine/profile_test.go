@@ -355,6 +355,9 @@ func TestAChangedFactHidesItsOldTurnInAnyLanguage(t *testing.T) {
 			"Un dessert pour dimanche ?", "allergique aux noix, attention"},
 		{"Ich bin Vegetarierin, esse aber noch Käse.", "Seit Januar lebe ich vegan, also kein Käse mehr.",
 			"Was kann ich heute Abend kochen?", "Ich bin Vegetarierin"},
+		{"Je m'appelle Camille, j'habite à Lyon, je suis prof de piano et végétarienne depuis dix ans.",
+			"Petite mise à jour : je ne suis plus végétarienne, j'ai recommencé à manger du poisson.",
+			"Qu'est-ce que je pourrais cuisiner ce soir ?", "végétarienne depuis dix ans"},
 	} {
 		t.Run(c.old, func(t *testing.T) {
 			e, err := openConfig(t, Config{Dir: t.TempDir(), Shards: 1, LockTimeout: 200 * time.Millisecond})

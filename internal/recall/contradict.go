@@ -148,15 +148,33 @@ func prefix(w string) string {
 	if utf8.RuneCountInString(w) < 6 {
 		return ""
 	}
+	var b strings.Builder
 	n := 0
-	for i := range w {
+	for _, r := range w {
 		if n == 5 {
-			return w[:i] + "~"
+			return b.String() + "~"
 		}
+		b.WriteRune(unaccented(r)) // "végét" is "veget"
 		n++
 	}
 	return ""
 }
+
+// unaccented is a Latin letter without its accent.
+func unaccented(r rune) rune {
+	if r < 0xC0 {
+		return r
+	}
+	if i := strings.IndexRune(accented, r); i >= 0 {
+		return rune(plain[utf8.RuneCountInString(accented[:i])])
+	}
+	return r
+}
+
+const (
+	accented = "àáâãäåçèéêëìíîïñòóôõöùúûüýÿ"
+	plain    = "aaaaaaceeeeiiiinooooouuuuyy"
+)
 
 // saysAll reports whether facts, learned from transcript turn m, hold
 // nearly every word the user said in it: the turn adds nothing to them.
