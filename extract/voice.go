@@ -196,6 +196,9 @@ func cutQuoted(text string) string {
 	if _, whole := wholeQuote(text); whole {
 		return text
 	}
+	if !quoteOpensAfterBreak(text) {
+		return text // the quotes are apostrophes or inside sentences
+	}
 	locs := quotedAfter.FindAllStringIndex(text, -1)
 	if locs == nil {
 		return text
@@ -213,6 +216,26 @@ func cutQuoted(text string) string {
 	}
 	b.WriteString(text[last:])
 	return b.String()
+}
+
+// quoteOpensAfterBreak reports whether a quotation mark in text follows a
+// colon, a sentence's end or a line's start (spaces between): the cheap
+// first look before quotedAfter, which apostrophes in most texts would
+// otherwise send through a regular expression.
+func quoteOpensAfterBreak(text string) bool {
+	for i, r := range text {
+		if !strings.ContainsRune("\"“«„'‘", r) {
+			continue
+		}
+		j := i
+		for j > 0 && (text[j-1] == ' ' || text[j-1] == '\t') {
+			j--
+		}
+		if j == 0 || strings.IndexByte(":?!.\n", text[j-1]) >= 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // steppedOut is what a message said inside a frame says out of it: the
