@@ -177,13 +177,15 @@ const learnEvery = time.Second
 
 // readEvery spaces the writer's reads of queued turns under load; a turn
 // after a quiet spell is read at once.
-const readEvery = 100 * time.Millisecond
+const readEvery = 50 * time.Millisecond
 
-// learnQuiet is how long no turn must arrive for the group read so far to
-// be committed before learnEvery: the load stopped, or a burst was read.
-// It is longer than the gaps between turns of a steady load (a few
-// milliseconds), far shorter than a person's pause.
-const learnQuiet = 50 * time.Millisecond
+// learnQuiet is how long after the last read, the queue empty, the group
+// read so far is committed before learnEvery: the load stopped, or a burst
+// was read. Longer than the gaps between turns of a steady load (a few
+// milliseconds), far shorter than a person's pause: with readEvery, a
+// burst's last turn is stored about as soon as when each group was
+// committed at once (docs/performance.md).
+const learnQuiet = 20 * time.Millisecond
 
 // maxGroup bounds the turns of a group: a commit's size, and what the
 // writer holds while the committer is behind.
