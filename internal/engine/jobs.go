@@ -14,13 +14,13 @@ import (
 	"github.com/caddy-memory/memory/store"
 )
 
-// writer learns queued turns. It reads each turn as it arrives and stores
-// what a group of them taught in one transaction, made by the committer
-// while the next group is read: under load, one commit every learnEvery
-// (and the counted uses of memories with it, usage.go), so the group grows
-// with the load instead of the commits. A turn after a quiet spell is
-// learned at once, and when the load stops, the group is committed
-// learnQuiet later. A crash loses the group being read and the commit in
+// writer learns queued turns. It reads them as they arrive (under load, a
+// batch every readEvery) and stores what a group of them taught in one
+// transaction, made by the committer while the next group is read: under
+// load, one commit every learnEvery (and the counted uses of memories with
+// it, usage.go), so the group grows with the load instead of the commits.
+// A turn after a quiet spell is learned at once, and when the load stops,
+// the group is committed learnQuiet after the last read. A crash loses the group being read and the commit in
 // flight. A group the store refuses is saved to the durable job queue
 // instead, for the processor to retry (or, when the shared database does
 // not answer, held in this instance's file: held.go); at Close, the group
