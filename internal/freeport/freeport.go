@@ -8,8 +8,8 @@ import "net"
 // Loopback returns n distinct TCP ports of the loopback interface that the
 // OS picked for listeners on port 0, held open together (so that the n
 // differ) and closed before it returns, for Caddy to bind. Another process
-// can take one in between, as with any port picked this way; the kernel
-// hands out ports in turn, so it seldom does.
+// can take one in between, as with any port picked this way; out of the
+// tens of thousands of the ephemeral range, that seldom happens.
 func Loopback(n int) ([]int, error) {
 	ports := make([]int, n)
 	for i := range ports {
