@@ -135,6 +135,7 @@ type Engine struct {
 	usage        *usage
 	sealer       *sealer
 	manager      *manager
+	rest         *rest // what is given back at rest (rest.go)
 }
 
 // Open opens (creating if needed) the database in cfg.Dir and starts its
@@ -222,6 +223,7 @@ func Open(cfg Config) (*Engine, error) {
 	go e.indexer.redigester()
 	go e.postings.run()
 	go e.usage.run()
+	go e.rest.run()
 	e.sealer.startResealer()
 	e.learner.heldAtStart()
 	e.wake(e.wakeProcessor) // turns left from the last run, or held
@@ -250,6 +252,11 @@ func assemble(c *core) *Engine {
 	e.consolidator = &consolidator{core: c, indexer: e.indexer, changed: make(chan struct{}, 1), done: make(chan struct{})}
 	e.sealer = &sealer{core: c, indexer: e.indexer, keys: c.cfg.Keys}
 	e.manager = &manager{core: c, learner: e.learner, indexer: e.indexer, postings: e.postings}
+	// Work that is not a request, but reads or writes much of the store:
+	// a rest begins once it is done.
+	e.rest = newRest(c, func() bool {
+		return e.postings.building() || e.learner.pending.Load() > 0 || c.uses.waiting()
+	})
 	return e
 }
 
@@ -304,7 +311,7 @@ func (e *Engine) Close(ctx context.Context) error {
 	// What still calls the shared database ends now: a database that does
 	// not answer must not hold the stop (turns go to the local file).
 	e.store.Interrupt()
-	for _, done := range append(stages, e.indexer.rebuilderDone, e.indexer.redigestDone, e.postings.done) {
+	for _, done := range append(stages, e.indexer.rebuilderDone, e.indexer.redigestDone, e.postings.done, e.rest.done) {
 		<-done
 	}
 	e.indexer.stopRepairs()
