@@ -73,15 +73,15 @@ const parallelApply = 1000
 var ErrClosed = errors.New("index closed")
 
 type shard struct {
-	wmu     sync.Mutex   // serialises batches, so applied only moves forward
-	mu      sync.RWMutex // guards idx, state, applied, parked and docs against a rebuild swap or a park
-	idx     bleve.Index
-	state   State
+	wmu   sync.Mutex   // serialises batches, so applied only moves forward
+	mu    sync.RWMutex // guards idx, state, applied, parked and docs against a rebuild swap or a park
+	idx   bleve.Index
+	state State
 	// parked: idx is closed until the next use reopens it (park.go); docs
 	// is its document count when it was parked (nothing changes it meanwhile).
-	parked bool
-	docs   uint64
-	used   atomic.Int64 // when it was last used (UnixNano of the index's clock)
+	parked  bool
+	docs    uint64
+	used    atomic.Int64  // when it was last used (UnixNano of the index's clock)
 	applied atomic.Uint64 // last change sequence durably in this shard
 	path    string
 	i       int // its number

@@ -20,6 +20,15 @@ import (
 // park it while the process serves (an engine at rest parks sooner).
 const ParkAfter = 30 * time.Second
 
+// UseClock makes now the index's clock, by which shards are used and
+// parked (default time.Now). Call it before the index is shared.
+func (x *Index) UseClock(now func() time.Time) {
+	x.now = now
+	for _, s := range x.shards {
+		s.used.Store(now().UnixNano())
+	}
+}
+
 // acquire read-locks s with its Bleve index open (reopening a parked
 // shard), and marks it used now.
 func (x *Index) acquire(s *shard) {

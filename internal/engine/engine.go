@@ -192,6 +192,7 @@ func Open(cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	idx.UseDigestKey(st.DigestKey())
+	idx.UseClock(cfg.Clock)
 
 	e := assemble(newCore(cfg, st, idx))
 	idx.OnDamaged(e.indexer.repair)
@@ -252,10 +253,12 @@ func assemble(c *core) *Engine {
 	e.consolidator = &consolidator{core: c, indexer: e.indexer, changed: make(chan struct{}, 1), done: make(chan struct{})}
 	e.sealer = &sealer{core: c, indexer: e.indexer, keys: c.cfg.Keys}
 	e.manager = &manager{core: c, learner: e.learner, indexer: e.indexer, postings: e.postings}
-	// Work that is not a request, but reads or writes much of the store:
-	// a rest begins once it is done.
-	e.rest = newRest(c, func() bool {
-		return e.postings.building() || e.learner.pending.Load() > 0 || c.uses.waiting()
+	// Work that is not a request but reads or writes the store: a rest
+	// begins once it is done.
+	e.rest = newRest(c, func(seq uint64) bool {
+		lag, rebuilding := e.indexer.lag(seq)
+		return e.postings.building() || e.postings.through() < seq || lag > 0 || len(rebuilding) > 0 ||
+			e.learner.pending.Load() > 0 || c.uses.waiting()
 	})
 	return e
 }

@@ -18,8 +18,10 @@ import (
 // request, and a server that rests between bursts (most do) would show it
 // all as its size. So, each second:
 //
-//   - at rest (for restAfter no request, no write, and no postings being
-//     built, turns or uses waiting to be written), once per rest: the store file's pages go back, the
+//   - at rest (for restAfter no request, no write, and no work that
+//     reads or writes the store: the postings being built, turns or uses
+//     waiting to be written, changes waiting for the index), once per
+//     rest: the store file's pages go back, the
 //     shards unused since the last request are parked (closed, their files
 //     unmapped; index/park.go), and the heap is collected and its free
 //     pages returned to the system;
@@ -54,15 +56,16 @@ type rest struct {
 	released time.Time  // when the store's pages last went back
 
 	// working says the engine has work under way that is not a request
-	// (the postings being built, turns queued, uses to write).
-	working func() bool
+	// (the postings being built, turns queued, uses to write, changes up
+	// to seq, the store's last, not yet in the postings or the index).
+	working func(seq uint64) bool
 	// atRest gives back what a rest may (release, unless a test counts).
 	atRest func()
 	done   chan struct{}
 }
 
-func newRest(c *core, working func() bool) *rest {
-	r := &rest{core: c, clock: time.Now, working: working, done: make(chan struct{})}
+func newRest(c *core, working func(seq uint64) bool) *rest {
+	r := &rest{core: c, clock: c.now, working: working, done: make(chan struct{})}
 	r.atRest = r.release
 	r.released = r.clock()
 	r.busy.Store(r.released.UnixNano())
@@ -94,7 +97,7 @@ func (r *rest) look() {
 	if r.stopping() {
 		return
 	}
-	if seq := r.store.LastSeq(); seq != r.seq || r.working() {
+	if seq := r.store.LastSeq(); seq != r.seq || r.working(seq) {
 		r.seq = seq
 		r.touch()
 	}
