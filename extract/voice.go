@@ -178,11 +178,13 @@ var (
 	hereHolds = mustHold(hereIs.String())
 )
 
-// quotedAfter is a quotation a colon introduces: 'Saw this on twitter:
-// "I'm moving to Mars"'. selfSaid is how the user introduces their own
+// quotedAfter is a quotation a colon introduces ('Saw this on twitter:
+// "I'm moving to Mars"'), or that follows a sentence of its own, as a text
+// pasted after the request to translate it does ("can you translate it?
+// 'Sehr geehrte Frau Sharma, ich wohne in Köln ...'"). selfSaid is how the user introduces their own
 // words, which stay theirs (speech.go).
 var (
-	quotedAfter = regexp.MustCompile(`(?::\s*|(?:^|\n)\s*)(?:["“«„][^"”»“\n]{8,}(?:["”»“]|$)|['‘][^\n]{8,}?['’](?:\s|[.,!?]|$))`)
+	quotedAfter = regexp.MustCompile(`(?:[:?!]\s*|\.\s+|(?:^|\n)\s*)(?:["“«„][^"”»“\n]{8,}(?:["”»“]|$)|['‘][^\n]{8,}?['’](?:\s|[.,!?]|$))`)
 	selfSaid    = regexp.MustCompile(`(?i)(?:\bi\s+(?:just\s+|then\s+)?(?:said|say|told|tell|wrote|write|replied|answered|texted|messaged)\b[^:]{0,30}|\b(?:note\s+to\s+(?:self|myself)|reminder|for\s+the\s+record|my\s+(?:note|status|bio|update|motto))\s*)$`)
 )
 
@@ -193,6 +195,9 @@ var (
 func cutQuoted(text string) string {
 	if _, whole := wholeQuote(text); whole {
 		return text
+	}
+	if !quoteOpensAfterBreak(text) {
+		return text // the quotes are apostrophes or inside sentences
 	}
 	locs := quotedAfter.FindAllStringIndex(text, -1)
 	if locs == nil {
@@ -211,6 +216,26 @@ func cutQuoted(text string) string {
 	}
 	b.WriteString(text[last:])
 	return b.String()
+}
+
+// quoteOpensAfterBreak reports whether a quotation mark in text follows a
+// colon, a sentence's end or a line's start (spaces between): the cheap
+// first look before quotedAfter, which apostrophes in most texts would
+// otherwise send through a regular expression.
+func quoteOpensAfterBreak(text string) bool {
+	for i, r := range text {
+		if !strings.ContainsRune("\"“«„'‘", r) {
+			continue
+		}
+		j := i
+		for j > 0 && (text[j-1] == ' ' || text[j-1] == '\t') {
+			j--
+		}
+		if j == 0 || strings.IndexByte(":?!.\n", text[j-1]) >= 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // steppedOut is what a message said inside a frame says out of it: the
