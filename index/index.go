@@ -1,7 +1,8 @@
 // Package index owns search and ranking: the Bleve full-text index derived
 // from the store (the mapping and analyzer, K on-disk scorch shards chosen by
 // a hash of the owner, applying changes in batches that record the last
-// change sequence they include, which owners a shard holds, owner-filtered
+// change sequence they include, which owners a shard holds, closing shards
+// no one has used for a while and reopening them on use, owner-filtered
 // search, rebuilding a shard from documents the caller streams in), the
 // term digests records carry, ranking a small owner from its records, the
 // priors, the relevance floor and fusion with vector recall. It never opens

@@ -32,7 +32,10 @@
 //     (encryption.go);
 //   - manager: the management surface: memories one by one, listing,
 //     an owner's conversations, export and import, forgetting an owner,
-//     health (memories.go, sessions.go, manage.go).
+//     health (memories.go, sessions.go, manage.go);
+//   - rest: what only traffic needed, given back when the engine rests
+//     (the store file's pages, index shards, the heap's free pages;
+//     rest.go).
 //
 // engine.go opens the database, assembles the concerns and closes them in
 // order; tools.go holds the model's memory tools, which combine them.
