@@ -119,3 +119,18 @@ func TestReleaseParksTheIndexAndSearchesStillFind(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestHeapIsNotFreedWhileAnotherStorageServes: the heap is the process's;
+// one engine at rest does not collect it while another has requests.
+func TestHeapIsNotFreedWhileAnotherStorageServes(t *testing.T) {
+	busy := open(t, t.TempDir(), 1)
+	defer closeEngine(t, busy)
+	search(t, busy, "owner", "anything at all")
+	if freeHeap() {
+		t.Error("the heap was freed for one engine's rest while another had a request just now")
+	}
+	lastRequest.Store(time.Now().Add(-restAfter).UnixNano())
+	if !freeHeap() {
+		t.Error("the heap was not freed with every engine at rest")
+	}
+}
