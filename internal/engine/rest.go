@@ -21,11 +21,11 @@ import (
 //   - at rest (for restAfter no request, no write, and no work that
 //     reads or writes the store: the postings being built, turns or uses
 //     waiting to be written, changes waiting for the index), once per
-//     rest: the store file's pages go back, the
-//     shards unused since the last request are parked (closed, their files
-//     unmapped; index/park.go), and the heap is collected and its free
-//     pages returned to the system (when no engine of the process had a
-//     request either);
+//     rest: the store file's pages go back, the shards unused since the
+//     last request are parked (closed, their files unmapped;
+//     index/park.go), and the heap is collected and its free pages
+//     returned to the system (when no engine of the process had a request
+//     either);
 //   - while serving: shards unused for index.ParkAfter are parked, and the
 //     store file's pages go back every releaseEvery.
 //
