@@ -24,7 +24,7 @@ import (
 //     rest: the store file's pages go back, the shards unused since the
 //     last request are parked (closed, their files unmapped;
 //     index/park.go), and the heap is collected and its free pages
-//     returned to the system (when no engine of the process had a request
+//     returned to the system (when no engine of the process was busy
 //     either);
 //   - while serving: shards unused for index.ParkAfter are parked, and the
 //     store file's pages go back every releaseEvery.
@@ -73,10 +73,10 @@ func newRest(c *core, working func(seq uint64) bool) *rest {
 	return r
 }
 
-// touch records a request.
+// touch records a request, or work under way.
 func (r *rest) touch() {
 	r.busy.Store(r.clock().UnixNano())
-	lastRequest.Store(time.Now().UnixNano())
+	lastBusy.Store(time.Now().UnixNano())
 }
 
 // run looks every second, until Close begins.
@@ -129,22 +129,22 @@ func (r *rest) release() {
 }
 
 // The heap is the process's, and one process may hold several storages,
-// each with an engine that rests by its own requests: the heap is freed
-// only when none of them has had a request for restAfter (lastRequest,
+// each with an engine that rests by its own requests and work: the heap is
+// freed only when none of them has been busy for restAfter (lastBusy,
 // UnixNano), and by one of them at a time (freeing).
 var (
-	lastRequest atomic.Int64
+	lastBusy atomic.Int64
 	freeing     sync.Mutex
 )
 
 // freeHeap collects the heap twice and returns its free pages to the
-// system, unless an engine of the process had a request within restAfter;
+// system, unless an engine of the process was busy within restAfter;
 // it reports whether it did. Twice: what the first collection finds in
 // sync.Pools only moves to their victim caches, which the second frees.
 // The collections run concurrently with whatever else runs (a request
 // arriving meanwhile).
 func freeHeap() bool {
-	if time.Since(time.Unix(0, lastRequest.Load())) < restAfter || !freeing.TryLock() {
+	if time.Since(time.Unix(0, lastBusy.Load())) < restAfter || !freeing.TryLock() {
 		return false
 	}
 	defer freeing.Unlock()

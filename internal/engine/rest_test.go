@@ -129,7 +129,7 @@ func TestHeapIsNotFreedWhileAnotherStorageServes(t *testing.T) {
 	if freeHeap() {
 		t.Error("the heap was freed for one engine's rest while another had a request just now")
 	}
-	lastRequest.Store(time.Now().Add(-restAfter).UnixNano())
+	lastBusy.Store(time.Now().Add(-restAfter).UnixNano())
 	if !freeHeap() {
 		t.Error("the heap was not freed with every engine at rest")
 	}
