@@ -132,3 +132,35 @@ func TestChangesInTheirOwnPhrasings(t *testing.T) {
 		}
 	}
 }
+
+// TestSteppingOutOfAFrameAsPeopleSayIt: inside a role-play, what follows a
+// step out, said as people say it in the five languages, is the user's;
+// what is played is not.
+func TestSteppingOutOfAFrameAsPeopleSayIt(t *testing.T) {
+	setup := []string{"Let's role-play: you're a barista and I'm a customer who is allergic to everything."}
+	if !Framed(setup) {
+		t.Fatal("the role-play is not a frame")
+	}
+	for in, want := range map[string]string{
+		"Jokes aside, I'm a dentist in Cork.":                "dentist",
+		"Real talk: I live in Leeds.":                        "Leeds",
+		"Bromas aparte, soy enfermera en Bilbao.":            "nurse",
+		"Spaß beiseite, ich wohne in Graz.":                  "Graz",
+		"Blague à part, je suis végétarienne.":               "vegetarian",
+		"Brincadeiras à parte, sou médica no Porto.":         "doctor",
+		"Okay, enough of the story. I'm vegan in real life.": "vegan",
+	} {
+		var got []string
+		found := false
+		for _, f := range FactsIn("", in, true) {
+			got = append(got, f.Content)
+			found = found || strings.Contains(f.Content, want)
+		}
+		if !found {
+			t.Errorf("FactsIn(framed, %q) = %q, want one holding %q", in, got, want)
+		}
+	}
+	if fs := FactsIn("", "I'm allergic to everything, one latte please.", true); len(fs) != 0 {
+		t.Errorf("a played line taught %v", fs)
+	}
+}

@@ -46,6 +46,8 @@ var german = &langTable{
 	clauses: []string{"aber", "weil", "denn", "doch", "sondern", "und jetzt"},
 	slips:   []string{`nein,?\s+(?:moment|warte)`, `moment`, `ich\s+meine`, `äh`, `sorry`, `quatsch`},
 	patterns: []rawPattern{
+		{"team", `(?:mein\s+(?:verein|lieblingsverein|klub)\s+ist|ich\s+bin\s+(?:anhänger(?:in)?\s+(?:von|des)|für)|ich\s+drücke)\s+(?:der\s+|dem\s+|den\s+)?{ORG}(?:\s+die\s+daumen)?{END}`},
+		{"age", `mit\s+{NUM}(?:\s+jahren)?,?\s+(?:(?:bin|habe|hab|kann|muss|will|fange)\s+ich|ich\s+(?:bin|habe|hab|kann|muss|will|fange))\b`},
 		{"~moved-there", `(?:wir\s+sind|ich\s+bin)\s+(?:{WHEN}\s+)?(?:umgezogen|hingezogen|dorthin\s+gezogen)(?:\s*[.,!;]|\s*$)`},
 		{"diet", `(?:ich\s+bin|wir\s+sind|bin)\s+(?:jetzt\s+)?(?:auf|zu)\s+{DIET}\s+(?:umgestiegen|gewechselt)`},
 		{"job", `(?:ich\s+)?fange\s+(?:[^,.;]{0,20}?\s+)?als\s+(?P<x>[\p{L}]+)(?P<at>\s+bei\s+[^,.;:!?]{1,40}?)\s+an\b`},

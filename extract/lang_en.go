@@ -81,6 +81,11 @@ var english = &langTable{
 	joins: []string{"and", "&"},
 	slips: []string{`no\s+wait\s+sorry`, `no,?\s*wait,?\s+sorry`, `no,?\s+sorry`, `sorry,?\s+no`, `no\s+wait`, `no,\s*wait`, `wait,?\s+no`, `sorry`, `i\s+mean`, `i\s+meant`, `make\s+that`, `actually`},
 	patterns: []rawPattern{
+		{"team", `my\s+(?:football\s+|footy\s+|soccer\s+|rugby\s+|hockey\s+|baseball\s+|basketball\s+)?(?:team|club)\s+is\s+(?:the\s+)?{ORG}{END}`},
+		{"team", `i\s+(?:follow|cheer\s+for|am\s+for)\s+(?:the\s+)?{ORG}\s+(?:in\s+the\s+|religiously|every\s+week|since)`},
+		{"team", `i(?:'m|\s+am)\s+(?:an?\s+)?(?P<org>(?-i:\p{Lu})[\p{L}\d&'’.-]*(?:\s+(?-i:\p{Lu})[\p{L}\d&'’.-]*){0,3})\s+(?:through\s+and\s+through|till\s+i\s+die|fan\s+for\s+life)`},
+		{"age", `i(?:'m|\s+am)\s+{NUM}\s+(?:this\s+year|years\s+young)`},
+		{"age", `(?:i(?:'m|\s+am)\s+)?aged\s+{NUM}\b`},
 		{"diet", `i\s+(?:only\s+)?eat\s+(?:only\s+)?{DIET}`},
 		{"~moved-there", `(?:so\s+|and\s+)?(?:we|i)(?:'ve|\s+have)?\s+(?:just\s+|finally\s+)?moved(?:\s+(?:there|here|over))?(?:\s+{WHEN})?(?:\s+(?:in|on|em|en|im|au|le|no|na)\s+[\p{L}\d]+)?(?:\s*[.,!;]|\s*$)`},
 		{"employer", `(?:i\s+)?(?:just\s+)?got\s+(?:hired|a\s+job|taken\s+on|an\s+offer)\s+(?:at|by|with|from)\s+{ORG}(?:\s+as\s+(?:a|an)\s+[^,.;!?]{2,30}?)?{END}`},

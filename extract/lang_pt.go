@@ -43,6 +43,8 @@ var portuguese = &langTable{
 	clauses: []string{"mas", "porque", "então", "pois", "e agora", "só que"},
 	slips:   []string{`não,?\s+espera`, `quer\s+dizer`, `digo`, `desculpa`, `aliás`, `ou\s+melhor`},
 	patterns: []rawPattern{
+		{"team", `(?:sou\s+(?:fã|fanático|fanática)\s+(?:do|da)|torço\s+(?:muito\s+)?(?:para\s+o|pelo|pro|pra))\s+{ORG}{END}`},
+		{"age", `com\s+{NUM}\s+anos,?\s+(?:eu\s+)?(?:já\s+|ainda\s+)?(?:me|sou|estou|tenho|continuo|não\s+)`},
 		{"~moved-there", `(?:então\s+|e\s+)?(?:nos\s+mudamos|mudamos|me\s+mudei|mudei-me)(?:\s+{WHEN})?(?:\s+(?:in|on|em|en|im|au|le|no|na)\s+[\p{L}\d]+)?(?:\s*[.,!;]|\s*$)`},
 		{"breakup", `terminei\s+com\s+(?:o\s+|a\s+)?{NAME}`},
 		{"dating", `(?:agora\s+)?(?:eu\s+)?(?:estou|tô|to)\s+(?:namorando)\s+(?:o\s+|a\s+|com\s+(?:o\s+|a\s+)?)?{NAME}`},
