@@ -7,6 +7,7 @@
 //	go run ./bench -scale 10000,100000,1000000
 //	go run ./bench -import 64MiB         # what one import costs a Caddy process (RSS, time)
 //	go run ./bench -open-check DIR       # what the check of a storage's file at open costs
+//	go run ./bench -rss DIR -memories 1000000  # Caddy's resident memory on a copy of a preloaded storage
 //
 // The A/B run starts, on loopback: a fast fake upstream speaking OpenAI chat
 // completions (JSON and SSE), and one Caddy with two servers, one with
@@ -94,6 +95,8 @@ func main() {
 	instances := flag.Int("instances", 1, "A/B mode with -database: Caddy instances on the database, the load round-robin over them (the others in processes of their own), and a turn told through the first timed until the second recalls it")
 	instanceFile := flag.String("instance", "", "internal: serve this configuration as one of -instances")
 	instanceFind := flag.Int("instance-find", 0, "internal: -instance answers the probes' searches on this port")
+	rssDir := flag.String("rss", "", "start Caddy (-caddy, or built) with memory on a copy of this preloaded storage (made with the -memories, -owners and -mix given), send a request for every owner and as many again from -concurrency clients, and report its resident memory by kind before, right after and through -rss-rest (-memprofile: its heap profile at the end)")
+	rssRest := flag.Duration("rss-rest", time.Minute, "-rss: how long to watch the process after the traffic")
 	flag.Parse()
 	log.SetFlags(0)
 	if m := mix(*mixFlag); m != heavy && m != uniform {
@@ -104,6 +107,9 @@ func main() {
 	switch {
 	case *instanceFile != "":
 		err = serveInstance(*instanceFile, *instanceFind)
+	case *rssDir != "":
+		err = runRSS(rssConfig{storage: *rssDir, memories: *memories, owners: *owners, mix: mix(*mixFlag), caddy: *caddyBin, dir: *dir,
+			clients: *concurrency, rest: *rssRest, memprofile: *memprofile})
 	case *openOneDir != "":
 		err = openOne(*openOneDir, *openCheckTimeout)
 	case *openCheck != "":
