@@ -187,11 +187,13 @@ type ownerData struct {
 	// The segment's postings of slots that died since it was made still
 	// count in its lists: deadDF is how many of them hold each key, when
 	// their terms were known as they died; blind is how many died with
-	// terms unknown (their memory was rewritten or purged): a search then
-	// counts each list's live postings, until the segment is made again
-	// (blindSince: when the first of them died).
+	// terms unknown (their memory was rewritten or purged; blindSlots are
+	// they): a search then counts each list's live postings, until Settle
+	// finds their terms in the lists (blindSince: when the first of them
+	// died).
 	deadDF     map[uint32]uint32
 	blind      int
+	blindSlots []int32
 	blindSince time.Time
 	dead       int // dead slots below seg.n
 
@@ -338,6 +340,7 @@ func (o *Owner) kill(slot int32, digest []byte) {
 	var ts [2][]term
 	if digest == nil || !digestTerms(digest[1:], o.p.lookupTerm, &ts) {
 		o.blind++
+		o.blindSlots = append(o.blindSlots, slot)
 		return
 	}
 	if o.deadDF == nil {
