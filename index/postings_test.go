@@ -19,12 +19,13 @@ type postingsModel struct {
 	updated              time.Time
 	mentions, importance int
 	turn                 string
+	framed               bool
 }
 
 // attrs are the model's Attrs.
 func (m *postingsModel) attrs() Attrs {
 	return Attrs{Kind: m.kind, Session: m.session, Expires: m.expires, Updated: m.updated, Mentions: m.mentions,
-		Importance: m.importance, Turn: m.turn}
+		Importance: m.importance, Turn: m.turn, Content: []byte(m.content), Framed: m.framed}
 }
 
 // postingsWords draws words the way conversation does: a few often, most
@@ -115,7 +116,7 @@ func TestPostingsRankAsRecords(t *testing.T) {
 					}
 					want, _ := r.Top(20)
 					wantKnown := r.Known()
-					got, known, briefs := o.Search(x.NewScorer(name, terms), f, now, 20)
+					got, known, briefs, shown := o.Search(x.NewScorer(name, terms), f, now, 20)
 					compared++
 					found += len(got)
 					if len(got) != len(want) {
@@ -129,6 +130,11 @@ func TestPostingsRankAsRecords(t *testing.T) {
 						want := Brief{Kind: m.kind, Updated: m.updated.UTC(), Mentions: m.mentions, Importance: m.importance, Turn: TurnHash(m.turn)}
 						if briefs[i] != want {
 							t.Fatalf("%s, %s: hit %d's brief is %+v from the postings, %+v in the memory", name, when, i, briefs[i], want)
+						}
+						// What the block shows is the memory's as last put:
+						// never an earlier text, nor another memory's.
+						if text, framed, ok := shown[i].Text(); !ok || text != m.content || framed != m.framed {
+							t.Fatalf("%s, %s: hit %d shows %q (framed %v, kept %v), the memory says %q (framed %v)", name, when, i, text, framed, ok, m.content, m.framed)
 						}
 						if known.found[got[i].ID] != wantKnown.found[got[i].ID] {
 							t.Fatalf("%s, %s: %q: hit %d holds %+v by the postings, %+v by the records", name, when, question, i, known.found[got[i].ID], wantKnown.found[got[i].ID])
@@ -172,6 +178,11 @@ func TestPostingsRankAsRecords(t *testing.T) {
 					m.session = "s1"
 					m.mentions++
 					m.updated = m.updated.Add(time.Hour)
+					put(id, m)
+				case !blind && i%7 == 4:
+					// Said again in other letters and framed: the same
+					// terms, another text.
+					m.content, m.framed = strings.ToUpper(m.content), true
 					put(id, m)
 				case !blind && i%7 == 2:
 					delete(mems, id)
@@ -236,7 +247,7 @@ func TestPostingsKeepOwnersApart(t *testing.T) {
 	}
 	a.Settle(time.Now())
 	for _, o := range []*Owner{a, b} {
-		hits, _, _ := o.Search(x.NewScorer("", x.Terms("bees goats")), Filter{}, time.Now(), 1000)
+		hits, _, _, _ := o.Search(x.NewScorer("", x.Terms("bees goats")), Filter{}, time.Now(), 1000)
 		if len(hits) != 300 {
 			t.Fatalf("%d hits, want the owner's 300", len(hits))
 		}

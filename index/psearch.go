@@ -53,8 +53,9 @@ var spacePool = sync.Pool{New: func() any { return new(searchSpace) }}
 // Search ranks the owner's active memories that hold the scorer's terms
 // (from NewScorer; its statistics are set here), and returns the best size
 // that f admits, best first (newer first on ties), as Records.Top does,
-// with what the floor needs to know and each hit's Brief.
-func (o *Owner) Search(s *Scorer, f Filter, now time.Time, size int) ([]Hit, *Known, []Brief) {
+// with what the floor needs to know, each hit's Brief and what the block
+// shows of it.
+func (o *Owner) Search(s *Scorer, f Filter, now time.Time, size int) ([]Hit, *Known, []Brief, []Shown) {
 	o.mu.RLock()
 	defer o.mu.RUnlock()
 	nowNano := now.UnixNano()
@@ -99,12 +100,12 @@ func (o *Owner) Search(s *Scorer, f Filter, now time.Time, size int) ([]Hit, *Kn
 			kn.has |= 1 << i
 		}
 	}
-	hits, briefs := make([]Hit, len(top)), make([]Brief, len(top))
+	hits, briefs, shown := make([]Hit, len(top)), make([]Brief, len(top)), make([]Shown, len(top))
 	for i, r := range top {
-		hits[i], briefs[i] = r.Hit, o.brief(r.slot)
+		hits[i], briefs[i], shown[i] = r.Hit, o.brief(r.slot), o.shownFor(r.slot)
 		kn.found[r.ID] = r.set
 	}
-	return hits, kn, briefs
+	return hits, kn, briefs, shown
 }
 
 // active reports whether the memory in slot is live and not expired at

@@ -49,6 +49,7 @@ func (o *Owner) Settle(now time.Time) (again bool) {
 	case o.seg == nil && o.garbage > 0 && o.garbage > len(o.fwd)/2:
 		o.compact()
 	}
+	o.packShown(nil, 0)
 	size := o.bytes()
 	o.p.bytes.Add(int64(size - o.size))
 	o.size = size
@@ -141,6 +142,7 @@ func (o *Owner) clip() {
 	o.ids, o.sess, o.kind, o.flags = clipped(o.ids), clipped(o.sess), clipped(o.kind), clipped(o.flags)
 	o.updated, o.ment, o.imp, o.turn = clipped(o.updated), clipped(o.ment), clipped(o.imp), clipped(o.turn)
 	o.sum, o.order, o.fwd, o.fwdAt = clipped(o.sum), clipped(o.order), clipped(o.fwd), clipped(o.fwdAt)
+	o.shown, o.shownAt, o.shownLen = clipped(o.shown), clipped(o.shownAt), clipped(o.shownLen)
 }
 
 // clipped is s, copied to a slice of its length when it has much more
@@ -164,6 +166,7 @@ func (o *Owner) compact() {
 			n++
 		}
 	}
+	o.packShown(remap, n)
 	if o.seg != nil {
 		o.seg = rewrite(o.seg, remap, o.tailPostings(remap), n)
 		o.fwd, o.fwdAt = nil, nil
@@ -217,5 +220,5 @@ func kept[E any](s []E, remap []int32, n int32) []E {
 func (o *Owner) bytes() int {
 	return 256 + o.seg.bytes() + cap(o.fwd) + 4*cap(o.fwdAt) + 8*cap(o.ids) + 4*cap(o.sess) + cap(o.kind) + cap(o.flags) +
 		4*cap(o.sum) + 4*cap(o.order) + 24*len(o.expires) + 12*len(o.deadDF) + 4*cap(o.blindSlots) +
-		8*cap(o.updated) + 2*cap(o.ment) + cap(o.imp) + 4*cap(o.turn)
+		8*cap(o.updated) + 2*cap(o.ment) + cap(o.imp) + 4*cap(o.turn) + cap(o.shown) + 4*cap(o.shownAt) + 2*cap(o.shownLen)
 }
