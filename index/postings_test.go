@@ -28,6 +28,17 @@ func (m *postingsModel) attrs() Attrs {
 		Importance: m.importance, Turn: m.turn, Content: []byte(m.content), Framed: m.framed}
 }
 
+// newTestPostings opens an index of one shard for the test's life, and
+// makes empty postings of its digests.
+func newTestPostings(t testing.TB) (*Index, *Postings) {
+	x, err := Open(t.TempDir(), 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { x.Close() })
+	return x, x.NewPostings()
+}
+
 // postingsWords draws words the way conversation does: a few often, most
 // seldom; some hashes of the rare ones may share a term number with the
 // common ones of another owner, which must not matter.
@@ -46,13 +57,8 @@ func postingsWords(rng *rand.Rand, vocab []string, n int) string {
 // other terms, deletions with and without their terms known, expiries,
 // sessions and kinds; and the floor learns the same from both.
 func TestPostingsRankAsRecords(t *testing.T) {
-	x, err := Open(t.TempDir(), 1, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer x.Close()
+	x, p := newTestPostings(t)
 	g := x.Digester()
-	p := x.NewPostings()
 	vocab := strings.Fields(`dog cat garden coffee hike river lisbon porto guitar pottery bike train window seat
 		sister doctor dinner recipe birthday morning peanut allergy marathon camping tea sushi budget holiday japan
 		violin cello painting sunset boots tent kayak museum bakery cheese wine olive bread lemon basil tomato`)
@@ -234,12 +240,7 @@ func TestPostingsRankAsRecords(t *testing.T) {
 // TestPostingsKeepOwnersApart: owners share the term numbers, never their
 // memories.
 func TestPostingsKeepOwnersApart(t *testing.T) {
-	x, err := Open(t.TempDir(), 1, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer x.Close()
-	p := x.NewPostings()
+	x, p := newTestPostings(t)
 	a, b := p.Hold("a"), p.Hold("b")
 	for i := range 300 {
 		a.Put(uint64(2*i+1), x.Digester().Digest(fmt.Sprintf("User keeps bees, hive %d", i), ""), Attrs{Kind: "note"})
