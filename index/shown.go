@@ -3,6 +3,7 @@ package index
 import (
 	"encoding/binary"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/cespare/xxhash/v2"
@@ -28,13 +29,22 @@ const maxShownBytes = 2048
 const maxWordBytes = 24
 
 // wordTable numbers the words of the kept texts. One writer numbers words
-// (under Postings.wmu); readers decode under mu.
+// (under Postings.wmu); readers decode without a lock, from the table as
+// it was last published (words): a text is put in the postings after its
+// words are published, and its words are only ever appended to.
 type wordTable struct {
-	mu    sync.RWMutex
 	ids   map[uint64]uint32 // xxhash of a word → its number (from 1); writer only
-	at    []uint32          // word n is arena[at[n-1]:at[n]]
+	own   wordList          // writer only
+	words atomic.Pointer[wordList]
+}
+
+// wordList is the words numbered: word n is arena[at[n-1]:at[n]].
+type wordList struct {
+	at    []uint32
 	arena []byte
 }
+
+func (l *wordList) word(n uint32) []byte { return l.arena[l.at[n-1]:l.at[n]] }
 
 // number returns word's number, numbering it if new; 0 when it is kept as
 // it is (too long, or its hash is another word's). Writer only.
@@ -44,31 +54,32 @@ func (w *wordTable) number(word []byte) uint32 {
 	}
 	h := xxhash.Sum64(word)
 	if n, ok := w.ids[h]; ok {
-		if string(w.word(n)) == string(word) {
+		if string(w.own.word(n)) == string(word) {
 			return n
 		}
 		return 0
 	}
-	w.mu.Lock()
 	if w.ids == nil {
-		w.ids, w.at = map[uint64]uint32{}, []uint32{0}
+		w.ids, w.own.at = map[uint64]uint32{}, []uint32{0}
 	}
-	w.arena = append(w.arena, word...)
-	w.at = append(w.at, uint32(len(w.arena)))
-	n := uint32(len(w.at) - 1)
-	w.mu.Unlock()
+	// Appending writes past what readers read: the bytes they may be
+	// reading are never written again.
+	w.own.arena = append(w.own.arena, word...)
+	w.own.at = append(w.own.at, uint32(len(w.own.arena)))
+	n := uint32(len(w.own.at) - 1)
+	l := w.own
+	w.words.Store(&l)
 	w.ids[h] = n
 	return n
 }
 
-// word is word n's bytes; the caller holds mu or is the writer.
-func (w *wordTable) word(n uint32) []byte { return w.arena[w.at[n-1]:w.at[n]] }
-
 // bytes is about how much memory the table takes.
 func (w *wordTable) bytes() int {
-	w.mu.RLock()
-	defer w.mu.RUnlock()
-	return cap(w.arena) + 4*cap(w.at) + 24*len(w.ids)
+	l := w.words.Load()
+	if l == nil {
+		return 0
+	}
+	return cap(l.arena) + 4*cap(l.at) + 24*len(l.at)
 }
 
 // Separators after a word in an encoded text.
@@ -113,19 +124,18 @@ func (w *wordTable) appendShown(dst []byte, text []byte) []byte {
 // appendText appends the text enc encodes (see appendShown).
 func (w *wordTable) appendText(dst, enc []byte) []byte {
 	_, pos := binary.Uvarint(enc)
+	l := w.words.Load()
 	if pos <= 0 {
 		return dst
 	}
-	w.mu.RLock()
-	defer w.mu.RUnlock()
 	for pos < len(enc) {
-		v, size := binary.Uvarint(enc[pos:])
-		if size <= 0 {
-			return dst // not one of ours: cannot happen
+		v := uint64(enc[pos])
+		pos++
+		if v >= 0x80 {
+			v, pos = uvarintAt(enc, pos-1)
 		}
-		pos += size
 		if n := uint32(v >> 2); n != 0 {
-			dst = append(dst, w.word(n)...)
+			dst = append(dst, l.word(n)...)
 		} else {
 			l, size := binary.Uvarint(enc[pos:])
 			pos += size

@@ -34,12 +34,12 @@ func TestShownRoundTrip(t *testing.T) {
 			t.Fatalf("%q decodes as %q", text, got)
 		}
 	}
-	n := len(w.at)
+	n := len(w.own.at)
 	for _, text := range texts {
 		w.appendShown(nil, []byte(text))
 	}
-	if len(w.at) != n {
-		t.Errorf("texts kept again numbered %d more words: words are not shared", len(w.at)-n)
+	if len(w.own.at) != n {
+		t.Errorf("texts kept again numbered %d more words: words are not shared", len(w.own.at)-n)
 	}
 }
 

@@ -92,6 +92,9 @@ func (s *Searcher) render(r Request, prof *profile, kept []Result) (Recalled, er
 	// never told what it says itself.
 	var facts []*fact
 	var standing []block.Standing
+	if prof != nil {
+		facts, standing = make([]*fact, 0, len(prof.facts)), make([]block.Standing, 0, len(prof.facts))
+	}
 	now := s.now()
 	// out is whether a fact of the profile stays out of this request's
 	// block: expired since the profile was read, or taught by the turn
