@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -41,7 +42,8 @@ Caddy first (export and stats too, for a file storage).
   caddy memory check   [--records]       what is damaged (exit status 3 if anything)
   caddy memory salvage                   copy every record that still reads into a new file
   caddy memory export  [--owner-id <id>] [--output <file>|-]
-  caddy memory import  --input <file>|-  (JSON lines, as export writes them)
+  caddy memory import  --input <file>|- [--owner <key>|--owner-id <id>]
+                                         (JSON lines, as export writes them)
   caddy memory stats
 `,
 		CobraFunc: func(cmd *cobra.Command) {
@@ -67,6 +69,8 @@ Caddy first (export and stats too, for a file storage).
 			})
 			sub("import", "Reads JSON lines, as export writes them, into a storage", cmdImport, func(c *cobra.Command) {
 				c.Flags().StringP("input", "i", "", "File to read, - for stdin (required)")
+				c.Flags().String("owner", "", "Store every line for this owner, named by the value the proxy sees (e.g. the API key)")
+				c.Flags().String("owner-id", "", "Store every line for this owner id (as the dashboard shows it)")
 			})
 			sub("stats", "Counts what a storage holds", cmdStats, nil)
 		},
@@ -290,12 +294,19 @@ func cmdImport(fl caddycmd.Flags) (int, error) {
 		defer f.Close()
 		in = f
 	}
+	owner, ownerID := strings.TrimSpace(fl.String("owner")), fl.String("owner-id")
+	if owner != "" && ownerID != "" {
+		return caddy.ExitCodeFailedStartup, errors.New("name the owner by --owner or by --owner-id, not both")
+	}
 	e, err := openForCommand(t)
 	if err != nil {
 		return caddy.ExitCodeFailedStartup, err
 	}
 	defer e.Close(context.Background())
-	res, err := api.Import(context.Background(), e, in, true)
+	if owner != "" {
+		ownerID = e.OwnerID(owner)
+	}
+	res, err := api.Import(context.Background(), e, in, true, ownerID)
 	if err != nil {
 		return caddy.ExitCodeFailedQuit, err
 	}

@@ -47,17 +47,23 @@ func traffic(words map[int][]string, sizes []int, n int) []request {
 	for i := range out {
 		o, _ := slices.BinarySearch(cum, v.rng.Float64()*total)
 		o = min(o, len(sizes)-1)
-		msgs := []map[string]string{{"role": "system", "content": system}}
-		for range 2 {
-			msgs = append(msgs,
-				map[string]string{"role": "user", "content": strings.Join(v.words(15), " ")},
-				map[string]string{"role": "assistant", "content": strings.Join(v.words(40), " ")})
-		}
-		msgs = append(msgs, map[string]string{"role": "user", "content": v.question(words[o])})
-		b, _ := json.Marshal(map[string]any{"model": "gpt-4o-mini", "messages": msgs})
-		out[i] = request{key: ownerKey(o), body: b}
+		out[i] = v.chat(system, words, o)
 	}
 	return out
+}
+
+// chat is a request of owner o: the system prompt, a few turns of history
+// and a question about the owner's words.
+func (v *vocab) chat(system string, words map[int][]string, o int) request {
+	msgs := []map[string]string{{"role": "system", "content": system}}
+	for range 2 {
+		msgs = append(msgs,
+			map[string]string{"role": "user", "content": strings.Join(v.words(15), " ")},
+			map[string]string{"role": "assistant", "content": strings.Join(v.words(40), " ")})
+	}
+	msgs = append(msgs, map[string]string{"role": "user", "content": v.question(words[o])})
+	b, _ := json.Marshal(map[string]any{"model": "gpt-4o-mini", "messages": msgs})
+	return request{key: ownerKey(o), body: b}
 }
 
 // measure is one measurement of one server.

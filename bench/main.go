@@ -7,6 +7,7 @@
 //	go run ./bench -scale 10000,100000,1000000
 //	go run ./bench -import 64MiB         # what one import costs a Caddy process (RSS, time)
 //	go run ./bench -open-check DIR       # what the check of a storage's file at open costs
+//	go run ./bench -rss DIR -memories 1000000  # Caddy's resident memory on a copy of a preloaded storage
 //
 // The A/B run starts, on loopback: a fast fake upstream speaking OpenAI chat
 // completions (JSON and SSE), and one Caddy with two servers, one with
@@ -90,6 +91,8 @@ func main() {
 	openRuns := flag.Int("open-runs", 3, "-open-check: rounds")
 	openCheckTimeout := flag.Duration("open-check-timeout", store.CheckTimeout, "-open-check: the check's bound (store.CheckTimeout)")
 	openOneDir := flag.String("open-one", "", "internal: one open of -open-check")
+	rssDir := flag.String("rss", "", "start Caddy (-caddy, or built) with memory on a copy of this preloaded storage (made with the -memories, -owners and -mix given), send a request for every owner and as many again from -concurrency clients, and report its resident memory by kind before, right after and through -rss-rest (-memprofile: its heap profile at the end)")
+	rssRest := flag.Duration("rss-rest", time.Minute, "-rss: how long to watch the process after the traffic")
 	flag.Parse()
 	log.SetFlags(0)
 	if m := mix(*mixFlag); m != heavy && m != uniform {
@@ -98,6 +101,9 @@ func main() {
 
 	var err error
 	switch {
+	case *rssDir != "":
+		err = runRSS(rssConfig{storage: *rssDir, memories: *memories, owners: *owners, mix: mix(*mixFlag), caddy: *caddyBin, dir: *dir,
+			clients: *concurrency, rest: *rssRest, memprofile: *memprofile})
 	case *openOneDir != "":
 		err = openOne(*openOneDir, *openCheckTimeout)
 	case *openCheck != "":

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/caddy-memory/memory/internal/block"
 	"github.com/caddy-memory/memory/internal/norm"
@@ -97,6 +98,13 @@ func factsOfOwn(earlier, own string) []Fact {
 				// St Mary's." says both.
 				if f.Key == "identity:job" && !negative.MatchString(f.Content+out[at].Content) && said == nil {
 					out[at].Content = strings.TrimSuffix(out[at].Content, ".") + "; " + strings.TrimPrefix(f.Content, "User ")
+					continue
+				}
+				if retracting.MatchString(f.Content) && !retracting.MatchString(out[at].Content) && namesOther(f.Content, out[at].Content) {
+					// What it is now over what it no longer is, when what
+					// ended is another thing: "Bought a MacBook Air! Gave
+					// the HP to my brother." ("I work at Google. I quit
+					// Google." ends the first.)
 					continue
 				}
 				out[at].Content = f.Content
@@ -263,7 +271,7 @@ func withSlots(slots, ruled []Fact) []Fact {
 }
 
 // retracting says what the user no longer is, has or does.
-var retracting = regexp.MustCompile(`(?i)(?:\bno\s+longer\b|n't\b|\bnot\b|\bany\s*more\b|\bquit\b|\bleft\b|\bstopped\b|\bgave\s+up\b)`)
+var retracting = regexp.MustCompile(`(?i)(?:\bno\s+longer\b|n't\b|\bnot\b|\bany\s*more\b|\bquit\b|\bleft\b|\bstopped\b|\bgave\s+(?:up|away)\b|\bsold\b|\bdropped\b)`)
 
 // oneOfEach keeps one fact of each key a sentence states in slots: what
 // it is now over what it no longer is ("I handed in my notice at HSBC and
@@ -538,6 +546,18 @@ func namesNothing(content string) bool {
 			return i+1 == len(words) || noNounAfter[words[i+1]]
 		case !leadWords[w]:
 			return false
+		}
+	}
+	return false
+}
+
+// namesOther reports whether fact names something (a capitalised word past
+// its first) that other does not.
+func namesOther(fact, other string) bool {
+	for i, w := range strings.Fields(fact) {
+		w = strings.Trim(w, ".,;:!?'’")
+		if r, _ := utf8.DecodeRuneInString(w); i > 0 && unicode.IsUpper(r) && !strings.Contains(other, w) {
+			return true
 		}
 	}
 	return false

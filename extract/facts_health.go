@@ -25,7 +25,11 @@ func buildAvoid(sc *slotCtx) (Fact, bool) {
 	if what == "" {
 		return Fact{}, false
 	}
-	return newFact("health", "health:avoid:"+head(what), "User can't "+strings.ToLower(g["verb"])+" "+what+".")
+	verb := strings.ToLower(g["verb"])
+	if verb == "do" || verb == "handle" || verb == "stomach" {
+		verb = "have" // "I can't do dairy"
+	}
+	return newFact("health", "health:avoid:"+head(what), "User can't "+verb+" "+what+".")
 }
 
 func buildPregnant(sc *slotCtx) (Fact, bool) {

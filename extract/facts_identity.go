@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -18,6 +19,7 @@ func init() {
 	register(buildAgeRange, "age-range")
 	register(buildHomeIn, "home-in")
 	register(buildMoved, "moved")
+	register(buildMovedThere, "moved-there")
 	register(buildHomeNeg, "home-neg")
 	register(buildOrigin, "origin")
 	register(buildProperty, "property")
@@ -102,6 +104,23 @@ func buildMoved(sc *slotCtx) (Fact, bool) {
 	when := sc.when
 	return newFact("identity", "identity:location", "User moved to "+g["place"]+when+" and lives there.")
 }
+
+// buildMovedThere: a move whose place the sentence named before it ("Me
+// han dado plaza en Toledo, así que nos mudamos el mes pasado", "got a
+// job in Leeds so we moved in May"): the last place named before the verb.
+func buildMovedThere(sc *slotCtx) (Fact, bool) {
+	places := placeBefore.FindAllStringSubmatch(sc.m.before, -1)
+	if len(places) == 0 {
+		return Fact{}, false
+	}
+	place := places[len(places)-1][1]
+	if notNames[place] {
+		return Fact{}, false
+	}
+	return newFact("identity", "identity:location", "User moved to "+place+sc.when+" and lives there.")
+}
+
+var placeBefore = regexp.MustCompile(`(?:^|[^\p{L}])(?:en|in|em|no|na|à|a|nach|to)\s+(\p{Lu}[\p{Ll}'’-]+(?:\s+\p{Lu}[\p{Ll}'’-]+)?)`)
 
 func buildHomeNeg(sc *slotCtx) (Fact, bool) {
 	g := sc.g

@@ -19,6 +19,58 @@ func init() {
 	register(buildDoneWith, "done-with")
 	register(buildRather, "rather")
 	register(buildActivity, "activity")
+	register(buildInstrument, "instrument", "plays")
+	register(buildNoDrive, "no-drive")
+	register(buildGaveAway, "gave-away")
+	register(buildMedication, "medication", "med-switch")
+}
+
+// buildGaveAway: "Gave the HP to my brother": a device the user no longer
+// has (a thing of no class they could give is no fact).
+func buildGaveAway(sc *slotCtx) (Fact, bool) {
+	x := cleanValue(sc.g["x"])
+	class := deviceClass(x)
+	if x == "" || class == "" {
+		return Fact{}, false
+	}
+	return newFact("possession", "possession:"+class, "User gave away their "+x+".")
+}
+
+// buildMedication: "I'm on sertraline", "my GP switched me from
+// sertraline to citalopram": the medicine the user takes now.
+func buildMedication(sc *slotCtx) (Fact, bool) {
+	y := strings.ToLower(sc.g["y"])
+	if y == "" {
+		return Fact{}, false
+	}
+	if x := strings.ToLower(sc.g["x"]); x != "" {
+		return newFact("health", "health:medication", "User takes "+y+" (switched from "+x+").")
+	}
+	return newFact("health", "health:medication", "User takes "+y+".")
+}
+
+// buildInstrument: "I started learning the guitar last month", "ich
+// spiele Posaune", "toco violão": what the user plays or is learning,
+// keyed by the instrument, so they can play several.
+func buildInstrument(sc *slotCtx) (Fact, bool) {
+	x := strings.ToLower(sc.g["x"])
+	en, ok := instruments[x]
+	if !ok {
+		return Fact{}, false
+	}
+	if sc.m.slot == "plays" {
+		return newFact("habit", "habit:instrument:"+en, "User plays the "+en+".")
+	}
+	what := "User is learning the " + en
+	if sc.when != "" {
+		what = "User started learning the " + en + sc.when
+	}
+	return newFact("habit", "habit:instrument:"+en, what+".")
+}
+
+// buildNoDrive: "I don't drive": how the user gets about.
+func buildNoDrive(*slotCtx) (Fact, bool) {
+	return newFact("preference", "preference:transport:drive", "User does not drive.")
 }
 
 func buildSold(sc *slotCtx) (Fact, bool) {
@@ -27,10 +79,10 @@ func buildSold(sc *slotCtx) (Fact, bool) {
 	if soldFor.MatchString(m.rest) {
 		return Fact{}, false // "sold the Golf and got a Tesla": a switch
 	}
-	x := strings.ToLower(g["x"])
+	x := g["x"] // "the Ford": a name keeps its capital
 	class := deviceClass(x)
 	if class == "" {
-		class = x
+		class = strings.ToLower(x)
 	}
 	return newFact("possession", "possession:"+class, "User sold their "+x+".")
 }

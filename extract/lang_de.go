@@ -5,7 +5,7 @@ package extract
 // heiße", "mein Sohn Leo"), never after a bare "ich bin".
 var german = &langTable{
 	code: "de",
-	relations: words(`frau:wife ehefrau:wife mann:husband ehemann:husband partner:partner partnerin:partner
+	relations: words(`schwiegermutter:mother-in-law schwiegervater:father-in-law schwägerin:sister-in-law schwager:brother-in-law frau:wife ehefrau:wife mann:husband ehemann:husband partner:partner partnerin:partner
 		freundin:girlfriend freund:boyfriend verlobte:fiancee verlobter:fiance sohn:son tochter:daughter mutter:mother
 		mama:mother vater:father papa:father bruder:brother schwester:sister oma:grandmother opa:grandfather
 		großmutter:grandmother großvater:grandfather baby:baby`),
@@ -41,11 +41,18 @@ var german = &langTable{
 		letzten-sommer:last-summer vor-einem-monat:a-month-ago vor-einem-jahr:a-year-ago vor-zwei-jahren:two-years-ago
 		vor-zwei-monaten:two-months-ago dieses-jahr:this-year`),
 	common:  []string{"ich", "und", "der", "die", "das", "ist", "nicht", "mit", "ein", "eine", "mein", "meine", "wir", "sie", "auf", "für", "bin", "habe", "zu", "von", "dem", "den", "im", "hallo", "wohne", "arbeite"},
-	leads:   []string{"übrigens", "eigentlich", "also", "hallo", "jetzt", "auch", "ach ja", "kurzes update", "update", "ich habe beschlossen", "inzwischen"},
+	leads:   []string{"tatsächlich", "endlich", "ehrlich gesagt", "neuigkeiten", "übrigens", "eigentlich", "also", "hallo", "jetzt", "auch", "ach ja", "kurzes update", "update", "ich habe beschlossen", "inzwischen"},
 	joins:   []string{"und"},
 	clauses: []string{"aber", "weil", "denn", "doch", "sondern", "und jetzt"},
 	slips:   []string{`nein,?\s+(?:moment|warte)`, `moment`, `ich\s+meine`, `äh`, `sorry`, `quatsch`},
 	patterns: []rawPattern{
+		{"team", `(?:mein\s+(?:verein|lieblingsverein|klub)\s+ist|ich\s+bin\s+(?:anhänger(?:in)?\s+(?:von|des)|für)|ich\s+drücke)\s+(?:der\s+|dem\s+|den\s+)?{ORG}(?:\s+die\s+daumen)?{END}`},
+		{"age", `mit\s+{NUM}(?:\s+jahren)?,?\s+(?:(?:bin|habe|hab|kann|muss|will|fange)\s+ich|ich\s+(?:bin|habe|hab|kann|muss|will|fange))\b`},
+		{"~moved-there", `(?:wir\s+sind|ich\s+bin)\s+(?:{WHEN}\s+)?(?:umgezogen|hingezogen|dorthin\s+gezogen)(?:\s*[.,!;]|\s*$)`},
+		{"diet", `(?:ich\s+bin|wir\s+sind|bin)\s+(?:jetzt\s+)?(?:auf|zu)\s+{DIET}\s+(?:umgestiegen|gewechselt)`},
+		{"job", `(?:ich\s+)?fange\s+(?:[^,.;]{0,20}?\s+)?als\s+(?P<x>[\p{L}]+)(?P<at>\s+bei\s+[^,.;:!?]{1,40}?)\s+an\b`},
+		{"plays", `(?:ich\s+)?spiel(?:e)?\s+(?:[^,.;]{0,25}?\s+)?(?P<x>{INSTR})\b`},
+		{"instrument", `ich\s+lerne\s+(?:gerade\s+|jetzt\s+|seit\s+[^,.;]{1,20}?\s+)?(?P<x>{INSTR})`},
 		{"name", `(?:ich\s+heiße|mein\s+name\s+ist|ich\s+bin\s+(?:der|die))\s+(?:jetzt\s+|inzwischen\s+)?{NAME}`},
 		{"diet", `(?:ich\s+)?(?:lebe|esse)\s+(?:jetzt\s+|seit\s+[^,.;]{2,20}?\s+)?{DIET}`},
 		{"diet", `(?:lebe|esse)\s+ich\s+(?:jetzt\s+)?{DIET}`},
@@ -63,8 +70,8 @@ var german = &langTable{
 		{"job", `(?:ich\s+)?arbeite\s+(?:jetzt\s+)?als\s+(?P<x>{JOB})(?P<at>\s+(?:bei|in|im|an\s+der|am)\s+[^,.;:!?]{1,80}?)?{END}`},
 		{"job", `(?:ich\s+)?arbeite\s+(?:jetzt\s+)?als\s+{X}{END}`},
 		{"job-neg", `ich\s+bin\s+(?:kein(?:e)?\s+{JOB}\s+mehr|nicht\s+mehr\s+{JOB})`},
-		{"employer", `(?:ich\s+)?arbeite\s+(?:jetzt\s+|inzwischen\s+)?(?:bei|für|in|im)\s+(?:einer\s+|einem\s+|der\s+|dem\s+)?{ORG}{END}`},
-		{"employer-neg", `ich\s+(?:habe\s+(?:bei\s+)?{ORG}\s+gekündigt|arbeite\s+nicht\s+mehr\s+(?:bei|für)\s+{ORG}{END})`},
+		{"employer", `(?:ich\s+)?arbeite\s+(?:jetzt\s+|inzwischen\s+)?(?:(?:teilzeit|vollzeit|halbtags|freiberuflich|remote)\s+)?(?:bei|für|in|im)\s+(?:einer\s+|einem\s+|der\s+|dem\s+)?{ORG}{END}`},
+		{"employer-neg", `ich\s+(?:(?:habe|hab)\s+(?:bei\s+)?{ORG}\s+gekündigt|arbeite\s+nicht\s+mehr\s+(?:bei|für)\s+{ORG}{END})`},
 		{"diet", `(?:ich\s+bin|wir\s+sind|bin)\s+(?:jetzt\s+|inzwischen\s+|seit\s+[^,.;!?]{1,25}?\s+)?{DIET}{END}`},
 		{"eats-again", `(?:ich\s+)?esse\s+(?:jetzt\s+)?(?P<again>wieder\s+)?(?P<food>fleisch|fisch|alles)`},
 		{"diet-neg", `ich\s+bin\s+(?:kein(?:e)?\s+{DIET}\s+mehr|nicht\s+mehr\s+{DIET})`},
@@ -79,7 +86,7 @@ var german = &langTable{
 		{"job", `(?:ich\s+arbeite\s+)?(?:teilzeit|vollzeit)\s+als\s+(?P<x>[\p{L}]+)(?P<at>\s+(?:bei|in|im|für)\s+[^,.;:!?]{1,80}?)?{END}`},
 		{"employer", `seit\s+[^,.;]{2,20}?\s+(?:bin\s+ich\s+)?bei\s+{ORG}{END}`},
 		{"employer", `bin\s+ich\s+(?:jetzt\s+|inzwischen\s+)?bei\s+{ORG}{END}`},
-		{"moved", `(?:wir\s+haben|ich\s+habe)\s+(?:{WHEN}\s+)?(?:ein|eine)\s+(?:haus|wohnung)\s+in\s+{PLACE}\s+gekauft`},
+		{"moved", `(?:wir\s+haben|ich\s+habe|(?:mein|meine)\s+[\p{L}]+(?:\s+[\p{L}]+)?\s+und\s+ich\s+haben)\s+(?:{WHEN}\s+)?(?:ein|eine)\s+(?:haus|wohnung)\s+in\s+{PLACE}\s+gekauft`},
 		{"retired", `(?:ich\s+bin|bin\s+ich)\s+(?:seit\s+)?(?:{WHEN}\s+)?in\s+rente`},
 		{"self-employed", `(?:ich\s+habe\s+mich|hab\s+mich)\s+(?:{WHEN}\s+)?(?P<x>selbstständig|selbständig)\s+gemacht`},
 		{"married", `{NAME}\s+und\s+ich\s+haben\s+(?:{WHEN}\s+)?(?P<status>geheiratet)`},

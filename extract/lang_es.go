@@ -3,7 +3,7 @@ package extract
 // spanish is the slot table of Spanish (see slots.go).
 var spanish = &langTable{
 	code: "es",
-	relations: words(`esposa:wife mujer:wife marido:husband esposo:husband pareja:partner novia:girlfriend novio:boyfriend
+	relations: words(`suegra:mother-in-law suegro:father-in-law cuñada:sister-in-law cuñado:brother-in-law nuera:daughter-in-law yerno:son-in-law esposa:wife mujer:wife marido:husband esposo:husband pareja:partner novia:girlfriend novio:boyfriend
 		hijo:son hija:daughter madre:mother mamá:mother padre:father papá:father hermano:brother hermana:sister
 		abuela:grandmother abuelo:grandfather prometida:fiancee prometido:fiance bebé:baby`),
 	pets: words(`perros:dogs gatos:cats perro:dog perra:dog perrito:dog perrita:dog gato:cat gata:cat gatito:cat gatita:cat conejo:rabbit
@@ -38,11 +38,22 @@ var spanish = &langTable{
 		el-verano-pasado:last-summer hace-un-mes:a-month-ago hace-un-año:a-year-ago hace-dos-años:two-years-ago
 		hace-dos-meses:two-months-ago este-año:this-year`),
 	common:  []string{"de", "la", "el", "los", "las", "que", "y", "en", "un", "una", "mi", "mis", "me", "soy", "tengo", "es", "con", "por", "para", "del", "al", "lo", "pero", "muy", "estoy", "vivo", "trabajo", "hola", "mío", "ya"},
-	leads:   []string{"por fin", "te cuento", "al final", "entonces", "oye", "che", "la verdad", "en realidad", "por cierto", "bueno", "pues", "además", "también", "ahora", "hola", "oye", "mira", "al final", "he decidido que", "he decidido", "decidí que"},
+	leads:   []string{"de hecho", "ya estoy bien", "resulta que", "acontece que", "me enteré de que", "descubrí que", "me confirmaron que", "me dijeron que", "por fin", "te cuento", "al final", "entonces", "oye", "che", "la verdad", "en realidad", "por cierto", "bueno", "pues", "además", "también", "ahora", "hola", "oye", "mira", "al final", "he decidido que", "he decidido", "decidí que"},
 	joins:   []string{"y", "e"},
 	clauses: []string{"pero", "aunque", "porque", "así que", "pues", "y ahora", "ahora", "además"},
 	slips:   []string{`no,?\s+espera`, `perdón`, `digo`, `quiero\s+decir`, `mejor\s+dicho`},
 	patterns: []rawPattern{
+		{"team", `(?:soy\s+(?:un\s+|una\s+)?(?:fan|forofo|forofa)\s+(?:de|del)|sigo\s+(?:al|a\s+los|a\s+la)|animo\s+al)\s+{ORG}{END}`},
+		{"age", `con\s+{NUM}\s+años,?\s+(?:yo\s+)?(?:ya\s+|todavía\s+|aún\s+)?(?:me|soy|estoy|tengo|sigo|no\s+)`},
+		{"~moved-there", `(?:así\s+que\s+|y\s+)?(?:nos\s+(?:mudamos|hemos\s+mudado)|me\s+(?:mudé|he\s+mudado))(?:\s+{WHEN})?(?:\s+(?:in|on|em|en|im|au|le|no|na)\s+[\p{L}\d]+)?(?:\s*[.,!;]|\s*$)`},
+		{"dating", `(?:salgo\s+con)\s+alguien(?:\s+nuev[oa])?,?\s+(?:que\s+)?se\s+llama\s+{NAME}`},
+		{"employer-neg", `(?:he\s+)?renunci[ée]\s+(?:a|en)\s+{ORG}{END}`},
+		{"employer", `(?:ahora\s+)?(?:estoy|trabajo)\s+en\s+{ORG}\s+como\s+`},
+		{"died", `{NAME}\s+se\s+nos\s+(?:fue|murió)`},
+		{"dating", `(?:ahora\s+)?(?:estoy\s+)?(?:saliendo\s+con)\s+{NAME}`},
+		{"diet", `me\s+(?:he\s+)?(?:pas[ée]|hice|volví)\s+(?:al?\s+|a\s+la\s+)?{DIET}`},
+		{"plays", `(?:yo\s+)?toco\s+(?:el\s+|la\s+)?(?P<x>{INSTR})`},
+		{"instrument", `(?:estoy\s+aprendiendo|empecé\s+a\s+aprender|aprendo)\s+(?:a\s+tocar\s+)?(?:el\s+|la\s+)?(?P<x>{INSTR})(?:\s+{WHEN})?`},
 		{"name", `(?:me\s+llamo|mi\s+nombre\s+es)\s+{NAME}`},
 		{"name", `soy\s+(?:el\s+|la\s+)?{NAME}(?:\s*$|\s*[,.!]|\s+y\b)`},
 		{"age", `tengo\s+{NUM}\s+años`},
@@ -62,7 +73,7 @@ var spanish = &langTable{
 		{"dating", `(?:salgo|estoy\s+saliendo)\s+con\s+alguien(?:\s+nuevo|\s+nueva)?,?\s+se\s+llama\s+{NAME}`},
 		{"eats-again", `he\s+vuelto\s+a\s+comer\s+(?P<food>carne|pescado|pollo|de\s+todo)(?P<again>)`},
 		{"quit-habit", `dej[ée]\s+(?:de\s+)?(?P<x>correr|nadar|fumar|beber|el\s+gimnasio|el\s+gym|el\s+fútbol|el\s+tenis|el\s+pádel|el\s+yoga|el\s+café)\b`},
-		{"took-up", `(?:ahora\s+)?(?:hago|practico|empecé\s+(?:con|a\s+hacer))\s+(?P<y>escalada|yoga|pilates|crossfit|natación|boxeo|pádel|padel|running|spinning)\b`},
+		{"took-up", `(?:ahora\s+(?:hago|practico)|empecé\s+(?:con|a\s+hacer))\s+(?P<y>escalada|yoga|pilates|crossfit|natación|boxeo|pádel|padel|running|spinning)\b`},
 		{"habit", `(?:salgo\s+a\s+|voy\s+a\s+)(?P<x>correr|nadar|caminar|el\s+gimnasio|el\s+gym)(?P<freq>\s+(?:todas\s+las\s+[\p{L}]+|todos\s+los\s+días|[\p{L}]+\s+veces\s+por\s+semana))?`},
 		{"died", `se\s+(?:nos\s+|me\s+)?muri[óo]\s+{NAME}`},
 		{"died", `{NAME}\s+(?:se\s+)?muri[óo]`},

@@ -3,7 +3,7 @@ package extract
 // french is the slot table of French (see slots.go).
 var french = &langTable{
 	code: "fr",
-	relations: words(`femme:wife épouse:wife mari:husband époux:husband conjoint:partner conjointe:partner compagnon:partner
+	relations: words(`belle-mère:mother-in-law beau-père:father-in-law belle-sœur:sister-in-law beau-frère:brother-in-law femme:wife épouse:wife mari:husband époux:husband conjoint:partner conjointe:partner compagnon:partner
 		compagne:partner copine:girlfriend copain:boyfriend fiancée:fiancee fiancé:fiance fils:son fille:daughter
 		mère:mother maman:mother père:father papa:father frère:brother sœur:sister soeur:sister grand-mère:grandmother
 		grand-père:grandfather bébé:baby`),
@@ -38,11 +38,25 @@ var french = &langTable{
 		l'an-dernier:last-year hier:yesterday l'été-dernier:last-summer il-y-a-un-mois:a-month-ago
 		il-y-a-un-an:a-year-ago il-y-a-deux-ans:two-years-ago cette-année:this-year`),
 	common:  []string{"je", "et", "le", "la", "les", "des", "une", "un", "est", "pas", "mon", "ma", "mes", "nous", "avec", "pour", "dans", "du", "au", "suis", "j'ai", "ce", "qui", "que", "on", "bonjour", "j'habite"},
-	leads:   []string{"en fait", "bonjour", "d'ailleurs", "aussi", "maintenant", "sinon", "au fait", "petite mise à jour", "moi", "j'ai décidé que", "finalement", "salut"},
+	leads:   []string{"il s'avère que", "j'ai découvert que", "j'ai appris que", "bref", "du coup", "en fait", "bonjour", "d'ailleurs", "aussi", "maintenant", "sinon", "au fait", "petite mise à jour", "moi", "j'ai décidé que", "finalement", "salut"},
 	joins:   []string{"et"},
 	clauses: []string{"mais", "car", "donc", "parce que", "et maintenant"},
 	slips:   []string{`non,?\s+attends`, `je\s+veux\s+dire`, `pardon`, `plutôt`, `enfin\s+non`},
 	patterns: []rawPattern{
+		{"team", `(?:mon\s+(?:club|équipe)\s+(?:de\s+cœur\s+)?(?:c['’]est|est)|je\s+suis\s+(?:pour|à\s+fond\s+pour))\s+(?:le\s+|la\s+|l['’])?{ORG}{END}`},
+		{"age", `à\s+{NUM}\s+ans,?\s+(?:je|j['’])`},
+		{"~moved-there", `(?:donc\s+|alors\s+|et\s+)?(?:on\s+a|nous\s+avons|j['’]ai)\s+déménagé(?:\s+{WHEN})?(?:\s+(?:in|on|em|en|im|au|le|no|na)\s+[\p{L}\d]+)?(?:\s*[.,!;]|\s*$)`},
+		{"moved", `(?:on|nous)\s+(?:vient|venons)\s+d['’]acheter\s+(?:un|une)\s+(?:condo|maison|appart(?:ement)?|logement)\s+(?:à|a|en|au)\s+{PLACE}`},
+		{"employer-neg", `j['’]ai\s+(?:lâché|laissé|démissionné\s+de)\s+(?:ma\s+job|mon\s+(?:emploi|poste|travail|job))\s+(?:chez|à)\s+{ORG}{END}`},
+		{"self-employed", `je\s+suis\s+(?:rendu|rendue|devenu|devenue|maintenant)\s+(?P<x>travailleur\s+autonome|travailleuse\s+autonome|indépendante?|freelance|à\s+mon\s+compte)`},
+		{"employer", `je\s+(?:suis|travaille)\s+(?:[\p{L}-]+\s+)?chez\s+{ORG}{END}`},
+		{"employer-neg", `j['’]ai\s+quitté\s+{ORG}{END}`},
+		{"employer", `je\s+commence\s+(?:[^,.;]{0,15}?\s+)?chez\s+{ORG}(?:\s+comme\s+|{END})`},
+		{"breakup", `{NAME}\s+et\s+moi,?\s+(?:on\s+s['’]est|nous\s+nous\s+sommes)\s+(?:séparés|séparées|quittés)`},
+		{"dating", `je\s+suis\s+(?:maintenant\s+)?(?:avec)\s+{NAME}`},
+		{"diet", `je\s+(?:suis\s+passée?|me\s+suis\s+mise?)\s+(?:au|à\s+la|aux)\s+{DIET}`},
+		{"plays", `je\s+joue\s+(?:du|de\s+la|de\s+l['’])\s*(?P<x>{INSTR})`},
+		{"instrument", `j['’]apprends\s+(?:à\s+jouer\s+)?(?:du|de\s+la|le|la)\s+(?P<x>{INSTR})`},
 		{"name", `(?:je\s+m['’]appelle|mon\s+nom\s+est|moi\s+c['’]est)\s+{NAME}`},
 		{"age", `j['’]ai\s+{NUM}\s+ans`},
 		{"home", `(?:j['’]habite|je\s+vis|nous\s+habitons|nous\s+vivons|on\s+habite|on\s+vit)\s+(?:maintenant\s+|désormais\s+)?(?:à|a|en|au)\s+{PLACE}`},
@@ -70,8 +84,8 @@ var french = &langTable{
 		{"name", `(?:je\s+m['’]appelle|c['’]est)\s+(?:maintenant\s+|désormais\s+)?{NAME}\s+(?:maintenant|désormais)`},
 		{"allergy-fix", `ce\s+n['’]est\s+pas\s+(?:aux?\s+|à\s+la\s+|à\s+l['’])?{ALLERGEN}\s+que\s+je\s+suis\s+allergique,?\s+c['’]est\s+(?:aux?\s+|à\s+la\s+|à\s+l['’])?(?P<y>[\p{L} -]{2,30}?){END}`},
 		{"quit-habit", `j['’]ai\s+arrêté\s+(?:le|la|les|l['’])\s*(?P<x>foot|football|tennis|rugby|yoga|running|vélo|piano|café|sport|judo|basket|hand|natation)\b`},
-		{"took-up", `(?:maintenant\s+)?je\s+(?:fais|joue)\s+(?:du|de\s+la|au|à\s+la)\s+(?P<y>padel|escalade|yoga|pilates|running|vélo|natation|tennis|foot|boxe|danse|judo|basket)\b`},
-		{"habit", `je\s+joue\s+au\s+(?P<x>foot|tennis|rugby|basket|padel|golf)(?P<freq>\s+[^,.;!?]{0,30})?`},
+		{"took-up", `maintenant\s+je\s+(?:fais|joue)\s+(?:du|de\s+la|au|à\s+la)\s+(?P<y>padel|escalade|yoga|pilates|running|vélo|natation|tennis|foot|boxe|danse|judo|basket)\b`},
+		{"habit", `je\s+joue\s+au\s+(?P<x>foot|tennis|rugby|basket|padel|golf)(?P<freq>\s+(?:(?:tous\s+)?les\s+[\p{L}]+|le\s+[\p{L}]+|[\p{L}]+\s+fois\s+par\s+semaine))?`},
 		{"died", `{NAME}\s+est\s+(?:mort|morte|décédée?|parti|partie)\b`},
 		{"pet", `(?:on\s+a|j['’]ai|nous\s+avons)\s+(?:adopté\s+)?(?:un|une)\s+{PET}[^.!?]{0,30}?,?\s+(?:il|elle)\s+s['’]appelle\s+{NAME}`},
 		{"pet", `(?:j['’]ai|nous\s+avons|on\s+a)\s+(?:un|une)\s+{PET}(?:\s+[\p{L}]+)?,\s+{NAME}`},

@@ -3,7 +3,7 @@ package extract
 // portuguese is the slot table of Portuguese (see slots.go).
 var portuguese = &langTable{
 	code: "pt",
-	relations: words(`esposa:wife mulher:wife marido:husband esposo:husband parceiro:partner parceira:partner
+	relations: words(`sogra:mother-in-law sogro:father-in-law cunhada:sister-in-law cunhado:brother-in-law nora:daughter-in-law genro:son-in-law esposa:wife mulher:wife marido:husband esposo:husband parceiro:partner parceira:partner
 		companheiro:partner companheira:partner namorada:girlfriend namorado:boyfriend noiva:fiancee noivo:fiance
 		filho:son filha:daughter mãe:mother pai:father irmão:brother irmã:sister avó:grandmother avô:grandfather
 		bebê:baby bebé:baby`),
@@ -38,11 +38,22 @@ var portuguese = &langTable{
 		no-ano-passado:last-year ano-passado:last-year ontem:yesterday há-um-mês:a-month-ago há-um-ano:a-year-ago
 		há-dois-anos:two-years-ago este-ano:this-year`),
 	common:  []string{"me", "pra", "pro", "ano", "mudei", "muito", "aqui", "já", "só", "eu", "que", "um", "uma", "não", "com", "meu", "minha", "sou", "tenho", "para", "do", "da", "no", "na", "em", "mas", "moro", "estou", "olá", "oi", "você"},
-	leads:   []string{"entretanto", "finalmente", "novidade", "gente", "sinceramente", "na verdade", "aliás", "olá", "oi", "agora", "também", "bom", "então", "enfim", "por falar nisso", "decidi que", "pois é"},
+	leads:   []string{"de fato", "na real", "acontece que", "descobri que", "fiquei a saber que", "afinal", "entretanto", "finalmente", "novidade", "gente", "sinceramente", "na verdade", "aliás", "olá", "oi", "agora", "também", "bom", "então", "enfim", "por falar nisso", "decidi que", "pois é"},
 	joins:   []string{"e"},
 	clauses: []string{"mas", "porque", "então", "pois", "e agora", "só que"},
 	slips:   []string{`não,?\s+espera`, `quer\s+dizer`, `digo`, `desculpa`, `aliás`, `ou\s+melhor`},
 	patterns: []rawPattern{
+		{"team", `(?:sou\s+(?:fã|fanático|fanática)\s+(?:do|da)|torço\s+(?:muito\s+)?(?:para\s+o|pelo|pro|pra))\s+{ORG}{END}`},
+		{"age", `com\s+{NUM}\s+anos,?\s+(?:eu\s+)?(?:já\s+|ainda\s+)?(?:me|sou|estou|tenho|continuo|não\s+)`},
+		{"~moved-there", `(?:então\s+|e\s+)?(?:nos\s+mudamos|mudamos|me\s+mudei|mudei-me)(?:\s+{WHEN})?(?:\s+(?:in|on|em|en|im|au|le|no|na)\s+[\p{L}\d]+)?(?:\s*[.,!;]|\s*$)`},
+		{"breakup", `terminei\s+com\s+(?:o\s+|a\s+)?{NAME}`},
+		{"dating", `(?:agora\s+)?(?:eu\s+)?(?:estou|tô|to)\s+(?:namorando)\s+(?:o\s+|a\s+|com\s+(?:o\s+|a\s+)?)?{NAME}`},
+		{"sold", `vendi\s+(?:o|a|meu|minha)\s+(?P<x>(?-i:\p{Lu})[\p{L}\d-]+(?:\s+(?-i:\p{Lu})[\p{L}\d-]+)?){END}`},
+		{"possess", `comprei\s+(?:um|uma)\s+(?:novo\s+|nova\s+)?(?P<y>[^,.;!?]{2,40}?)(?:\s+(?:usado|usada|novo|nova|de|em|por)\b|{END})`},
+		{"employer-neg", `(?:pedi\s+demissão|saí)\s+(?:d[ao]|de)\s+{ORG}{END}`},
+		{"diet", `(?:virei|me\s+tornei|tornei-me|passei\s+a\s+ser)\s+{DIET}`},
+		{"plays", `(?:eu\s+)?toco\s+(?:o\s+|a\s+)?(?P<x>{INSTR})`},
+		{"instrument", `(?:estou\s+(?:a\s+)?aprend(?:endo|er)|tô\s+aprendendo|comecei\s+a\s+aprender)\s+(?:a\s+tocar\s+)?(?:o\s+|a\s+)?(?P<x>{INSTR})(?:\s+{WHEN})?`},
 		{"name", `(?:(?:eu\s+)?me\s+chamo|meu\s+nome\s+é)\s+{NAME}`},
 		{"name", `(?:eu\s+)?sou\s+(?:o|a)\s+{NAME}`},
 		{"age", `(?:eu\s+)?tenho\s+{NUM}\s+anos`},

@@ -2,6 +2,7 @@ package extract
 
 import (
 	"regexp"
+	"sort"
 	"strings"
 )
 
@@ -20,12 +21,12 @@ var deviceClasses = []struct {
 	class string
 	re    *regexp.Regexp
 }{
-	{"phone", regexp.MustCompile(`(?i)\b(?:iphone|pixel|galaxy s|galaxy z|galaxy note|galaxy a|oneplus|xiaomi|huawei|motorola|moto g|nokia|fairphone|android|smartphone|phone)`)},
+	{"phone", regexp.MustCompile(`(?i)\b(?:iphone|pixel|galaxy s|galaxy z|galaxy note|galaxy a|oneplus|xiaomi|redmi|huawei|motorola|moto g|nokia|fairphone|tecno|infinix|oppo|vivo\s+[a-z]\d|realme|android|smartphone|phone)`)},
 	{"tablet", regexp.MustCompile(`(?i)\b(?:ipad|galaxy tab|tablet|kindle|e-reader)`)},
-	{"laptop", regexp.MustCompile(`(?i)\b(?:macbook|thinkpad|chromebook|xps|surface laptop|surface pro|zenbook|laptop|notebook computer)`)},
+	{"laptop", regexp.MustCompile(`(?i)\b(?:macbook|thinkpad|chromebook|xps|surface laptop|surface pro|zenbook|laptop|notebook computer|inspiron|ideapad|vivobook|hp\b|dell\b|lenovo\b|asus\b|acer\b)`)},
 	{"computer", regexp.MustCompile(`(?i)\b(?:imac|mac mini|mac studio|desktop|gaming pc|pc)\b`)},
 	{"watch", regexp.MustCompile(`(?i)\b(?:apple watch|smartwatch|fitbit|garmin)`)},
-	{"car", regexp.MustCompile(`(?i)\b(?:tesla|prius|volkswagen|vw|golf|toyota|honda|civic|corolla|bmw|audi|mercedes|ford|fiat|renault|peugeot|skoda|hyundai|kia|nissan|mazda|volvo|subaru|jeep|seat|ibiza|leon|opel|corsa|astra|citroën|citroen|dacia|sandero|cupra|polo|clio|yaris|mini cooper|car|motorbike|motorcycle|scooter|auto|coche|carro|voiture|wagen)\b`)},
+	{"car", regexp.MustCompile(`(?i)\b(?:tesla|prius|volkswagen|vw|golf|toyota|honda|civic|corolla|bmw|audi|mercedes|ford|fiat|renault|peugeot|skoda|hyundai|kia|nissan|mazda|volvo|subaru|jeep|seat|ibiza|leon|opel|corsa|astra|citroën|citroen|dacia|sandero|cupra|polo|clio|yaris|mini cooper|fiesta|focus|uno|gol|kia|niro|car|motorbike|motorcycle|scooter|auto|coche|carro|voiture|wagen)\b`)},
 	{"samsung", regexp.MustCompile(`(?i)\bsamsung\b`)}, // a phone unless said otherwise
 }
 
@@ -113,3 +114,24 @@ const activities = `(?:gym|running|jogging|yoga|hot\s+yoga|pilates|crossfit|swim
 // compoundHeads end the German compounds a table's word starts
 // ("Nussallergie", "Laktoseintoleranz").
 var compoundHeads = []string{"allergie", "intoleranz", "unverträglichkeit"}
+
+// instruments are the instruments people play or learn, in the five
+// languages, to their English names.
+var instruments = words(`guitar:guitar piano:piano violin:violin cello:cello drums:drums ukulele:ukulele bass:bass
+	saxophone:saxophone sax:saxophone flute:flute trumpet:trumpet trombone:trombone clarinet:clarinet harp:harp
+	keyboard:keyboard banjo:banjo mandolin:mandolin accordion:accordion oboe:oboe viola:viola harmonica:harmonica
+	guitarra:guitar violín:violin violonchelo:cello batería:drums bajo:bass saxofón:saxophone flauta:flute trompeta:trumpet
+	gitarre:guitar klavier:piano geige:violin cello:cello schlagzeug:drums posaune:trombone trompete:trumpet flöte:flute
+	querflöte:flute saxophon:saxophone klarinette:clarinet akkordeon:accordion
+	guitare:guitar violon:violin violoncelle:cello batterie:drums trompette:trumpet flûte:flute saxophone:saxophone
+	violão:guitar violino:violin bateria:drums baixo:bass cavaquinho:cavaquinho sanfona:accordion teclado:keyboard`)
+
+// instrumentPat is the instruments as a pattern's alternatives.
+var instrumentPat = func() string {
+	var ws []string
+	for w := range instruments {
+		ws = append(ws, regexp.QuoteMeta(w))
+	}
+	sort.Slice(ws, func(i, j int) bool { return len(ws[i]) > len(ws[j]) })
+	return "(?:" + strings.Join(ws, "|") + ")"
+}()

@@ -163,3 +163,52 @@ func TestOnlyAsks(t *testing.T) {
 		}
 	}
 }
+
+// TestRequestsSaidAsNounsOnlyAsk: a request said as what is wanted, with
+// no verb, only asks, in each language the rules read; one that also says
+// something about someone does not.
+func TestRequestsSaidAsNounsOnlyAsk(t *testing.T) {
+	for in, want := range map[string]bool{
+		"Gift ideas for my wife's birthday":                   true,
+		"some easy dinner recipes for tonight":                true,
+		"tips for my job interview on Monday":                 true,
+		"Ideias de prenda de Natal para o meu neto":           true,
+		"dicas pra minha prova de cálculo semana que vem":     true,
+		"Ideas para el finde con los niños":                   true,
+		"Consejos para dormir mejor":                          true,
+		"Ideen für einen Ausflug am Sonntag":                  true,
+		"Tipps zum Sparen beim Einkaufen":                     true,
+		"un dessert pour moi ce soir, un truc simple":         true,
+		"Des idées de sortie pour samedi":                     true,
+		"Recipes for my son, he's allergic to eggs":           false,
+		"Ideas for dinner? I'm vegan now.":                    false,
+		"Tipps für die Arbeit, ich bin Lehrerin":              false,
+		"Ideias de jantar, sou vegetariana":                   false,
+		"Ideas are cheap, I'm a copywriter in Leeds.":         false,
+		"Advice from my dad: always read the contract twice.": false,
+	} {
+		if got := OnlyAsks(in); got != want {
+			t.Errorf("OnlyAsks(%q) = %v, want %v", in, got, want)
+		}
+	}
+}
+
+// TestAPassingStateAndARequestOnlyAsk: a passing state said beside a
+// request says nothing that stands, in the five languages; a standing
+// fact beside it still does.
+func TestAPassingStateAndARequestOnlyAsk(t *testing.T) {
+	for in, want := range map[string]bool{
+		"I'm so tired today. Any ideas for a quick dinner?":                     true,
+		"ugh, I'm stuck at the airport, what can I do for 3 hours?":             true,
+		"Hoy estoy agotada. ¿Qué ceno?":                                         true,
+		"Hoje estou mesmo cansada, foi um dia longo. Sugere-me uma série leve?": true,
+		"Bin grad total kaputt. Was soll ich kochen?":                           true,
+		"Je suis crevé ce soir, une idée de film ?":                             true,
+		"I'm exhausted, I work nights as a nurse at St Mary's and never sleep.": false,
+		"I'm tired of my job as a teacher, I want to retrain.":                  false,
+	} {
+		if got := OnlyAsks(in); got != want {
+			t.Errorf("OnlyAsks(%q) = %v, want %v", in, got, want)
+		}
+	}
+}

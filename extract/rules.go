@@ -160,6 +160,9 @@ var rules = []rule{
 	{kind: "identity", re: re(`(?i)\bi(?:'m|\s+am|'ve been|\s+have been)?\s+(?:currently\s+|still\s+|now\s+)?(?:live|living|reside|residing|based)\s+in\s+(.+)`),
 		build: func(m []string, _ string) (string, string, bool) {
 			o, ok := object(m[1])
+			// A partner lived with is the partner's slot's: a home fact
+			// naming them would outlive a breakup.
+			o = withPartner.ReplaceAllString(o, "")
 			return "location", "User lives in " + thirdPerson(o) + ".", ok
 		}},
 	{kind: "identity", re: re(`(?i)\b(?:i|we)(?:'ve| have)?\s+(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)\s+to\s+(.+)`),
@@ -354,3 +357,6 @@ func relationKey(rel, name string) string {
 	// replaces "my daughter Anika is 5".
 	return "person:" + strings.ToLower(name)
 }
+
+// withPartner is "with my husband Gareth" and what follows it in a home.
+var withPartner = regexp.MustCompile(`(?i)\s+(?:together\s+)?with\s+my\s+(?:husband|wife|partner|boyfriend|girlfriend|fianc[ée]e?|spouse|hubby|bf|gf|other\s+half)\b.*$`)

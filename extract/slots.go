@@ -99,12 +99,12 @@ type rawPattern struct{ slot, tmpl string }
 
 // Placeholders of the patterns, with the group each fills.
 const (
-	namePat  = `(?P<name>(?-i:\p{Lu}[\p{Ll}'’-]+(?:[ -]\p{Lu}[\p{Ll}'’-]+)?))`
+	namePat  = `(?P<name>(?-i:\p{Lu}(?:[\p{Ll}'’]+(?:-\p{Lu}?[\p{Ll}'’]+)*|-\p{Lu}(?:[\p{Ll}'’]+)?)(?: \p{Lu}[\p{Ll}'’]+(?:-\p{Lu}?[\p{Ll}'’]+)*)?))`
 	placePat = `(?P<place>(?-i:\p{Lu}[\p{L}'’.-]*(?:[ -](?:(?:de|del|la|le|les|los|las|do|da|dos|das|am|an|im|sur|upon|on|of)[ -])?\p{Lu}[\p{L}'’.-]*){0,4}))`
 	xPat     = `(?P<x>[^,.;:!?()\n]{1,60}?)`
 	orgPat   = `(?P<org>[\p{L}\d&'’.-]+(?:\s+[\p{L}\d&'’.-]+){0,4}?)`
 	// end is where a statement's open value ends.
-	endPat = `(?:\s*$|\s*[,.;:!?()\n]|\s+(?:and|but|because|since|so|now|anymore|y|e|pero|porque|ahora|und|aber|weil|jetzt|et|mais|parce|maintenant|mas|porque|agora)\b)`
+	endPat = `(?:\s*$|\s*[,.;:!?()\n]|\s+(?:and|but|because|since|so|now|anymore|bc|cos|coz|cuz|depuis|desde|seit|y|e|pero|porque|ahora|und|aber|weil|jetzt|et|mais|parce|maintenant|mas|porque|agora)\b)`
 )
 
 // compile builds the language's patterns from its table.
@@ -139,7 +139,7 @@ func (t *langTable) compile() *language {
 	r := strings.NewReplacer(
 		"{NAME}", namePat, "{PLACE}", placePat, "{X}", xPat, "{ORG}", orgPat, "{END}", endPat,
 		"{REL}", alt("rel", t.relations), "{PET}", alt("pet", t.pets)+`(?:e?s)?`, "{DIET}", alt("diet", t.diets),
-		"{JOB}", alt("job", t.jobs), "{ALLERGEN}", alt("allergen", t.allergens), "{LANGS}", langList, "{LANG1}", strings.ReplaceAll(langs, "?P<l>", "?:"), "{ACT}", activities,
+		"{JOB}", alt("job", t.jobs), "{ALLERGEN}", alt("allergen", t.allergens), "{LANGS}", langList, "{LANG1}", strings.ReplaceAll(langs, "?P<l>", "?:"), "{ACT}", activities, "{INSTR}", instrumentPat,
 		"{NUM}", `(?P<num>\d{1,3}\b|(?:`+strings.TrimPrefix(alt("numw", nums), "(?P<numw>")+`\b)`,
 		"{HAVE}", `(?:'ve\s+got|'ve|\s+(?:also\s+|just\s+|recently\s+|now\s+)?(?:have\s+got|have|got|adopted|rescued|own))`,
 		"{KIDS}", alt("kids", t.children), "{COND}", alt("cond", t.conditions),
@@ -244,6 +244,16 @@ func slotFacts(s string, last **slotMatch) []Fact {
 	tokens := tokensOf(s)
 	langs := languagesOf(tokens)
 	for _, l := range langs {
+		if again := repeatCopula(s, l.t); again != s {
+			s, folded, tokens = again, fold(again), tokensOf(again)
+		}
+		if l.t == german {
+			if up := uprightGerman(s); up != s {
+				s, folded, tokens = up, fold(up), tokensOf(up)
+			}
+		}
+	}
+	for _, l := range langs {
 		if l.slips.heldBy(folded) {
 			if fixed := l.fixSlip(s); fixed != s {
 				s, folded, tokens = fixed, fold(fixed), tokensOf(fixed)
@@ -315,6 +325,15 @@ func namedGroups(re *regexp.Regexp, s string, loc []int) map[string]string {
 	return g
 }
 
+// pronouns are each language's subject pronouns of the user, and the
+// words that make the clause they start part of another.
+var pronouns = map[string]struct{ subjects, embedders map[string]bool }{
+	"fr": {wordSet(`je nous`), wordSet(`que qu où si quand comme lorsque puisque dont quoi`)},
+	"es": {wordSet(`yo nosotros nosotras`), wordSet(`que donde si cuando como porque quien cual`)},
+	"pt": {wordSet(`eu nós`), wordSet(`que onde se quando como porque quem qual`)},
+	"de": {wordSet(`ich wir`), wordSet(`dass ob wo wenn als weil was wie da`)},
+}
+
 // clauseStart reports whether a statement starting at i of s starts a
 // clause: as subjectAt, or after one of the language's joins.
 func clauseStart(s string, i int, l *language) bool {
@@ -322,6 +341,24 @@ func clauseStart(s string, i int, l *language) bool {
 		return true
 	}
 	before := strings.ToLower(strings.TrimSpace(s[:i]))
+	if ps, ok := pronouns[l.t.code]; ok && l.t != english {
+		// "je", "ich", "yo", "eu" start a clause wherever they stand
+		// ("depuis le mois dernier je suis passée au vegan"), but after
+		// a word that embeds the clause ("ce que je mange").
+		w := strings.ToLower(firstWord(s[i:]))
+		if strings.HasPrefix(w, "j'") || strings.HasPrefix(w, "j’") {
+			w = "je"
+		}
+		fields := strings.Fields(before)
+		switch {
+		case ps.subjects[w]:
+			return len(fields) == 0 || !ps.embedders[fields[len(fields)-1]]
+		case len(fields) > 0 && ps.subjects[fields[len(fields)-1]]:
+			// "desde el verano yo vivo en Sevilla": the statement read
+			// from its verb, its pronoun before it.
+			return len(fields) == 1 || !ps.embedders[fields[len(fields)-2]]
+		}
+	}
 	if l.t == english && subjectWords[strings.ToLower(firstWord(s[i:]))] {
 		// "I" and "we" only ever start a clause, stops typed or not
 		// ("Sam just turned 5 we live in Tulsa"); but for one a word
@@ -334,12 +371,15 @@ func clauseStart(s string, i int, l *language) bool {
 	for cut := true; cut; {
 		cut = false
 		for _, f := range l.t.leads {
-			if rest, ok := strings.CutSuffix(before, f); ok && (rest == "" || !isLetterByte(rest[len(rest)-1])) {
+			if rest, ok := strings.CutSuffix(before, f); ok && (rest == "" || !endsInLetter(rest)) {
+				if t := strings.TrimRight(rest, " "); t != "" && strings.ContainsRune(",;:!-–—(¡¿", rune(t[len(t)-1])) {
+					return true // "..., ahora estudio X": a lead after a break
+				}
 				before, cut = strings.TrimRight(rest, " ,"), true
 			}
 		}
 	}
-	if r, _ := utf8.DecodeLastRuneInString(before); before == "" || strings.ContainsRune(",;:!-–—(", r) {
+	if r, _ := utf8.DecodeLastRuneInString(before); before == "" || strings.ContainsRune(",;:!-–—(¡¿", r) {
 		return true
 	}
 	for _, j := range append(l.t.joins, l.t.clauses...) {
@@ -348,6 +388,12 @@ func clauseStart(s string, i int, l *language) bool {
 		}
 	}
 	return false
+}
+
+// endsInLetter reports whether s ends in a letter ("¡" and "¿" are none).
+func endsInLetter(s string) bool {
+	r, _ := utf8.DecodeLastRuneInString(s)
+	return unicode.IsLetter(r) || unicode.IsDigit(r)
 }
 
 func isLetterByte(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c >= 0x80 }

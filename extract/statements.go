@@ -127,6 +127,36 @@ var asks = regexp.MustCompile(`(?i)^(?:please\s+|so\s+|also\s+|and\s+|now\s+|ok\
 // the best time for me to hit the gym", "q me cocino esta noche").
 var questionStart = regexp.MustCompile(`(?i)^¿?(?:(?:so|ok|okay|and|also|hey|hi)[\s,]+)?(?:(?:what|where|when|which|who|why|how)(?:s\b|'s\b|\s+(?:is|are|was|were|do|does|did|can|could|should|would|will|to|about|if)\b)|(?:is|are)\s+there\b|(?:can|could)\s+(?:i|we|you)\b|should\s+(?:i|we)\b|do\s+you\b|any\s+(?:good\s+)?(?:ideas?|tips?|suggestions?|recommendations?|advice)\b|(?:qu[ée]|q|c[óo]mo|d[óo]nde|cu[áa]ndo|cu[áa]l)\s+(?:me|te|le|nos|puedo|debo|hago|hacemos|es|son|va|tal)\b|(?:was|wie|wo|wann|welche[rsnm]?)\s+(?:kann|soll|mache|machen|ist|sind|gibt|würde|wäre)\b|(?:que|quoi|où|comment|quand|quel(?:le)?s?)\s+(?:faire|je|on|est|sont|me|te)\b|est-ce\s+que\b|(?:o\s+que|onde|como|quando|qual)\s+(?:eu|posso|devo|fa[çz]o|é|me|te|vale)\b)`)
 
+// nounAsks are requests said as what is wanted, with no verb ("Gift ideas
+// for my wife", "dicas pra minha prova", "Ideen für Sonntag", "un dessert
+// pour moi ce soir"): the thing asked for, then whom or what it is for.
+var nounAsks = regexp.MustCompile(`(?i)^(?:(?:ok|okay|so|also|and|hey|hi|hola|oi|olá|salut|hallo)[\s,!]+)?(?:(?:some|a\s+few|more|\d+|un(?:a|e|os|as)?|algun(?:a|o)s?|umas?|uns|des|quelques|ein\s+paar|paar)\s+)?(?:(?:quick|easy|simple|good|healthy|cheap|fun|new|rápid[ao]s?|fáciles|fáceis|schnelle|einfache|gute|rapides|simples|bonnes)\s+)?(?:(?:gift|present|recipe|dinner|lunch|breakfast|snack|date|weekend|name|business|book|movie|film|activity|workout|party|travel|trip)\s+)?(?:ideas?|tips|suggestions?|recommendations?|advice|recipes?|options|ideias?|dicas?|sugest(?:ão|ões|oes|ao)|receitas?|ideas|consejos?|sugerencias?|recomendaciones|recetas?|ideen|tipps?|vorschläge?|rezepte?|empfehlungen?|idées?|conseils?|recettes?|propositions?|un\s+(?:dessert|plat|menu|truc|cadeau|film|livre)|une\s+(?:idée|recette|activité|sortie)|algo\s+(?:para|pra|pa)|something\s+(?:to|for))\b(?:\s+(?:for|to|on|about|para|pra|pa|de|do|da|del|für|zum|zur|pour|à)\b|[\s,:]*$)`)
+
+// passingState is a passing state, in the five languages ("I'm exhausted",
+// "hoy estoy agotada", "estou mesmo cansada", "bin grad total kaputt",
+// "je suis crevé", "I'm at the airport"): it says nothing that stands, so
+// a message of it and a request only asks.
+var passingState = regexp.MustCompile(`(?i)^(?:(?:so|ugh|man|honestly|well|ok|okay|today|tonight|right\s+now|hoy|ahora|hoje|agora|heute|gerade|grad|jetzt|aujourd'hui|ce\s+soir|bueno|pues|nossa|gente|ach|bon|pfff+|uff+)[\s,!]+)*` +
+	`(?:i(?:'m|\s+am)|estoy|ando|estou|tô|to|bin\s+ich|ich\s+bin|bin|je\s+suis|j'suis|jsuis|chuis)\s+` +
+	`(?:(?:so|really|super|very|totally|absolutely|kinda|a\s+bit|pretty|just|muy|re|bastante|un\s+poco|mega|mesmo|muito|bem|meio|tão|total|echt|sehr|voll|grad|gerade|ziemlich|trop|vraiment|tellement|hyper|complètement|un\s+peu)\s+)*` +
+	`(?:tired|exhausted|knackered|shattered|sleepy|sick|ill|unwell|bored|hungry|starving|stressed|sore|hungover|jet-?lagged|freezing|running\s+late|stuck|at\s+the\s+airport|at\s+work|on\s+the\s+(?:train|bus|way)|in\s+(?:a\s+meeting|traffic)|off\s+sick|` +
+	`cansad[oa]|agotad[oa]|enferm[oa]|aburrid[oa]|estresad[oa]|resfriad[oa]|reventad[oa]|hech[oa]\s+polvo|con\s+gripe|en\s+el\s+(?:aeropuerto|tren)|atascad[oa]|` +
+	`exaust[oa]|doente|entediad[oa]|estressad[oa]|com\s+sono|cheia?o?\s+de\s+sono|gripad[oa]|no\s+aeroporto|no\s+(?:trem|comboio)|` +
+	`müde|kaputt|erschöpft|krank|erkältet|gestresst|fertig|am\s+flughafen|im\s+zug|` +
+	`fatigu[ée]e?|crev[ée]e?|épuis[ée]e?|malade|enrhum[ée]e?|stress[ée]e?|naze|à\s+l'aéroport|dans\s+le\s+train|coinc[ée]e?)(?:\s+(?:today|tonight|hoy|hoje|heute|aujourd'hui))?(?P<rest>[^.!?]*)`)
+
+// passingOnly reports whether sentence s only states a passing state (and
+// a few words more: "estou mesmo cansada, foi um dia longo").
+func passingOnly(s string) bool {
+	m := passingState.FindStringSubmatch(s)
+	return m != nil && len(strings.Fields(m[passingState.SubexpIndex("rest")])) <= 5
+}
+
+// statesInside is a statement inside a sentence that starts as a request
+// ("Recipes for my son, he's allergic to eggs"): that sentence still says
+// something about someone.
+var statesInside = regexp.MustCompile(`(?i)\b(?:i'm|i\s+am|i\s+have|i've|we're|we\s+are|we\s+have|he's|she's|he\s+is|she\s+is|they're|is\s+allergic|soy|estoy|tengo|somos|tenemos|es\s+(?:alérgic|celíac|vegan|vegetarian)|sou|estou|tenho|é\s+(?:alérgic|celíac|vegan|vegetarian)|ich\s+bin|ich\s+habe|wir\s+sind|ist\s+allergisch|je\s+suis|j'ai|nous\s+sommes|il\s+est|elle\s+est|est\s+allergique)\b`)
+
 // smallTalk are whole sentences that say nothing about anyone.
 var smallTalk = regexp.MustCompile(`(?i)^(?:(?:hi|hello|hey|thanks|thank you|thanks a lot|many thanks|ok|okay|great|cool|nice|awesome|perfect|got it|sounds good|good|wonderful|excellent|amazing|sure|alright|yes|no|yeah|nope|interesting|wow|lol|haha|good morning|good evening|good night|bye|cheers|that helps|that's helpful|that's great|that's interesting|makes sense)[\s,!.]*)+$`)
 
@@ -154,7 +184,8 @@ func OnlyAsksIn(text string, framed bool) bool {
 			continue
 		}
 		n++
-		if strings.HasSuffix(s, "?") || notStatement.MatchString(s) || asks.MatchString(s) || smallTalk.MatchString(s) || questionStart.MatchString(s) {
+		if strings.HasSuffix(s, "?") || notStatement.MatchString(s) || asks.MatchString(s) || smallTalk.MatchString(s) || questionStart.MatchString(s) ||
+			nounAsks.MatchString(s) && !statesInside.MatchString(s) || passingOnly(s) {
 			continue
 		}
 		return false

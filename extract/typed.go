@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -31,6 +32,7 @@ func firstWord(s string) string {
 // would be. Only a sentence that opens (after a lead such as "so" or
 // "finally") with one of the verbs people report their own news with.
 func withSubject(s string) string {
+	s = continued(s)
 	i := 0
 	for {
 		w := strings.ToLower(strings.TrimRight(firstWord(s[i:]), "'"))
@@ -52,7 +54,7 @@ func withSubject(s string) string {
 
 var (
 	subjectlessLeads = wordSet(`so ok okay update finally just also and then anyway btw recently well honestly yeah yep oh`)
-	newsVerbs        = wordSet(`hit moved relocated sold bought got picked switched swapped traded started joined left quit
+	newsVerbs        = wordSet(`hit moved relocated sold bought got picked switched changed upgraded swapped traded started joined left quit
 		graduated finished took gave dropped adopted married turned caved packed retired landed signed`)
 )
 
@@ -123,4 +125,37 @@ func titleCase(s string) string {
 		words[i] = string(unicode.ToUpper(r)) + w[n:]
 	}
 	return strings.Join(words, " ")
+}
+
+// A statement about the user goes on, clause after clause, without saying
+// "I" again: "I'm Brazilian, been living in Berlin for three years,
+// working at N26 as a backend dev"; "Myself Rahul, working as data analyst
+// in Infosys". Such a clause is the user's only when the sentence opened
+// with them; "My sister, working at Google, ..." is about the sister.
+var (
+	opensWithUser = regexp.MustCompile(`(?i)^(?:(?:hi|hey|hello|so|ok|well|also|and|anyway)[,!]?\s+)*(?:i\b|i'm\b|i've\b|myself\b|me\b)`)
+	goesOn        = regexp.MustCompile(`(?i)(,\s*(?:and\s+)?)(been\s+(?:living|working|based|studying)|living|working|studying|based)\b`)
+)
+
+// learnedThat are the words a statement learned from others opens with
+// ("Descobri semana passada que sou alérgico a camarão", "found out last
+// week that I'm coeliac"): the statement after "que"/"that" is the user's
+// own, and starts a clause.
+var learnedThat = regexp.MustCompile(`(?i)\b(?:descobri|descubrí|descubri|me\s+enteré|fiquei\s+a\s+saber|j'ai\s+découvert|j'ai\s+appris|found\s+out|learned|learnt|realised|realized|discovered)(?:\s+[^,.;!?]{0,25}?)?\s+(?:que|qu'|that)\s+`)
+
+func continued(s string) string {
+	s = learnedThat.ReplaceAllString(s, ": ")
+	if !opensWithUser.MatchString(s) {
+		return s
+	}
+	return goesOn.ReplaceAllStringFunc(s, func(m string) string {
+		loc := goesOn.FindStringSubmatch(m)
+		if strings.HasPrefix(strings.ToLower(loc[2]), "been") {
+			return loc[1] + "I've " + loc[2]
+		}
+		if strings.EqualFold(loc[2], "based") {
+			return loc[1] + "I'm " + loc[2]
+		}
+		return loc[1] + "I'm " + loc[2]
+	})
 }

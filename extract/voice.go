@@ -57,8 +57,8 @@ var (
 		`|\brollenspiel\b|\blass\s+uns\s+(?:so\s+tun|spielen)\b|\btu\s+so,?\s+als\b|\bstell\s+dir\s+vor,?\s+(?:du\s+bist|wir|ich\s+bin)\b|\bdu\s+bist\s+(?:ein|eine|der|die)\s+[\p{L} -]{1,30}\s+und\s+ich\s+bin\b|\bschreib(?:e)?\s+(?:mir\s+)?eine\s+geschichte\b` +
 		`|\bjouons\s+(?:à|un\s+jeu)\b|\bjeu\s+de\s+rôle\b|\bfais\s+semblant\b|\bimagine\s+que\s+(?:tu\s+es|nous|je\s+suis)\b|\btu\s+es\s+(?:un|une|le|la)\s+[\p{L} -]{1,30}\s+et\s+je\s+suis\b|\bécris(?:-moi)?\s+une\s+histoire\b` +
 		`|\bvamos\s+(?:fazer\s+um\s+)?(?:role-?play|rpg|brincar\s+de|fingir)\b|\bjogo\s+de\s+(?:rpg|papéis)\b|\bfinja\s+que\b|\bimagine\s+que\s+(?:você\s+é|somos|eu\s+sou)\b|\bvocê\s+é\s+(?:um|uma|o|a)\s+[\p{L} -]{1,30}\s+e\s+eu\s+sou\b|\bescreva\s+uma\s+história\b)`)
-	frameOut = regexp.MustCompile(`(?i)(?:\bout\s+of\s+character\b|\(?\booc\b|\(\(|\[\s*ooc\s*\]|\bstepping\s+out\s+of\s+(?:the\s+)?(?:story|game|character|rp|role-?play)\b|\b(?:pausing|pause)\s+(?:the\s+)?(?:story|game|rp|role-?play)\b|\breal\s+me\s+(?:here|now|for\s+a\s+sec)\b|\bnot\s+part\s+of\s+the\s+(?:story|game|rp)\b|\bfuera\s+de\s+rol\b|\bpausa\s+(?:el\s+)?(?:rol|juego|historia)\b|\ben\s+vrai\b|\bhors[- ]jeu\b|\bfora\s+do\s+(?:rp|jogo)\b|\bkurz\s+raus\b|\bin\s+real\s+life\b|\birl\b|\bseriously(?:,|\s+though)|\bfor\s+real(?:,|\s+though)|\bbreaking\s+character\b|\bfuera\s+del?\s+(?:personaje|rol)\b|\ben\s+la\s+vida\s+real\b|\bhablando\s+en\s+serio\b|\baußerhalb\s+der\s+rolle\b|\bim\s+echten\s+leben\b|\bim\s+ernst\b|\bhors\s+(?:personnage|rp|jeu)\b|\bdans\s+la\s+vraie\s+vie\b|\bsérieusement\b|\bfora\s+do\s+personagem\b|\bna\s+vida\s+real\b|\bfalando\s+sério\b)[\s:,)-]*`)
-	frameEnd = regexp.MustCompile(`(?i)(?:\bend\s+(?:of\s+)?(?:the\s+)?scene\b|\blet'?s\s+stop\s+(?:here|there)\b|\bfin\s+de\s+la\s+partida\b|\b(?:let'?s\s+)?(?:stop|end|quit|exit|drop|finish)\s+(?:the|this|our)\s+(?:role-?play|game|story|pretending)\b|\b(?:ok(?:ay)?,?\s+)?enough\s+role-?play\b|\bback\s+to\s+reality\b|\bgame\s+over\b|\bfin\s+del\s+(?:juego|rol)\b|\bende\s+des\s+rollenspiels\b|\bfin\s+du\s+(?:jeu|rp)\b|\bfim\s+do\s+(?:jogo|roleplay)\b)`)
+	frameOut = regexp.MustCompile(`(?i)(?:\bout\s+of\s+character\b|\(?\booc\b|\(\(|\[\s*ooc\s*\]|\bstepping\s+out\s+of\s+(?:the\s+)?(?:story|game|character|rp|role-?play)\b|\b(?:pausing|pause)\s+(?:the\s+)?(?:story|game|rp|role-?play)\b|\breal\s+me\s+(?:here|now|for\s+a\s+sec)\b|\bnot\s+part\s+of\s+the\s+(?:story|game|rp)\b|\bfuera\s+de\s+rol\b|\bpausa\s+(?:el\s+)?(?:rol|juego|historia)\b|\ben\s+vrai\b|\bhors[- ]jeu\b|\bfora\s+do\s+(?:rp|jogo)\b|\bkurz\s+raus\b|\bin\s+real\s+life\b|\birl\b|\bseriously(?:,|\s+though)|\bfor\s+real(?:,|\s+though)|\bbreaking\s+character\b|\bfuera\s+del?\s+(?:personaje|rol)\b|\ben\s+la\s+vida\s+real\b|\bhablando\s+en\s+serio\b|\baußerhalb\s+der\s+rolle\b|\bim\s+echten\s+leben\b|\bim\s+ernst\b|\bhors\s+(?:personnage|rp|jeu)\b|\bdans\s+la\s+vraie\s+vie\b|\bsérieusement\b|\bfora\s+do\s+personagem\b|\bna\s+vida\s+real\b|\bfalando\s+sério\b|\bback\s+to\s+real\s+life\b|\breal\s+talk\b|\bjok(?:es|ing)\s+aside\b|\bon\s+a\s+serious\s+note\b|\bin\s+reality\b|\bthe\s+real\s+me\b|\boutside\s+the\s+(?:game|story|role-?play)\b|\bya\s+en\s+serio\b|\bfuera\s+de\s+broma\b|\bbromas\s+aparte\b|\bvolviendo\s+a\s+la\s+realidad\b|\bsaliendo\s+del\s+personaje\b|\bfora\s+da\s+brincadeira\b|\bbrincadeiras?\s+à\s+parte\b|\bagora\s+a\s+sério\b|\bna\s+real\b|\bsaindo\s+do\s+personagem\b|\bvoltando\s+à\s+realidade\b|\bspaß\s+beiseite\b|\bmal\s+ernsthaft\b|\bin\s+wirklichkeit\b|\bin\s+echt\b|\bzurück\s+zur\s+realität\b|\bblague\s+à\s+part\b|\btrêve\s+de\s+plaisanteries\b|\bplus\s+sérieusement\b|\bpour\s+de\s+vrai\b|\ben\s+réalité\b|\bretour\s+à\s+la\s+réalité\b)[\s:,)-]*`)
+	frameEnd = regexp.MustCompile(`(?i)(?:\bend\s+(?:of\s+)?(?:the\s+)?scene\b|\blet'?s\s+stop\s+(?:here|there)\b|\bfin\s+de\s+la\s+partida\b|\b(?:let'?s\s+)?(?:stop|end|quit|exit|drop|finish)\s+(?:the|this|our)\s+(?:role-?play|game|story|pretending)\b|\b(?:ok(?:ay)?,?\s+)?enough\s+role-?play\b|\bback\s+to\s+reality\b|\bgame\s+over\b|\bfin\s+del\s+(?:juego|rol)\b|\bende\s+des\s+rollenspiels\b|\bfin\s+du\s+(?:jeu|rp)\b|\bfim\s+do\s+(?:jogo|roleplay)\b|\bback\s+to\s+real\s+life\b|\b(?:that'?s|ok(?:ay)?,?)\s+enough\s+(?:of\s+)?(?:the\s+)?(?:story|game|role-?play)\b|\bse\s+acabó\s+el\s+(?:juego|rol)\b|\bfin\s+de\s+la\s+historia\b|\bacabou\s+o\s+(?:jogo|rp)\b|\bfim\s+da\s+história\b|\bspiel\s+vorbei\b|\bschluss\s+mit\s+dem\s+(?:spiel|rollenspiel)\b|\bfin\s+de\s+l['’]histoire\b|\bon\s+arrête\s+(?:le\s+jeu|là)\b)`)
 )
 
 // maxFrameScan bounds the earlier messages Framed reads, and of each the
@@ -178,11 +178,13 @@ var (
 	hereHolds = mustHold(hereIs.String())
 )
 
-// quotedAfter is a quotation a colon introduces: 'Saw this on twitter:
-// "I'm moving to Mars"'. selfSaid is how the user introduces their own
+// quotedAfter is a quotation a colon introduces ('Saw this on twitter:
+// "I'm moving to Mars"'), or that follows a sentence of its own, as a text
+// pasted after the request to translate it does ("can you translate it?
+// 'Sehr geehrte Frau Sharma, ich wohne in Köln ...'"). selfSaid is how the user introduces their own
 // words, which stay theirs (speech.go).
 var (
-	quotedAfter = regexp.MustCompile(`(?::\s*|(?:^|\n)\s*)(?:["“«„][^"”»“\n]{8,}(?:["”»“]|$)|['‘][^\n]{8,}?['’](?:\s|[.,!?]|$))`)
+	quotedAfter = regexp.MustCompile(`(?:[:?!]\s*|\.\s+|(?:^|\n)\s*)(?:["“«„][^"”»“\n]{8,}(?:["”»“]|$)|['‘][^\n]{8,}?['’](?:\s|[.,!?]|$))`)
 	selfSaid    = regexp.MustCompile(`(?i)(?:\bi\s+(?:just\s+|then\s+)?(?:said|say|told|tell|wrote|write|replied|answered|texted|messaged)\b[^:]{0,30}|\b(?:note\s+to\s+(?:self|myself)|reminder|for\s+the\s+record|my\s+(?:note|status|bio|update|motto))\s*)$`)
 )
 
@@ -193,6 +195,9 @@ var (
 func cutQuoted(text string) string {
 	if _, whole := wholeQuote(text); whole {
 		return text
+	}
+	if !quoteOpensAfterBreak(text) {
+		return text // the quotes are apostrophes or inside sentences
 	}
 	locs := quotedAfter.FindAllStringIndex(text, -1)
 	if locs == nil {
@@ -213,6 +218,26 @@ func cutQuoted(text string) string {
 	return b.String()
 }
 
+// quoteOpensAfterBreak reports whether a quotation mark in text follows a
+// colon, a sentence's end or a line's start (spaces between): the cheap
+// first look before quotedAfter, which apostrophes in most texts would
+// otherwise send through a regular expression.
+func quoteOpensAfterBreak(text string) bool {
+	for i, r := range text {
+		if !strings.ContainsRune("\"“«„'‘", r) {
+			continue
+		}
+		j := i
+		for j > 0 && (text[j-1] == ' ' || text[j-1] == '\t') {
+			j--
+		}
+		if j == 0 || strings.IndexByte(":?!.\n", text[j-1]) >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // steppedOut is what a message said inside a frame says out of it: the
 // words after a step out ("Out of character: I'm vegan"), to the end of
 // its parenthesis or its line.
@@ -221,6 +246,13 @@ func steppedOut(text string) string {
 		return ""
 	}
 	var b strings.Builder
+	if loc := frameEnd.FindStringIndex(text); loc != nil {
+		// "Okay, enough of the story. I'm vegan in real life.": what
+		// follows the frame's end is the user's, to the message's end.
+		b.WriteString(text[loc[1]:])
+		b.WriteString("\n")
+		return b.String()
+	}
 	for _, loc := range frameOut.FindAllStringIndex(text, -1) {
 		rest := text[loc[1]:]
 		open := strings.Contains(text[max(0, loc[0]-1):loc[1]], "(")
@@ -243,7 +275,9 @@ func mayStepOut(m string) bool { return holdsAny(m, stepOutWords) }
 
 var stepOutWords = []string{"character", "ooc", "real", "irl", "serious", "personaje", "vida", "serio", "rolle",
 	"leben", "ernst", "hors", "vraie", "sérieu", "personagem", "sério", "((", "stepping out", "paus", "part of the",
-	"de rol", "en vrai", "do rp", "do jogo", "raus"}
+	"de rol", "en vrai", "do rp", "do jogo", "raus", "aside", "aparte", "beiseite", "à part", "brincadeira", "outside",
+	"wirklichkeit", "echt", "plaisanteries", "réalité", "realidad", "realidade", "broma", "enough", "over", "vorbei",
+	"acabó", "acabou", "arrête", "fin ", "fim ", "schluss"}
 
 // sentenceStartBefore is where the sentence holding text[i] starts.
 func sentenceStartBefore(text string, i int) int {

@@ -19,20 +19,47 @@ func enrol(b *bleve.Batch, owner string, enrolled []string) []string {
 	return append(enrolled, owner)
 }
 
-func (s *shard) knownHeld(owner string) bool {
+// heldUnknownMax bounds the owners a shard remembers it does not hold:
+// each learned turn of a small owner asks, and an answer from the cache
+// does not reopen a parked shard (park.go).
+const heldUnknownMax = 4096
+
+// knownHeld is whether owner is enrolled, if the shard remembers.
+func (s *shard) knownHeld(owner string) (held, known bool) {
 	s.heldMu.Lock()
 	defer s.heldMu.Unlock()
-	return s.held[owner]
+	held, known = s.held[owner]
+	return held, known
 }
 
+// setHeld remembers owners as enrolled (after the batch that enrols them,
+// or a rebuild, with reset, which forgets the rest).
 func (s *shard) setHeld(owners []string, reset bool) {
 	s.heldMu.Lock()
 	defer s.heldMu.Unlock()
 	if reset || s.held == nil {
 		s.held = make(map[string]bool, len(owners))
+		s.notHeld = 0
 	}
 	for _, o := range owners {
+		if held, known := s.held[o]; known && !held {
+			s.notHeld--
+		}
 		s.held[o] = true
+	}
+}
+
+// setNotHeld remembers that owner is not enrolled, while there is room:
+// only an enrolling batch or a rebuild changes that, and both call setHeld.
+func (s *shard) setNotHeld(owner string) {
+	s.heldMu.Lock()
+	defer s.heldMu.Unlock()
+	if s.held == nil {
+		s.held = map[string]bool{}
+	}
+	if _, known := s.held[owner]; !known && s.notHeld < heldUnknownMax {
+		s.held[owner] = false
+		s.notHeld++
 	}
 }
 
@@ -41,16 +68,25 @@ func (s *shard) setHeld(owners []string, reset bool) {
 // the shard's applied change. It is false while the owner's shard is being
 // rebuilt.
 func (x *Index) Holds(owner string) (bool, error) {
-	s, unlock, err := x.shardFor(owner)
-	if err != nil {
-		return false, err
+	x.closeMu.RLock()
+	defer x.closeMu.RUnlock()
+	if x.closed {
+		return false, ErrClosed
 	}
-	defer unlock()
-	if s.state != Ready || s.idx == nil {
+	s := x.shards[x.ShardOf(owner)]
+	s.mu.RLock()
+	ready := s.state == Ready && (s.idx != nil || s.parked)
+	s.mu.RUnlock()
+	if !ready {
 		return false, nil
 	}
-	if s.knownHeld(owner) {
-		return true, nil
+	if held, known := s.knownHeld(owner); known {
+		return held, nil
+	}
+	x.acquire(s)
+	defer s.mu.RUnlock()
+	if s.state != Ready || s.idx == nil {
+		return false, nil
 	}
 	v, err := s.idx.GetInternal(enrolKey(owner))
 	if err != nil {
@@ -58,6 +94,8 @@ func (x *Index) Holds(owner string) (bool, error) {
 	}
 	if v != nil {
 		s.setHeld([]string{owner}, false)
+	} else {
+		s.setNotHeld(owner)
 	}
 	return v != nil, nil
 }

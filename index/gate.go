@@ -92,13 +92,45 @@ func init() {
 		viel vielen vielmal dank super toll gute nacht guten morgen tag bald dann schonen abend wochenende no gell
 		bonne nuit journee soiree top parfait bisous ca va coucou
 		beijos bjs abraco abracos boa noite dia show massa demais muito obg brigada brigado tmj falou tudo bem beleza
-		wie gehts geht s es dir que tal como estas e ai tomorrow tmrw schönen soirée journée ça qué día estás abraço abraços está `) {
+		wie gehts geht s es dir que tal como estas e ai tomorrow tmrw just saying checking dropping by one alles gut roule gente blz noch dir dich euch schönen soirée journée ça qué día estás abraço abraços está `) {
 		smallTalk[w] = true
 	}
 }
 
 // maxSmallTalk is the most words a message of small talk has.
 const maxSmallTalk = 6
+
+// greetings are the words that make a short message a greeting, thanks or
+// goodbye, however else it is typed.
+var greetings = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`hi hello hey hiya heya yo morning evening thanks thank thx ty tysm ta cheers bye goodbye
+		cya gn gm hola buenas gracias adios chao chau danke hallo servus tschuss tschüss moin merci bonjour bonsoir salut coucou
+		obrigado obrigada valeu oi ola olá tchau ciao`) {
+		greetings[w] = true
+	}
+}
+
+// smallTalkOnly reports whether a short message only greets, thanks or
+// says goodbye: every word small talk, or a greeting with at most two
+// words of three letters or fewer that are not ("good morning o, how you
+// dey?", "cheers, ta-ra", "hey thanks, have a good one!"); a longer word
+// ("hi, recipe for tonight?") may ask something.
+func smallTalkOnly(words []string) bool {
+	greets, other := false, 0
+	for _, w := range words {
+		greets = greets || greetings[w]
+		if smallTalk[w] || greetings[w] {
+			continue
+		}
+		if len(w) > 3 || strings.ContainsAny(w, "0123456789") {
+			return false
+		}
+		other++
+	}
+	return other == 0 || greets && other <= 2
+}
 
 // Gate judges what a question asks memory to look through.
 func Gate(question string) Focus {
@@ -107,17 +139,8 @@ func Gate(question string) Focus {
 		return FocusNone
 	}
 	words := strings.Fields(q)
-	if len(words) <= maxSmallTalk {
-		small := true
-		for _, w := range words {
-			if !smallTalk[w] {
-				small = false
-				break
-			}
-		}
-		if small {
-			return FocusNone
-		}
+	if len(words) <= maxSmallTalk && smallTalkOnly(words) {
+		return FocusNone
 	}
 	padded := " " + q + " "
 	has := func(phrases []string) bool {

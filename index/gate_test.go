@@ -11,6 +11,9 @@ func TestSmallTalkSearchesNothing(t *testing.T) {
 		"thanks so much!!", "ty, you're a legend", "gn, talk tomorrow", "Danke vielmal, schönen Abend no!",
 		"Vielen Dank, bis bald", "Merci, bonne soirée !", "coucou ça va ?", "valeu, tmj!", "obrigada, beijos",
 		"muchas gracias, nos vemos", "¡Hola! ¿Qué tal?", "tudo bem?",
+		// Typed as people type them: dialect, slang, a word the lists lack.
+		"good morning o, how you dey?", "hey thanks, have a good one!", "morning! just saying hi", "cheers, ta-ra",
+		"Moin, alles gut?", "salut, ça roule ?", "oi gente, blz?", "Danke dir, schönen Abend noch!",
 	} {
 		if f := Gate(q); f != FocusNone {
 			t.Errorf("Gate(%q) = %v, want no search", q, f)
@@ -18,7 +21,8 @@ func TestSmallTalkSearchesNothing(t *testing.T) {
 	}
 	for _, q := range []string{
 		"thanks! what should I cook tonight?", "Good morning, any ideas for my commute?", "Danke! Was koche ich heute?",
-		"merci, tu as une idée de recette ?", "hi, what's my name?",
+		"merci, tu as une idée de recette ?", "hi, what's my name?", "hi, recipe for tonight?", "hey, gift ideas?",
+		"thanks, I'm vegan btw", "hola, ¿qué ceno hoy?", "Danke, wo wohne ich?",
 	} {
 		if f := Gate(q); f == FocusNone {
 			t.Errorf("Gate(%q) searches nothing; it asks something", q)

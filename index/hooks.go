@@ -184,9 +184,14 @@ func writerIDs(idx bleve.Index) (map[string]struct{}, error) {
 // SealedWithOldKeys lists the shards some of whose files are sealed with a
 // key other than the current one: after a rotation, they are rebuilt.
 func (x *Index) SealedWithOldKeys() []int {
+	x.closeMu.RLock()
+	defer x.closeMu.RUnlock()
+	if x.closed {
+		return nil
+	}
 	var out []int
 	for i, s := range x.shards {
-		s.mu.RLock()
+		x.acquire(s)
 		if s.idx != nil {
 			ids, err := writerIDs(s.idx)
 			if err == nil && x.sealing(ids) != sealedAsWanted {

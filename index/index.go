@@ -1,7 +1,8 @@
 // Package index owns search and ranking: the Bleve full-text index derived
 // from the store (the mapping and analyzer, K on-disk scorch shards chosen by
 // a hash of the owner, applying changes in batches that record the last
-// change sequence they include, which owners a shard holds, owner-filtered
+// change sequence they include, which owners a shard holds, closing shards
+// no one has used for a while and reopening them on use, owner-filtered
 // search, rebuilding a shard from documents the caller streams in), the
 // term digests records carry, ranking a small owner from its records, the
 // priors, the relevance floor and fusion with vector recall. It never opens
@@ -73,17 +74,23 @@ const parallelApply = 1000
 var ErrClosed = errors.New("index closed")
 
 type shard struct {
-	wmu     sync.Mutex   // serialises batches, so applied only moves forward
-	mu      sync.RWMutex // guards idx, state, applied against a rebuild swap
-	idx     bleve.Index
-	state   State
+	wmu   sync.Mutex   // serialises batches, so applied only moves forward
+	mu    sync.RWMutex // guards idx, state, applied, parked and docs against a rebuild swap or a park
+	idx   bleve.Index
+	state State
+	// parked: idx is closed until the next use reopens it (park.go); docs
+	// is its document count when it was parked (nothing changes it meanwhile).
+	parked  bool
+	docs    uint64
+	used    atomic.Int64  // when it was last used (UnixNano of the index's clock)
 	applied atomic.Uint64 // last change sequence durably in this shard
 	path    string
 	i       int // its number
 	dfs     dfCache
 	// held caches the owners known to be enrolled; a rebuild replaces it.
-	heldMu sync.Mutex
-	held   map[string]bool
+	heldMu  sync.Mutex
+	held    map[string]bool // false: known not to be enrolled
+	notHeld int             // of held, those false
 }
 
 // Index is a set of K shards in one directory.
@@ -102,6 +109,8 @@ type Index struct {
 
 	digester  atomic.Pointer[Digester]
 	onDamaged atomic.Pointer[func(shard int, err error)]
+
+	now func() time.Time // when a shard is used, and how long ago (park.go)
 }
 
 // Digester makes and reads the digests of this index's storage.
@@ -133,9 +142,10 @@ func Open(dir string, k int, lockTimeout time.Duration) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	x := &Index{dir: dir, timeout: lockTimeout, mapping: newMapping(), shards: make([]*shard, k)}
+	x := &Index{dir: dir, timeout: lockTimeout, mapping: newMapping(), shards: make([]*shard, k), now: time.Now}
 	for i := range x.shards {
 		s := &shard{path: filepath.Join(dir, fmt.Sprintf("shard-%03d", i)), i: i}
+		s.used.Store(x.now().UnixNano())
 		x.shards[i] = s
 		if err := x.openShard(s); err != nil {
 			x.Close()
@@ -297,7 +307,7 @@ func (x *Index) Apply(docs []Doc, seq uint64) error {
 func (x *Index) applyShard(s *shard, docs []Doc, seq uint64) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	s.mu.RLock()
+	x.acquire(s)
 	idx := s.idx
 	err := x.applyLocked(s, docs, seq)
 	s.mu.RUnlock()
@@ -416,6 +426,7 @@ func (x *Index) Rebuild(i int, seq uint64, feed func(add func(Doc) error) error)
 		s.idx.Close()
 		s.idx = nil
 	}
+	s.parked = false
 	if err := os.RemoveAll(s.path); err != nil {
 		return err
 	}
@@ -433,12 +444,16 @@ func (x *Index) Rebuild(i int, seq uint64, feed func(add func(Doc) error) error)
 	return nil
 }
 
-// DocCount is the number of documents in all shards.
+// DocCount is the number of documents in all shards (a parked shard's as
+// it was parked: it is not reopened to count them).
 func (x *Index) DocCount() uint64 {
 	var n uint64
 	for _, s := range x.shards {
 		s.mu.RLock()
-		if s.idx != nil {
+		switch {
+		case s.parked:
+			n += s.docs
+		case s.idx != nil:
 			c, _ := s.idx.DocCount()
 			n += c
 		}
@@ -465,6 +480,7 @@ func (x *Index) Close() error {
 			errs = append(errs, s.idx.Close())
 			s.idx = nil
 		}
+		s.parked = false
 		s.mu.Unlock()
 	}
 	return errors.Join(errs...)

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -875,33 +874,21 @@ func TestConcurrentSearchApplyRebuild(t *testing.T) {
 	a, b := o[0], o[1]
 	apply(t, x, 1, index.Doc{ID: 1, Owner: a, Content: "base apple"}, index.Doc{ID: 2, Owner: b, Content: "base apple"})
 
-	var wg sync.WaitGroup
-	errs := make(chan error, 16)
-	stop := make(chan struct{})
+	race := newRacers()
 	for _, owner := range []string{a, b} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				hits, err := x.Search(context.Background(), index.Query{Owner: owner, Text: "apple"})
-				if err != nil {
-					errs <- err
-					return
-				}
-				for _, h := range hits {
-					// a's ids are odd, b's even.
-					if (owner == a) != (h.ID%2 == 1) {
-						errs <- fmt.Errorf("owner %s got %d", owner, h.ID)
-						return
-					}
+		race.run(func() error {
+			hits, err := x.Search(context.Background(), index.Query{Owner: owner, Text: "apple"})
+			if err != nil {
+				return err
+			}
+			for _, h := range hits {
+				// a's ids are odd, b's even.
+				if (owner == a) != (h.ID%2 == 1) {
+					return fmt.Errorf("owner %s got %d", owner, h.ID)
 				}
 			}
-		}()
+			return nil
+		})
 	}
 	seq := uint64(1)
 	for i := 0; i < 20; i++ {
@@ -922,12 +909,7 @@ func TestConcurrentSearchApplyRebuild(t *testing.T) {
 			}
 		}
 	}
-	close(stop)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+	race.finish(t)
 	if got := find(t, x, index.Query{Owner: b, Text: "apple"}); len(got) != 10 { // default size
 		t.Errorf("b has %d hits, want 10 (size limit of 21)", len(got))
 	}

@@ -209,7 +209,7 @@ func (x *Index) shardFor(owner string) (s *shard, unlock func(), err error) {
 		return nil, nil, ErrClosed
 	}
 	s = x.shards[x.ShardOf(owner)]
-	s.mu.RLock()
+	x.acquire(s)
 	return s, func() { s.mu.RUnlock(); x.closeMu.RUnlock() }, nil
 }
 

@@ -118,14 +118,18 @@ type ImportResult = importResult
 
 // Import reads JSON lines, as GET /export writes them, from r into e, a
 // batch at a time, as POST /import does (for tools without the HTTP API:
-// caddy memory import). Every line keeps its owner id; keepIDs keeps its
+// caddy memory import). Every line keeps its owner id unless ownerID
+// names one owner for them all, as owner_id= does; keepIDs keeps a line's
 // id where it is free. An error stops it: the lines before were stored.
-func Import(ctx context.Context, e *engine.Engine, r io.Reader, keepIDs bool) (ImportResult, error) {
+func Import(ctx context.Context, e *engine.Engine, r io.Reader, keepIDs bool, ownerID string) (ImportResult, error) {
+	if ownerID != "" && !validOwnerID(ownerID) {
+		return ImportResult{}, fmt.Errorf("%q is not an owner id (32 hex characters)", ownerID)
+	}
 	imp, err := e.NewImport(keepIDs)
 	if err != nil {
 		return ImportResult{}, err
 	}
-	im := &importer{imp: imp, ctx: ctx}
+	im := &importer{imp: imp, ctx: ctx, remap: ownerID}
 	im.res.Errors = []importError{}
 	err = im.run(r)
 	if err != nil && im.done > 0 {
@@ -203,7 +207,7 @@ func readLine(br *bufio.Reader, buf []byte) (line []byte, tooLong bool, err erro
 func (im *importer) add(n int, raw []byte) {
 	m, err := parseLine(raw)
 	if err == nil && im.remap == "" && !validOwnerID(m.Owner) {
-		err = errors.New("owner must be an owner id, or import with owner=/owner_id= to assign one")
+		err = errors.New("owner must be an owner id (32 hex characters); to store every line for one owner, name it: owner= or owner_id= on POST /import, --owner or --owner-id on caddy memory import")
 	}
 	if err == nil {
 		err = checkMemoryFields(m.Kind, m.Content, m.Key, m.Session, m.Meta)

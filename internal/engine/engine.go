@@ -32,7 +32,10 @@
 //     (encryption.go);
 //   - manager: the management surface: memories one by one, listing,
 //     an owner's conversations, export and import, forgetting an owner,
-//     health (memories.go, sessions.go, manage.go).
+//     health (memories.go, sessions.go, manage.go);
+//   - rest: what only traffic needed, given back when the engine rests
+//     (the store file's pages, index shards, the heap's free pages;
+//     rest.go).
 //
 // engine.go opens the database, assembles the concerns and closes them in
 // order; tools.go holds the model's memory tools, which combine them.
@@ -135,6 +138,7 @@ type Engine struct {
 	usage        *usage
 	sealer       *sealer
 	manager      *manager
+	rest         *rest // what is given back at rest (rest.go)
 }
 
 // Open opens (creating if needed) the database in cfg.Dir and starts its
@@ -191,6 +195,7 @@ func Open(cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	idx.UseDigestKey(st.DigestKey())
+	idx.UseClock(cfg.Clock)
 
 	e := assemble(newCore(cfg, st, idx))
 	idx.OnDamaged(e.indexer.repair)
@@ -222,6 +227,7 @@ func Open(cfg Config) (*Engine, error) {
 	go e.indexer.redigester()
 	go e.postings.run()
 	go e.usage.run()
+	go e.rest.run()
 	e.sealer.startResealer()
 	e.learner.heldAtStart()
 	e.wake(e.wakeProcessor) // turns left from the last run, or held
@@ -250,6 +256,13 @@ func assemble(c *core) *Engine {
 	e.consolidator = &consolidator{core: c, indexer: e.indexer, changed: make(chan struct{}, 1), done: make(chan struct{})}
 	e.sealer = &sealer{core: c, indexer: e.indexer, keys: c.cfg.Keys}
 	e.manager = &manager{core: c, learner: e.learner, indexer: e.indexer, postings: e.postings}
+	// Work that is not a request but reads or writes the store: a rest
+	// begins once it is done.
+	e.rest = newRest(c, func(seq uint64) bool {
+		lag, rebuilding := e.indexer.lag(seq)
+		return e.postings.building() || e.postings.through() < seq || lag > 0 || len(rebuilding) > 0 ||
+			e.learner.pending.Load() > 0 || c.uses.waiting()
+	})
 	return e
 }
 
@@ -304,7 +317,7 @@ func (e *Engine) Close(ctx context.Context) error {
 	// What still calls the shared database ends now: a database that does
 	// not answer must not hold the stop (turns go to the local file).
 	e.store.Interrupt()
-	for _, done := range append(stages, e.indexer.rebuilderDone, e.indexer.redigestDone, e.postings.done) {
+	for _, done := range append(stages, e.indexer.rebuilderDone, e.indexer.redigestDone, e.postings.done, e.rest.done) {
 		<-done
 	}
 	e.indexer.stopRepairs()

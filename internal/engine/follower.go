@@ -98,26 +98,13 @@ func (e *Engine) UseSearchCache(budget int) {
 	e.wake(e.wakePostings)
 }
 
-// releaseEvery is how often the store file's pages mapped into the
-// process are given back (store.DB.ReleaseMapped). Searches read a few
-// records each from the postings' hits, but a large owner's first profile
-// or a consolidation reads all its records, and their pages would stay
-// resident for good; given back, they stay in the kernel's page cache, and
-// the process maps again what it reads.
-const releaseEvery = time.Minute
-
 // run builds the postings and follows the change log into them, until
 // Close begins.
 func (ps *postings) run() {
 	defer close(ps.done)
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
-	released := time.Now()
 	for {
-		if time.Since(released) >= releaseEvery {
-			ps.store.ReleaseMapped()
-			released = time.Now()
-		}
 		budget := int(ps.budget.Load())
 		b := ps.cur.Load()
 		switch {
@@ -140,6 +127,13 @@ func (ps *postings) run() {
 			return
 		}
 	}
+}
+
+// building reports whether the postings are being made (at start, or
+// anew): work that is not a request, which reads the whole store.
+func (ps *postings) building() bool {
+	b := ps.cur.Load()
+	return ps.budget.Load() > 0 && (b == nil || !b.ready.Load())
 }
 
 // build makes the postings anew from every owner's records, admitting

@@ -57,7 +57,10 @@ const (
 // Enqueue hands a turn to the background writer without waiting. It returns
 // false, and counts the turn as dropped, when the queue is full or the engine
 // is closing.
-func (e *Engine) Enqueue(j *Job) bool { return e.learner.enqueue(j) }
+func (e *Engine) Enqueue(j *Job) bool {
+	e.rest.touch()
+	return e.learner.enqueue(j)
+}
 
 func (lr *learner) enqueue(j *Job) bool {
 	lr.closeMu.RLock()

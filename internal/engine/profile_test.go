@@ -303,3 +303,75 @@ func TestLargeOwnersProfileIsReadAtStart(t *testing.T) {
 		t.Errorf("the block after the start:\n%s", rec.Block)
 	}
 }
+
+// TestATurnNamingWhatEndedStaysOut: once the user says they gave up,
+// sold or switched from something, what they said of it before comes back
+// no more as current, though no rule read a fact from it ("I drive a 2012
+// Ford Focus"; "my Galaxy S21 dies by 3pm"); the turn that says the change
+// still can.
+func TestATurnNamingWhatEndedStaysOut(t *testing.T) {
+	for _, c := range []struct {
+		before, change, ask, old, new string
+	}{
+		{"I can't start my mornings without my coffee, two cups at least.", "I gave up coffee last month, tea only now.",
+			"What should I drink at breakfast?", "without my coffee", "gave up coffee"},
+		{"I drive a 2012 Ford Focus and the clutch is slipping.", "Sold the Ford in the end!",
+			"When should my car be serviced?", "Ford Focus and the clutch", "sold"},
+		{"my Galaxy S21 battery is dead by 3pm every day, any tips?", "finally switched to a Pixel 8",
+			"how do i set screen time limits on my phone?", "Galaxy S21", "Pixel 8"},
+		{"Je joue au foot en club le dimanche matin, en vétérans.", "J'ai arrêté le foot, les genoux ne suivaient plus.",
+			"Comment je m'échauffe avant mon match de foot?", "Je joue au foot", "foot"},
+	} {
+		t.Run(c.old, func(t *testing.T) {
+			e, err := openConfig(t, Config{Dir: t.TempDir(), Shards: 1, LockTimeout: 200 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer closeEngine(t, e)
+			owner := e.OwnerID("u")
+			say(t, e, owner, c.before)
+			time.Sleep(2 * time.Millisecond) // the change is said after
+			say(t, e, owner, c.change)
+			rec := recallFor(t, e, owner, c.ask, 0)
+			if strings.Contains(rec.Block, c.old) {
+				t.Errorf("what ended is presented as current:\n%s", rec.Block)
+			}
+			if !strings.Contains(rec.Block, c.new) {
+				t.Errorf("the change is not in the block:\n%s", rec.Block)
+			}
+		})
+	}
+}
+
+// TestAChangedFactHidesItsOldTurnInAnyLanguage: once a fact changes, the
+// turn that stated its old value in the user's own language is not shown
+// as current, though the fact is written in English and the turn shares
+// only a stem with it ("vegetariana", "allergique").
+func TestAChangedFactHidesItsOldTurnInAnyLanguage(t *testing.T) {
+	for _, c := range []struct{ before, change, ask, old string }{
+		{"Soy vegetariana desde hace cinco años, nada de carne.", "He vuelto a comer pescado, me lo recomendó la médica.",
+			"¿Qué me recomiendas para cenar?", "Soy vegetariana"},
+		{"Je suis allergique aux noix, attention aux desserts.", "En fait ce n'est pas aux noix que je suis allergique, c'est aux noisettes.",
+			"Un dessert pour dimanche ?", "allergique aux noix, attention"},
+		{"Ich bin Vegetarierin, esse aber noch Käse.", "Seit Januar lebe ich vegan, also kein Käse mehr.",
+			"Was kann ich heute Abend kochen?", "Ich bin Vegetarierin"},
+		{"Je m'appelle Camille, j'habite à Lyon, je suis prof de piano et végétarienne depuis dix ans.",
+			"Petite mise à jour : je ne suis plus végétarienne, j'ai recommencé à manger du poisson.",
+			"Qu'est-ce que je pourrais cuisiner ce soir ?", "végétarienne depuis dix ans"},
+	} {
+		t.Run(c.old, func(t *testing.T) {
+			e, err := openConfig(t, Config{Dir: t.TempDir(), Shards: 1, LockTimeout: 200 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer closeEngine(t, e)
+			owner := e.OwnerID("u")
+			say(t, e, owner, c.before)
+			time.Sleep(2 * time.Millisecond)
+			say(t, e, owner, c.change)
+			if rec := recallFor(t, e, owner, c.ask, 0); strings.Contains(rec.Block, c.old) {
+				t.Errorf("the old value is presented as current:\n%s", rec.Block)
+			}
+		})
+	}
+}

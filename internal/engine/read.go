@@ -34,12 +34,14 @@ const (
 // Search returns the owner's most relevant active memories, best first. It
 // is the retrieval the proxy injects from and the API answers with.
 func (e *Engine) Search(ctx context.Context, r SearchRequest) ([]Result, error) {
+	e.rest.touch()
 	return e.recall.Search(ctx, r)
 }
 
 // Recall is the retrieval the proxy injects (see recall.Searcher.Recall).
 // It counts no use: the caller does, for what it injects (see Used).
 func (e *Engine) Recall(ctx context.Context, r RecallRequest) (Recalled, error) {
+	e.rest.touch()
 	return e.recall.Recall(ctx, r)
 }
 

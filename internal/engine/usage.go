@@ -53,6 +53,13 @@ type ownerUses struct {
 	last time.Time
 }
 
+// waiting reports whether uses wait to be written, or are being written.
+func (b *useBuffer) waiting() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.n > 0 || b.writing != nil
+}
+
 // pending is how often memory id of owner was used since the last write,
 // and when the owner's last use was.
 func (b *useBuffer) pending(owner string, id uint64) (n int, last time.Time) {

@@ -18,7 +18,8 @@ import (
 
 // contradicted reports whether a transcript turn says what a fact of the
 // profile said before it changed ("User: I live in Lisbon" once the user
-// moved to Porto): it is not injected as current.
+// moved to Porto), or names what a fact ended ("User: my Ford's clutch is
+// slipping" once the user sold the Ford): it is not injected as current.
 func (p *profile) contradicted(m *store.Memory) bool {
 	if p == nil || m.Kind != "turn" || len(p.changed) == 0 {
 		return false
@@ -31,11 +32,24 @@ func (p *profile) contradicted(m *store.Memory) bool {
 	var have map[string]bool // the words the user said, read once
 	read := false
 	for i, f := range p.changed {
+		if extract.Ends(f.Content) {
+			// What the user no longer does, has or is with: a turn said
+			// before it that names the old value, whether or not a rule
+			// read a fact from it.
+			if m.UpdatedAt.Before(f.UpdatedAt) && extract.EndedBy(f.Content, f.Key, user) {
+				return true
+			}
+		}
 		if !m.UpdatedAt.Before(since(f)) {
 			continue
 		}
 		if have == nil {
 			have = wordSet(user)
+			for w := range have {
+				if p := prefix(w); p != "" {
+					have[p] = true
+				}
+			}
 		}
 		if !sharesAny(have, p.gone[i]) {
 			continue
@@ -71,6 +85,11 @@ func goneWords(f *store.Memory) []string {
 			if !now[w] {
 				add(w)
 			}
+			if p := prefix(w); p != "" {
+				// The old value said in another language shares its
+				// stem, not its word ("vegetariana", "allergique").
+				add(p)
+			}
 		}
 		for _, w := range names(v.Content) {
 			add(w)
@@ -78,6 +97,13 @@ func goneWords(f *store.Memory) []string {
 	}
 	for _, w := range names(f.Content) {
 		add(w)
+	}
+	if extract.Ends(f.Content) {
+		// What it ended, said in any language, may share only its own
+		// word with it ("Je joue au foot", "User gave up foot").
+		for w := range wordSet(f.Content) {
+			add(w)
+		}
 	}
 	return out
 }
@@ -115,6 +141,40 @@ func wordSet(s string) map[string]bool {
 	}
 	return out
 }
+
+// prefix is a long word's first five letters, marked so no word is one:
+// a cheap stem shared across the languages the rules read.
+func prefix(w string) string {
+	if utf8.RuneCountInString(w) < 6 {
+		return ""
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range w {
+		if n == 5 {
+			return b.String() + "~"
+		}
+		b.WriteRune(unaccented(r)) // "végét" is "veget"
+		n++
+	}
+	return ""
+}
+
+// unaccented is a Latin letter without its accent.
+func unaccented(r rune) rune {
+	if r < 0xC0 {
+		return r
+	}
+	if i := strings.IndexRune(accented, r); i >= 0 {
+		return rune(plain[utf8.RuneCountInString(accented[:i])])
+	}
+	return r
+}
+
+const (
+	accented = "àáâãäåçèéêëìíîïñòóôõöùúûüýÿ"
+	plain    = "aaaaaaceeeeiiiinooooouuuuyy"
+)
 
 // saysAll reports whether facts, learned from transcript turn m, hold
 // nearly every word the user said in it: the turn adds nothing to them.

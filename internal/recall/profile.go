@@ -177,7 +177,7 @@ type standingKey struct {
 func keyOf(m *store.Memory) standingKey {
 	prio, ok := standing(m.Kind, m.Key, m.Content)
 	return standingKey{prio: prio, importance: m.Importance, mentions: m.Mentions, updated: m.UpdatedAt.UnixNano(),
-		hash: norm.Hash(m.Content), changed: len(m.History) > 0, retracts: !ok}
+		hash: norm.Hash(m.Content), changed: len(m.History) > 0 || extract.Ends(m.Content), retracts: !ok}
 }
 
 // readProfile reads owner's standing facts: every record of a small owner,
