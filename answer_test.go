@@ -12,6 +12,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
 	"github.com/caddy-memory/memory/internal/engine"
+	"github.com/caddy-memory/memory/internal/harness"
 )
 
 // heldLearner holds every hand-off until released.
@@ -36,7 +37,7 @@ func TestShutdownDuringHandOffClosesConnection(t *testing.T) {
 	l := heldLearner{make(chan struct{}, 1), make(chan struct{})}
 	h.learner = l
 	// An answer of known length, as reverse_proxy forwards a provider's.
-	answerBody := mustBytes(map[string]any{"id": "chatcmpl-1", "choices": []any{
+	answerBody := harness.MustBytes(map[string]any{"id": "chatcmpl-1", "choices": []any{
 		map[string]any{"message": map[string]any{"role": "assistant", "content": "Your cat is called Miso."}}}})
 	upstream := caddyhttp.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
 		w.Header().Set("Content-Type", "application/json")
@@ -60,7 +61,7 @@ func TestShutdownDuringHandOffClosesConnection(t *testing.T) {
 	got := make(chan answer, 1)
 	go func() {
 		resp, err := http.Post(srv.URL+"/v1/chat/completions", "application/json",
-			strings.NewReader(string(chatBody(false, msg("user", "What is my cat called?")))))
+			strings.NewReader(string(harness.ChatBody(false, harness.Msg("user", "What is my cat called?")))))
 		if err != nil {
 			got <- answer{err: err}
 			return

@@ -5,48 +5,44 @@ package docstest_test
 import (
 	"bytes"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/caddy-memory/memory/internal/freeport"
 )
 
-// The docs talk to Caddy where Caddyfile.example puts it: the site on
-// 127.0.0.1:8080, Caddy's admin endpoint on localhost:2019.
-var docPorts = []string{"127.0.0.1:8080", "127.0.0.1:2019"}
+// The docs talk to Caddy where Caddyfile.example puts it, the site on
+// localhost:8080 (and Caddy's admin endpoint on localhost:2019). The test
+// runs that Caddy on ports the OS picks instead (MEMORY_PORT, CADDY_ADMIN),
+// so that it runs beside a Caddy on Caddyfile.example and beside other
+// tests, and points the examples' URLs at them (onPort).
+const docSite = "localhost:8080"
 
 // adminPassword is the operator's password the docs' admin examples use
 // (curl -u 'admin:secret'); the README's admin mount reads its hash from
 // MEMORY_ADMIN_HASH.
 const adminPassword = "secret"
 
-// lockDocPorts takes a machine-wide lock on 8080 and 2019, so a second run
-// of this test (from another checkout) waits for this one instead of
-// failing, then checks that nothing else holds them.
-func lockDocPorts(t *testing.T) {
-	t.Helper()
-	f, err := os.OpenFile(filepath.Join(os.TempDir(), "caddy-memory-docs-ports.lock"), os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		t.Fatalf("lock file: %v", err)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		f.Close()
-		t.Fatalf("lock %s: %v", f.Name(), err)
-	}
-	t.Cleanup(func() { f.Close() })
-	for _, addr := range docPorts {
-		l, err := net.Listen("tcp", addr)
-		if err != nil {
-			t.Fatalf("%s is taken (%v): the docs' examples talk to Caddy on Caddyfile.example's ports, 8080 and 2019; stop what listens there (ss -ltnp) and run again", addr, err)
+// onPort is blocks with the docs' site address (localhost:8080, or
+// 127.0.0.1:8080) on port instead.
+func onPort(blocks []block, port string) []block {
+	out := make([]block, len(blocks))
+	for i, b := range blocks {
+		b.lines = append([]string(nil), b.lines...)
+		for j, l := range b.lines {
+			l = strings.ReplaceAll(l, docSite, "localhost:"+port)
+			b.lines[j] = strings.ReplaceAll(l, "127.0.0.1:8080", "127.0.0.1:"+port)
 		}
-		l.Close()
+		out[i] = b
 	}
+	return out
 }
 
 // buildCaddy builds ./cmd/caddy into a temporary directory.
@@ -137,10 +133,14 @@ func (b *syncBuffer) String() string {
 // runCaddy starts `caddy run` on the Caddyfile with a data directory of
 // its own (so each doc file starts from an empty storage), waits until the
 // site and the admin endpoint answer, and stops it when the test ends. It
-// returns Caddy's log.
-func runCaddy(t *testing.T, bin, caddyfile string, env []string) *syncBuffer {
+// returns the port of the site.
+func runCaddy(t *testing.T, bin, caddyfile string, env []string) string {
 	t.Helper()
-	lockDocPorts(t)
+	ports, err := freeport.Loopback(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	site, admin := strconv.Itoa(ports[0]), "localhost:"+strconv.Itoa(ports[1])
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "Caddyfile")
 	if err := os.WriteFile(cfg, []byte(caddyfile), 0o600); err != nil {
@@ -153,6 +153,8 @@ func runCaddy(t *testing.T, bin, caddyfile string, env []string) *syncBuffer {
 		"HOME=" + dir,
 		"XDG_DATA_HOME=" + filepath.Join(dir, "data"),
 		"XDG_CONFIG_HOME=" + filepath.Join(dir, "config"),
+		"MEMORY_PORT=" + site,
+		"CADDY_ADMIN=" + admin,
 	}, env...)
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
@@ -177,14 +179,14 @@ func runCaddy(t *testing.T, bin, caddyfile string, env []string) *syncBuffer {
 			t.Fatalf("caddy exited before it served; its log:\n%s", log)
 		default:
 		}
-		if up("http://127.0.0.1:2019/config/") && up("http://127.0.0.1:8080/memory/ui/") {
+		if up("http://"+admin+"/config/") && up("http://127.0.0.1:"+site+"/memory/ui/") {
 			if strings.Contains(log.String(), "input is not formatted") {
 				t.Errorf("caddy warns that the Caddyfile (Caddyfile.example with the README's admin mount) is not formatted:\n%s", log)
 			}
-			return log
+			return site
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("caddy did not answer on 8080 and 2019 within 60s; its log:\n%s", log)
+			t.Fatalf("caddy did not answer on %s and %s within 60s; its log:\n%s", site, admin, log)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

@@ -144,8 +144,8 @@ func TestShellBlocksRun(t *testing.T) {
 		"MEMORY_UPSTREAM=" + upstream.URL,
 		"MEMORY_ADMIN_HASH=" + hashPassword(t, bin, adminPassword),
 	}
-	// run runs blocks against the Caddy the (sub)test started.
-	run := func(t *testing.T, blocks []block) error {
+	// run runs blocks against the Caddy the (sub)test started, on port.
+	run := func(t *testing.T, port string, blocks []block) error {
 		dir := t.TempDir()
 		out, err := runBlocks(dir, []string{
 			"PATH=" + os.Getenv("PATH"),
@@ -153,7 +153,7 @@ func TestShellBlocksRun(t *testing.T) {
 			"LANG=C.UTF-8",
 			"OPENAI_API_KEY=sk-doctest-openai",
 			"ANTHROPIC_API_KEY=sk-ant-doctest",
-		}, blocks)
+		}, onPort(blocks, port))
 		if err == nil {
 			t.Logf("bash printed:\n%s", out)
 		}
@@ -176,8 +176,8 @@ func TestShellBlocksRun(t *testing.T) {
 			continue
 		}
 		t.Run(file, func(t *testing.T) {
-			runCaddy(t, bin, config, caddyEnv)
-			if err := run(t, runnable); err != nil {
+			port := runCaddy(t, bin, config, caddyEnv)
+			if err := run(t, port, runnable); err != nil {
 				t.Error(err)
 			}
 		})
@@ -188,7 +188,7 @@ func TestShellBlocksRun(t *testing.T) {
 	// line. (A keyless request from this machine is the example's local
 	// user: the broken ones go to the admin mount, which wants a password.)
 	t.Run("the harness fails on broken examples", func(t *testing.T) {
-		runCaddy(t, bin, config, caddyEnv)
+		port := runCaddy(t, bin, config, caddyEnv)
 		cases := []struct {
 			name  string
 			lines []string
@@ -208,7 +208,7 @@ func TestShellBlocksRun(t *testing.T) {
 			}, "broken.md:2,"},
 		}
 		for _, c := range cases {
-			err := run(t, []block{{file: "broken.md", n: 1, line: 2, lang: "sh", lines: c.lines}})
+			err := run(t, port, []block{{file: "broken.md", n: 1, line: 2, lang: "sh", lines: c.lines}})
 			if err == nil || !strings.Contains(err.Error(), c.at) {
 				t.Errorf("%s: want a failure at %s, got %v", c.name, c.at, err)
 			} else {

@@ -554,7 +554,7 @@ func versionLess(a, b string) bool {
 // handed out before, for servers that tests start. It prefers ports below
 // the kernel's ephemeral range: a server restarted on the same port (as
 // Restart does) would otherwise find it taken by some outgoing connection.
-// It never gives the fixed ports the root package's tests use.
+// (The Caddy of a test binary takes ports in that range, internal/freeport.)
 func FreePort() (int, error) {
 	portsMu.Lock()
 	defer portsMu.Unlock()
@@ -569,7 +569,7 @@ func FreePort() (int, error) {
 	const floor = 10000
 	for range 1000 {
 		p := floor + mrand.IntN(max(lo-floor, 1000))
-		if portsGiven[p] || p == 2999 || p == 9080 || p == 9443 {
+		if portsGiven[p] {
 			continue
 		}
 		if l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p))); err == nil {

@@ -1,0 +1,18 @@
+// Package tools tests memory's tools through Caddy: the memory tools a model
+// calls (their rounds and wire formats), MCP, and the overflow of long
+// conversations.
+//
+// Its tests are black-box: they start Caddy in process with a config, on
+// ports the OS picks (internal/harness), and talk to it over HTTP.
+package tools
+
+import (
+	"os"
+	"testing"
+
+	// The module under test, registered with Caddy.
+	_ "github.com/caddy-memory/memory"
+	"github.com/caddy-memory/memory/internal/harness"
+)
+
+func TestMain(m *testing.M) { os.Exit(harness.Main(m)) }

@@ -1,5 +1,0 @@
-//go:build !race
-
-package memory
-
-const raceDetector = false
