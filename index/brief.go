@@ -15,6 +15,11 @@ type Attrs struct {
 	// Turn is the key of the transcript turn the memory is or was learned
 	// from ("" for none).
 	Turn string
+	// Content is what the block shows of it (see Shown; nil: not known,
+	// its record is read when it is returned), and Framed whether it was
+	// said in a story or a role-play.
+	Content []byte
+	Framed  bool
 }
 
 // Brief is what ranking needs of a hit, from the postings: a search

@@ -13,11 +13,16 @@ import (
 //
 // The dictionary is sorted by key, in blocks of blockTerms entries found by
 // bisecting each block's first key; an entry is uvarint(key - previous
-// key), uvarint(postings), uvarint(list bytes), uvarint(last slot). A list
-// is its postings: uvarint(slot delta << 1 | more), the first from 0, and
-// uvarint(count) when more is set. Nothing in it is a pointer but its
-// slices, so the collector has six of them to look at however large the
-// owner.
+// key), uvarint(postings), uvarint(list bytes), uvarint(last slot),
+// uvarint(the largest count in the list), uvarint(where its skips start in
+// skips, + 1; 0 for none). A list is its postings: uvarint(slot delta << 1
+// | more), the first from 0, and uvarint(count) when more is set. A list of
+// skipEvery postings or more has skips: for each run of skipEvery postings,
+// the last slot in it and the offset in the list where the next run
+// starts, so a search looking for a few memories in a long list reads the
+// runs that may hold them and steps over the rest (see probeList). Nothing
+// in it is a pointer but its slices, so the collector has seven of them to
+// look at however large the owner.
 type inverted struct {
 	n      int32    // slots below n are the segment's
 	first  []uint32 // each block's first key
@@ -25,15 +30,23 @@ type inverted struct {
 	listAt []uint32 // each block's first list's offset in lists
 	dict   []byte
 	lists  []byte
+	skips  []uint32
 	terms  int
 }
+
+// skipEvery is how many postings a skip steps over.
+const skipEvery = 128
 
 const blockTerms = 32
 
 // entry is one dictionary entry.
 type entry struct {
 	key, postings, last uint32
+	maxCount            uint32
 	list                []byte
+	// skips are the list's: last slot, then next run's offset, per run
+	// (nil for a short list).
+	skips []uint32
 }
 
 // lookup finds key's entry.
@@ -54,7 +67,7 @@ func (s *inverted) lookup(key uint32) (entry, bool) {
 	for j := 0; pos < end; j++ {
 		var e entry
 		var d, size uint32
-		d, e.postings, size, e.last, pos = s.entryAt(pos)
+		d, size, pos = s.entryAt(pos, &e)
 		if j > 0 {
 			k += d
 		}
@@ -80,7 +93,7 @@ func (s *inverted) each(fn func(e entry)) {
 	for j := 0; pos < len(s.dict); j++ {
 		var e entry
 		var d, size uint32
-		d, e.postings, size, e.last, pos = s.entryAt(pos)
+		d, size, pos = s.entryAt(pos, &e)
 		if j%blockTerms == 0 {
 			k = s.first[j/blockTerms]
 		} else {
@@ -92,15 +105,20 @@ func (s *inverted) each(fn func(e entry)) {
 	}
 }
 
-// entryAt reads the dictionary entry at pos: its key's difference from the
-// previous one, its postings, its list's bytes and last slot, and where the
-// next entry starts.
-func (s *inverted) entryAt(pos int) (d, postings, size, last uint32, next int) {
-	var v [4]uint64
+// entryAt reads the dictionary entry at pos into e (its postings, last
+// slot, largest count and skips), and returns its key's difference from
+// the previous one, its list's bytes, and where the next entry starts.
+func (s *inverted) entryAt(pos int, e *entry) (d, size uint32, next int) {
+	var v [6]uint64
 	for i := range v {
 		v[i], pos = uvarintAt(s.dict, pos)
 	}
-	return uint32(v[0]), uint32(v[1]), uint32(v[2]), uint32(v[3]), pos
+	e.postings, e.last, e.maxCount = uint32(v[1]), uint32(v[3]), uint32(v[4])
+	if v[5] > 0 {
+		at := int(v[5] - 1)
+		e.skips = s.skips[at : at+2*(int(e.postings)/skipEvery)]
+	}
+	return uint32(v[0]), uint32(v[2]), pos
 }
 
 func uvarintAt(b []byte, pos int) (uint64, int) {
@@ -113,6 +131,12 @@ func uvarintAt(b []byte, pos int) (uint64, int) {
 
 // eachPosting calls fn with each posting of a list, by slot.
 func eachPosting(list []byte, fn func(slot int32, count uint16)) {
+	eachPostingAt(list, func(slot int32, count uint16, _ int) { fn(slot, count) })
+}
+
+// eachPostingAt calls fn with each posting of a list, by slot, and where
+// the next one starts.
+func eachPostingAt(list []byte, fn func(slot int32, count uint16, next int)) {
 	slot := uint64(0)
 	for pos := 0; pos < len(list); {
 		var v uint64
@@ -122,7 +146,7 @@ func eachPosting(list []byte, fn func(slot int32, count uint16)) {
 			c, pos = uvarintAt(list, pos)
 		}
 		slot += v >> 1 // the first from 0
-		fn(int32(slot), uint16(c))
+		fn(int32(slot), uint16(c), pos)
 	}
 }
 
@@ -152,10 +176,24 @@ func (w *segWriter) add(key, postings, last uint32, list []byte) {
 		s.listAt = append(s.listAt, uint32(len(s.lists)))
 		d = 0
 	}
+	// The largest count, and a skip after every skipEvery postings.
+	maxCount, skipsAt := uint32(1), 0
+	if postings >= skipEvery {
+		skipsAt = len(s.skips) + 1
+	}
+	n := 0
+	eachPostingAt(list, func(slot int32, count uint16, next int) {
+		maxCount = max(maxCount, uint32(count))
+		if n++; skipsAt > 0 && n%skipEvery == 0 {
+			s.skips = append(s.skips, uint32(slot), uint32(next))
+		}
+	})
 	s.dict = binary.AppendUvarint(s.dict, uint64(d))
 	s.dict = binary.AppendUvarint(s.dict, uint64(postings))
 	s.dict = binary.AppendUvarint(s.dict, uint64(len(list)))
 	s.dict = binary.AppendUvarint(s.dict, uint64(last))
+	s.dict = binary.AppendUvarint(s.dict, uint64(maxCount))
+	s.dict = binary.AppendUvarint(s.dict, uint64(skipsAt))
 	s.lists = append(s.lists, list...)
 	s.terms++
 	w.prev = key
@@ -229,7 +267,7 @@ func rewrite(old *inverted, remap []int32, add []posting, n int32) *inverted {
 		flush(k, entry{}, false, adds(k))
 	}
 	s.dict, s.lists = clipped(s.dict), clipped(s.lists)
-	s.first, s.dictAt, s.listAt = clipped(s.first), clipped(s.dictAt), clipped(s.listAt)
+	s.first, s.dictAt, s.listAt, s.skips = clipped(s.first), clipped(s.dictAt), clipped(s.listAt), clipped(s.skips)
 	return s
 }
 
@@ -238,5 +276,5 @@ func (s *inverted) bytes() int {
 	if s == nil {
 		return 0
 	}
-	return 96 + cap(s.dict) + cap(s.lists) + 4*(cap(s.first)+cap(s.dictAt)+cap(s.listAt))
+	return 120 + cap(s.dict) + cap(s.lists) + 4*(cap(s.first)+cap(s.dictAt)+cap(s.listAt)+cap(s.skips))
 }

@@ -41,6 +41,10 @@ type Scorer struct {
 	docs    uint64
 	df      [2][]uint64 // per field (content, context), per term
 	clause  [2][]float64
+	// order is the clauses (field << 5 | term), heaviest first: every
+	// score is summed in it (Score, the postings' walk), so a memory
+	// scores the same to the last bit whichever way it is searched.
+	order   []uint8
 	loaded  [2]uint32
 	clauses int
 	// hashes are the terms' digest hashes, ascending, with their bits.
@@ -139,9 +143,10 @@ func (s *Scorer) MatchDigest(d []byte, m *Match) (found, ok bool) {
 // first.
 func (s *Scorer) Score(m *Match) float64 {
 	score, matched := 0.0, 0
-	for f, set := range [2]uint32{m.Content, m.Context} {
-		for ; set != 0; set &= set - 1 {
-			i := bits.TrailingZeros32(set)
+	sets := [2]uint32{m.Content, m.Context}
+	for _, k := range s.order {
+		f, i := k>>5, k&31
+		if sets[f]&(1<<i) != 0 {
 			score += s.clause[f][i] * tfPart(m.count[f][i])
 			matched++
 		}
@@ -182,6 +187,13 @@ func (s *Scorer) weigh() {
 			}
 		}
 	}
+	s.order = s.order[:0]
+	for f := range 2 {
+		for i := range s.Matcher.Terms {
+			s.order = append(s.order, uint8(f<<5|i))
+		}
+	}
+	slices.SortStableFunc(s.order, func(a, b uint8) int { return cmp.Compare(s.clause[b>>5][b&31], s.clause[a>>5][a&31]) })
 }
 
 // Weights returns the IDF in the shard's content field, smoothed with

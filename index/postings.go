@@ -32,6 +32,7 @@ type Postings struct {
 
 	wmu   sync.Mutex // writers of the tables below
 	terms termTable
+	words wordTable
 	kinds atomic.Pointer[[]string] // by kind number; copied on write
 	kind  map[string]uint8         // under wmu
 
@@ -65,7 +66,7 @@ func (x *Index) NewPostings() *Postings {
 func (p *Postings) Version() byte { return p.version }
 
 // Bytes is about how much memory the postings take.
-func (p *Postings) Bytes() int { return int(p.bytes.Load()) + p.terms.bytes() }
+func (p *Postings) Bytes() int { return int(p.bytes.Load()) + p.terms.bytes() + p.words.bytes() }
 
 // Owner returns owner's part, or nil when the postings do not hold it.
 func (p *Postings) Owner(owner string) *Owner {
@@ -173,6 +174,14 @@ type ownerData struct {
 	// order is the live slots by id.
 	order []int32
 	live  int
+	// What the block shows of each slot that has it kept (flagShown):
+	// shown[shownAt[slot]:][:shownLen[slot]], encoded (see Shown). A
+	// rewritten text is appended; shownGarbage is the bytes of those
+	// replaced and of dead slots.
+	shown        []byte
+	shownAt      []uint32
+	shownLen     []uint16
+	shownGarbage int
 
 	seg *inverted // slots below seg.n; nil: none yet
 	// fwd holds the forward encoding of each slot from seg.n on, at
@@ -187,11 +196,13 @@ type ownerData struct {
 	// The segment's postings of slots that died since it was made still
 	// count in its lists: deadDF is how many of them hold each key, when
 	// their terms were known as they died; blind is how many died with
-	// terms unknown (their memory was rewritten or purged): a search then
-	// counts each list's live postings, until the segment is made again
-	// (blindSince: when the first of them died).
+	// terms unknown (their memory was rewritten or purged; blindSlots are
+	// they): a search then counts each list's live postings, until Settle
+	// finds their terms in the lists (blindSince: when the first of them
+	// died).
 	deadDF     map[uint32]uint32
 	blind      int
+	blindSlots []int32
 	blindSince time.Time
 	dead       int // dead slots below seg.n
 
@@ -202,6 +213,8 @@ type ownerData struct {
 const (
 	flagLive     = 1 << iota
 	flagExpiring // has an entry in expires
+	flagShown    // its text is kept (see Shown)
+	flagFramed   // said in a story or a role-play
 )
 
 // Live is how many memories the owner has in the postings.
@@ -245,6 +258,7 @@ func (o *Owner) Put(id uint64, digest []byte, a Attrs) bool {
 		return true
 	}
 	at, found := o.search(id)
+	shown := o.encodeShown(&a)
 	if found && o.sum[o.order[at]] == sum {
 		// The same terms: what a restatement or a use rewrites.
 		slot := o.order[at]
@@ -252,6 +266,7 @@ func (o *Owner) Put(id uint64, digest []byte, a Attrs) bool {
 		p.wmu.Unlock()
 		o.setExpiry(slot, expires)
 		o.setAttrs(slot, &a)
+		o.setShown(slot, shown, &a)
 		return true
 	}
 	ok := digestTerms(digest[1:], p.terms.number, ts)
@@ -276,7 +291,9 @@ func (o *Owner) Put(id uint64, digest []byte, a Attrs) bool {
 	o.flags = append(o.flags, flagLive)
 	o.sum = append(o.sum, sum)
 	o.updated, o.ment, o.imp, o.turn = append(o.updated, 0), append(o.ment, 0), append(o.imp, 0), append(o.turn, 0)
+	o.shownAt, o.shownLen = append(o.shownAt, 0), append(o.shownLen, 0)
 	o.setAttrs(slot, &a)
+	o.setShown(slot, shown, &a)
 	o.fwdAt = append(o.fwdAt, uint32(len(o.fwd)))
 	o.fwd = appendForward(o.fwd, ts)
 	o.live++
@@ -325,6 +342,7 @@ func (o *Owner) kill(slot int32, digest []byte) {
 	o.flags[slot] &^= flagLive
 	o.live--
 	o.setExpiry(slot, nil)
+	o.dropShown(slot)
 	if o.seg == nil || slot >= o.seg.n {
 		at := o.fwdAt[slot-o.segN()]
 		end := len(o.fwd)
@@ -338,6 +356,7 @@ func (o *Owner) kill(slot int32, digest []byte) {
 	var ts [2][]term
 	if digest == nil || !digestTerms(digest[1:], o.p.lookupTerm, &ts) {
 		o.blind++
+		o.blindSlots = append(o.blindSlots, slot)
 		return
 	}
 	if o.deadDF == nil {

@@ -34,6 +34,9 @@ type searchSpace struct {
 	acc     []accum
 	touched []int32
 	tail    []tailMatch
+	cands   []int32   // walkSegment's, probing
+	kept    []accum   // walkSegment's: the candidates' sums
+	heap    []float64 // threshold's
 }
 
 // accum is what a segment's walk has found of one memory: its score and
@@ -53,8 +56,17 @@ var spacePool = sync.Pool{New: func() any { return new(searchSpace) }}
 // Search ranks the owner's active memories that hold the scorer's terms
 // (from NewScorer; its statistics are set here), and returns the best size
 // that f admits, best first (newer first on ties), as Records.Top does,
-// with what the floor needs to know and each hit's Brief.
-func (o *Owner) Search(s *Scorer, f Filter, now time.Time, size int) ([]Hit, *Known, []Brief) {
+// with what the floor needs to know, each hit's Brief and what the block
+// shows of it.
+func (o *Owner) Search(s *Scorer, f Filter, now time.Time, size int) ([]Hit, *Known, []Brief, []Shown) {
+	hits, known, briefs, shown, _ := o.searchWith(s, f, now, size, true)
+	return hits, known, briefs, shown
+}
+
+// searchWith is Search; without prune, it walks every posting of the
+// question's lists (what pruning must agree with). pruned tells whether
+// some list was only probed.
+func (o *Owner) searchWith(s *Scorer, f Filter, now time.Time, size int, prune bool) (hits []Hit, kn *Known, briefs []Brief, shown []Shown, pruned bool) {
 	o.mu.RLock()
 	defer o.mu.RUnlock()
 	nowNano := now.UnixNano()
@@ -91,20 +103,20 @@ func (o *Owner) Search(s *Scorer, f Filter, now time.Time, size int) ([]Hit, *Kn
 		o.matchTail(sp, &q, &adm, nowNano, &counts)
 	}
 	s.UseCounts(&counts)
-	o.walkSegment(sp, s, &lists, n)
+	pruned = o.walkSegment(sp, s, &lists, n, &adm, nowNano, size, prune)
 	top := o.best(sp, s, &adm, nowNano, make([]ranked, 0, size))
-	kn := &Known{scorer: s, found: make(map[uint64]termSet, len(top))}
+	kn = &Known{scorer: s, found: make(map[uint64]termSet, len(top))}
 	for i := range n {
 		if counts.DF[0][i] > 0 {
 			kn.has |= 1 << i
 		}
 	}
-	hits, briefs := make([]Hit, len(top)), make([]Brief, len(top))
+	hits, briefs, shown = make([]Hit, len(top)), make([]Brief, len(top)), make([]Shown, len(top))
 	for i, r := range top {
-		hits[i], briefs[i] = r.Hit, o.brief(r.slot)
+		hits[i], briefs[i], shown[i] = r.Hit, o.brief(r.slot), o.shownFor(r.slot)
 		kn.found[r.ID] = r.set
 	}
-	return hits, kn, briefs
+	return hits, kn, briefs, shown, pruned
 }
 
 // active reports whether the memory in slot is live and not expired at
@@ -119,7 +131,7 @@ func (o *Owner) active(slot int32, nowNano int64) bool {
 // of them: its active memories, and how many of those in the segment hold
 // each term: the list's count, less the dead known to hold it; or, while
 // dead ones of unknown terms or expired ones are in it, counted.
-func (o *Owner) segmentLists(keys *[32]uint32, known uint32, n int, nowNano int64) (lists [2][32][]byte, counts Counts) {
+func (o *Owner) segmentLists(keys *[32]uint32, known uint32, n int, nowNano int64) (lists [2][32]entry, counts Counts) {
 	expired := 0
 	for slot, t := range o.expires {
 		if nowNano >= t && o.flags[slot]&flagLive != 0 {
@@ -138,7 +150,7 @@ func (o *Owner) segmentLists(keys *[32]uint32, known uint32, n int, nowNano int6
 			if !ok {
 				continue
 			}
-			lists[fl][i] = e.list
+			lists[fl][i] = e
 			if exact {
 				counts.DF[fl][i] = uint64(e.postings - o.deadDF[key])
 				continue
@@ -177,43 +189,202 @@ func (o *Owner) matchTail(sp *searchSpace, q *[2][]qterm, adm *admitter, nowNano
 	}
 }
 
-// walkSegment walks the segment's lists of the query's n terms, each once,
+// walkSegment walks the segment's lists of the query's n terms,
 // accumulating each memory's score and terms in sp.acc (and the slots
 // touched in sp.touched). Whether a memory is active is asked once it is
 // touched (best), not at every posting.
-func (o *Owner) walkSegment(sp *searchSpace, s *Scorer, lists *[2][32][]byte, n int) {
+//
+// The lists are walked heaviest first, in the order Scorer.Score sums a
+// memory's clauses, whether or not the walk prunes: pruning changes no
+// score, and a memory scores what its record would. With prune, a large owner's common words are not walked whole:
+// once the size-th best memory touched so far (that the filter admits)
+// scores more than any memory the remaining lists alone could make, no
+// memory they hold is new to the top, and they are only probed for the
+// memories touched so far that could still reach it (probeList), stepping
+// over the runs of postings that hold none of them.
+func (o *Owner) walkSegment(sp *searchSpace, s *Scorer, lists *[2][32]entry, n int, adm *admitter, nowNano int64, size int, prune bool) (pruned bool) {
 	segN := int(o.segN())
 	if len(sp.acc) < segN {
 		sp.acc = make([]accum, segN)
 	}
 	sp.touched = sp.touched[:0]
-	for fl := range 2 {
-		for i := range n {
-			list := lists[fl][i]
-			if list == nil {
-				continue
+	var order [64]walkList
+	m := 0
+	for _, k := range s.order { // heaviest first, as Score sums
+		fl, i := int(k>>5), int(k&31)
+		e := &lists[fl][i]
+		if i >= n || e.list == nil {
+			continue
+		}
+		w := s.clause[fl][i]
+		order[m] = walkList{e: e, w: w, bit: uint64(1) << (32*fl + i), bound: w * tfPart(uint16(min(e.maxCount, 1<<16-1)))}
+		m++
+	}
+	walked := order[:m]
+	// rest[j] is the most lists j on can add to a memory's sum.
+	var rest [65]float64
+	for j := m - 1; j >= 0; j-- {
+		rest[j] = rest[j+1] + walked[j].bound
+	}
+	clauses := float64(s.clauses)
+	closed, theta := false, 0.0
+	for j, l := range walked {
+		if prune && !closed && size > 0 && l.e.skips != nil && int(l.e.postings) > 2*len(sp.touched) {
+			// A memory no list so far holds has at most the remaining
+			// lists' weight, and as many terms.
+			theta = o.threshold(sp, adm, nowNano, size, clauses)
+			closed = theta > 0 && rest[j]*float64(m-j)/clauses*(1+1e-9) < theta
+		}
+		if !closed {
+			walkAll(sp, l)
+			continue
+		}
+		// Only the memories touched so far that may still reach theta: at
+		// the first list probed, of all touched; after, of those left.
+		from := sp.cands
+		if !pruned {
+			from = sp.touched
+		}
+		cands := sp.cands[:0]
+		for _, slot := range from {
+			a := &sp.acc[slot]
+			if (a.score+rest[j])*float64(bits.OnesCount64(a.terms)+m-j)/clauses*(1+1e-9) >= theta && (pruned || o.active(slot, nowNano) && adm.admits(o, slot)) {
+				cands = append(cands, slot)
 			}
-			w, bit := s.clause[fl][i], uint64(1)<<(32*fl+i)
-			slot := int32(0)
-			for pos := 0; pos < len(list); {
-				v := uint64(list[pos])
-				pos++
-				if v >= 0x80 {
-					v, pos = uvarintAt(list, pos-1)
-				}
-				c := uint16(1)
-				if v&1 != 0 {
-					var cv uint64
-					cv, pos = uvarintAt(list, pos)
-					c = uint16(cv)
-				}
-				slot += int32(v >> 1) // the first from 0
-				a := &sp.acc[slot]
-				if a.terms == 0 {
-					sp.touched = append(sp.touched, slot)
-				}
-				a.score += w * tfPart(c)
-				a.terms |= bit
+		}
+		if !pruned {
+			slices.Sort(cands)
+		}
+		sp.cands, pruned = cands, true
+		probeList(l.e.list, l.e.skips, cands, func(slot int32, c uint16) {
+			a := &sp.acc[slot]
+			a.score += l.w * tfPart(c)
+			a.terms |= l.bit
+		})
+	}
+	if pruned {
+		// Only the candidates left can be among the best (best offers
+		// what is touched): the others' partial sums are let go.
+		keep := sp.kept[:0]
+		for _, slot := range sp.cands {
+			keep = append(keep, sp.acc[slot])
+		}
+		for _, slot := range sp.touched {
+			sp.acc[slot] = accum{}
+		}
+		for i, slot := range sp.cands {
+			sp.acc[slot] = keep[i]
+		}
+		sp.kept = keep
+		sp.touched = append(sp.touched[:0], sp.cands...)
+	}
+	return pruned
+}
+
+// walkList is one of the question's lists as walkSegment walks it: its
+// weight, the term's bit in accum.terms, and the most a posting adds.
+type walkList struct {
+	e        *entry
+	w, bound float64
+	bit      uint64
+}
+
+// walkAll walks all of one list.
+func walkAll(sp *searchSpace, l walkList) {
+	list, w, bit := l.e.list, l.w, l.bit
+	slot := int32(0)
+	for pos := 0; pos < len(list); {
+		v := uint64(list[pos])
+		pos++
+		if v >= 0x80 {
+			v, pos = uvarintAt(list, pos-1)
+		}
+		c := uint16(1)
+		if v&1 != 0 {
+			var cv uint64
+			cv, pos = uvarintAt(list, pos)
+			c = uint16(cv)
+		}
+		slot += int32(v >> 1) // the first from 0
+		a := &sp.acc[slot]
+		if a.terms == 0 {
+			sp.touched = append(sp.touched, slot)
+		}
+		a.score += w * tfPart(c)
+		a.terms |= bit
+	}
+}
+
+// threshold is the size-th best score, as it stands, of the memories
+// touched so far that are active and that adm admits (0 when there are
+// fewer): their scores only grow as more lists are walked.
+func (o *Owner) threshold(sp *searchSpace, adm *admitter, nowNano int64, size int, clauses float64) float64 {
+	h := sp.heap[:0]
+	for _, slot := range sp.touched {
+		a := &sp.acc[slot]
+		v := a.score * float64(bits.OnesCount64(a.terms)) / clauses
+		if len(h) == size && v <= h[0] || !o.active(slot, nowNano) || !adm.admits(o, slot) {
+			continue
+		}
+		if len(h) < size {
+			h = append(h, v)
+			for i := len(h) - 1; i > 0 && h[(i-1)/2] > h[i]; i = (i - 1) / 2 {
+				h[i], h[(i-1)/2] = h[(i-1)/2], h[i]
+			}
+			continue
+		}
+		h[0] = v
+		for i := 0; ; {
+			c := 2*i + 1
+			if c >= len(h) {
+				break
+			}
+			if c+1 < len(h) && h[c+1] < h[c] {
+				c++
+			}
+			if h[i] <= h[c] {
+				break
+			}
+			h[i], h[c] = h[c], h[i]
+			i = c
+		}
+	}
+	sp.heap = h
+	if len(h) < size {
+		return 0
+	}
+	return h[0]
+}
+
+// probeList calls fn with the postings of list (with its skips, see
+// inverted) of the slots in cands, ascending, reading only the runs of
+// postings that may hold them.
+func probeList(list []byte, skips []uint32, cands []int32, fn func(slot int32, count uint16)) {
+	pos, slot, run := 0, int32(0), 0
+	for _, want := range cands {
+		// Step over the runs that end before want.
+		for ; 2*run < len(skips) && int32(skips[2*run]) < want; run++ {
+			if next := int(skips[2*run+1]); next > pos {
+				pos, slot = next, int32(skips[2*run])
+			}
+		}
+		for pos < len(list) {
+			v, next := uint64(list[pos]), pos+1
+			if v >= 0x80 {
+				v, next = uvarintAt(list, pos)
+			}
+			c := uint64(1)
+			if v&1 != 0 {
+				c, next = uvarintAt(list, next)
+			}
+			at := slot + int32(v>>1)
+			if at > want {
+				break
+			}
+			pos, slot = next, at
+			if at == want {
+				fn(at, uint16(c))
+				break
 			}
 		}
 	}

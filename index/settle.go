@@ -9,12 +9,14 @@ import (
 // forward merged into a segment, dead ones left out when there are enough.
 
 // Settle reorganises the owner after changes: merges the memories kept
-// forward into a new segment when there are enough, and makes all anew
-// when dead memories take too much room or blind the segment's counts (at
-// once for a small segment; a large one, whose making costs tens of
-// milliseconds, is searched the slower way for up to blindFor first, so
-// that a burst of rewrites costs one). It reports whether it wants to be
-// called again, though nothing changes meanwhile.
+// forward into a new segment when there are enough, makes all anew when
+// dead memories take too much room, and finds the terms of those that died
+// blind (see ownerData.blind) in the segment's lists, so its counts are
+// exact again without making it anew (at once for a small segment; a
+// large one, whose lists take milliseconds to read, is searched the slower
+// way for up to blindFor first, so that a burst of rewrites costs one
+// reading). It reports whether it wants to be called again, though nothing
+// changes meanwhile.
 func (o *Owner) Settle(now time.Time) (again bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -36,26 +38,52 @@ func (o *Owner) Settle(now time.Time) (again bool) {
 		o.blindSince = now
 	}
 	switch {
-	case o.blind > 0 && (o.seg.n <= blindCompact || now.Sub(o.blindSince) >= blindFor || o.blind*32 > o.live),
-		o.dead > 0 && o.dead > o.live/4:
+	case o.dead > 0 && o.dead > o.live/4:
 		o.compact()
+	case o.blind > 0 && (o.seg.n <= blindCompact || now.Sub(o.blindSince) >= blindFor || o.blind*32 > o.live):
+		o.unblind()
+	}
+	switch {
 	case o.seg == nil && n > forwardMax, o.seg != nil && tail > tailMax:
 		o.merge()
 	case o.seg == nil && o.garbage > 0 && o.garbage > len(o.fwd)/2:
 		o.compact()
 	}
+	o.packShown(nil, 0)
 	size := o.bytes()
 	o.p.bytes.Add(int64(size - o.size))
 	o.size = size
 	return o.blind > 0
 }
 
-// A segment blinded by a rewrite is made anew at once when it has at most
-// blindCompact slots, else after blindFor.
+// A segment blinded by a rewrite has its dead slots' terms found at once
+// when it has at most blindCompact slots, else after blindFor.
 const (
 	blindCompact = 4096
 	blindFor     = 10 * time.Second
 )
+
+// unblind finds the terms of the slots that died blind in the segment's
+// lists, in one reading of them, and counts them in deadDF: a search's
+// counts are exact again, at the cost of reading the lists once, where
+// making the segment anew would write them all.
+func (o *Owner) unblind() {
+	dead := make([]uint64, (o.seg.n+63)/64)
+	for _, slot := range o.blindSlots {
+		dead[slot/64] |= 1 << (slot % 64)
+	}
+	if o.deadDF == nil {
+		o.deadDF = map[uint32]uint32{}
+	}
+	o.seg.each(func(e entry) {
+		eachPosting(e.list, func(slot int32, _ uint16) {
+			if dead[slot/64]&(1<<(slot%64)) != 0 {
+				o.deadDF[e.key]++
+			}
+		})
+	})
+	o.blind, o.blindSlots, o.blindSince = 0, nil, time.Time{}
+}
 
 // tailPostings decodes the forward memories from slot from on, live ones
 // only, renumbered by remap (when not nil), into postings sorted by key.
@@ -114,6 +142,7 @@ func (o *Owner) clip() {
 	o.ids, o.sess, o.kind, o.flags = clipped(o.ids), clipped(o.sess), clipped(o.kind), clipped(o.flags)
 	o.updated, o.ment, o.imp, o.turn = clipped(o.updated), clipped(o.ment), clipped(o.imp), clipped(o.turn)
 	o.sum, o.order, o.fwd, o.fwdAt = clipped(o.sum), clipped(o.order), clipped(o.fwd), clipped(o.fwdAt)
+	o.shown, o.shownAt, o.shownLen = clipped(o.shown), clipped(o.shownAt), clipped(o.shownLen)
 }
 
 // clipped is s, copied to a slice of its length when it has much more
@@ -137,6 +166,7 @@ func (o *Owner) compact() {
 			n++
 		}
 	}
+	o.packShown(remap, n)
 	if o.seg != nil {
 		o.seg = rewrite(o.seg, remap, o.tailPostings(remap), n)
 		o.fwd, o.fwdAt = nil, nil
@@ -171,7 +201,7 @@ func (o *Owner) compact() {
 		}
 		o.expires = exp
 	}
-	o.garbage, o.dead, o.blind, o.deadDF, o.blindSince = 0, 0, 0, nil, time.Time{}
+	o.garbage, o.dead, o.blind, o.deadDF, o.blindSlots, o.blindSince = 0, 0, 0, nil, nil, time.Time{}
 	o.clip()
 }
 
@@ -189,6 +219,6 @@ func kept[E any](s []E, remap []int32, n int32) []E {
 // bytes is about how much memory the owner takes.
 func (o *Owner) bytes() int {
 	return 256 + o.seg.bytes() + cap(o.fwd) + 4*cap(o.fwdAt) + 8*cap(o.ids) + 4*cap(o.sess) + cap(o.kind) + cap(o.flags) +
-		4*cap(o.sum) + 4*cap(o.order) + 24*len(o.expires) + 12*len(o.deadDF) +
-		8*cap(o.updated) + 2*cap(o.ment) + cap(o.imp) + 4*cap(o.turn)
+		4*cap(o.sum) + 4*cap(o.order) + 24*len(o.expires) + 12*len(o.deadDF) + 4*cap(o.blindSlots) +
+		8*cap(o.updated) + 2*cap(o.ment) + cap(o.imp) + 4*cap(o.turn) + cap(o.shown) + 4*cap(o.shownAt) + 2*cap(o.shownLen)
 }

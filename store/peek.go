@@ -299,3 +299,28 @@ func (t *Tx) PeekAll(owner string, fn func(*Peek) error) error {
 	}
 	return nil
 }
+
+// Shown is what the block shows of the peeked memory: its content (the
+// record's bytes, good as long as the Peek's), and whether it was said in
+// a story or a role-play (Meta["framed"]), read without decoding the rest.
+func (p *Peek) Shown() (content []byte, framed bool, err error) {
+	if p.mem != nil {
+		return []byte(p.mem.Content), p.mem.Meta["framed"] != "", nil
+	}
+	d := decoder{b: p.body}
+	d.bytes() // owner
+	d.bytes() // kind
+	d.bytes() // key
+	content = d.bytes()
+	d.bytes() // context
+	d.bytes() // ref
+	for n := d.count(); n > 0 && !d.err; n-- {
+		if k, v := d.bytes(), d.bytes(); string(k) == "framed" {
+			framed = len(v) > 0
+		}
+	}
+	if d.err {
+		return nil, false, fmt.Errorf("decoding memory %d: %w", p.ID, errCorrupt)
+	}
+	return content, framed, nil
+}

@@ -229,8 +229,12 @@ func (ps *postings) put(o *index.Owner, pk *store.Peek) error {
 	if err != nil {
 		return err
 	}
+	content, framed, err := pk.Shown()
+	if err != nil {
+		return err
+	}
 	attrs := index.Attrs{Kind: b.Kind, Session: pk.Session(), Expires: pk.Expires(), Updated: b.Updated,
-		Mentions: b.Mentions, Importance: b.Importance, Turn: b.Turn()}
+		Mentions: b.Mentions, Importance: b.Importance, Turn: b.Turn(), Content: content, Framed: framed}
 	if o.Put(pk.ID, pk.Terms(), attrs) {
 		return nil
 	}

@@ -519,14 +519,7 @@ func TestPostingsFollowChanges(t *testing.T) {
 	defer closeEngine(t, e)
 	e.cfg.LocalSearchMax = 3
 	owner, other := e.OwnerID("large"), e.OwnerID("other")
-	put := func(owner, content string) uint64 {
-		t.Helper()
-		res, err := e.Remember(t.Context(), OwnedPut{Owner: owner, Put: store.Put{Kind: "note", Content: content}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res[0].Memory.ID
-	}
+	put := func(owner, content string) uint64 { return rememberNote(t, e, owner, content) }
 	for i := range 5 {
 		put(owner, fmt.Sprintf("User keeps bees, hive %d", i))
 		put(other, fmt.Sprintf("User keeps bees and goats, pen %d", i))
@@ -566,6 +559,16 @@ func TestPostingsFollowChanges(t *testing.T) {
 	if got := search(t, e, owner, "bees"); len(got) != 0 {
 		t.Errorf("a forgotten owner's memories are found: %v", got)
 	}
+}
+
+// rememberNote stores a note of owner's, and returns its id.
+func rememberNote(t *testing.T, e *Engine, owner, content string) uint64 {
+	t.Helper()
+	res, err := e.Remember(t.Context(), OwnedPut{Owner: owner, Put: store.Put{Kind: "note", Content: content}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res[0].Memory.ID
 }
 
 // waitPostings waits until the postings hold owner and have applied every

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/cespare/xxhash/v2"
+
 	"github.com/caddy-memory/memory/extract"
 	"github.com/caddy-memory/memory/store"
 )
@@ -16,7 +18,7 @@ func (c *askedCache) onlyAsked(m *store.Memory) bool {
 	if m.Kind != "turn" {
 		return false
 	}
-	k := askedKey{m.ID, m.Version}
+	k := askedKey{m.ID, xxhash.Sum64String(m.Content)}
 	c.mu.Lock()
 	asked, ok := c.m[k]
 	c.mu.Unlock()
@@ -40,9 +42,10 @@ type askedCache struct {
 	m  map[askedKey]bool
 }
 
+// askedKey is a turn as it reads: its id and its text's hash (a recall's
+// memories made from the postings have no version).
 type askedKey struct {
-	id      uint64
-	version int
+	id, text uint64
 }
 
 // maxAsked bounds the turns askedCache remembers (about 40 bytes each).

@@ -57,7 +57,9 @@ func (s *Searcher) Recall(ctx context.Context, r Request) (Recalled, error) {
 	case focus == index.FocusNone:
 		return Recalled{Nothing: NothingSmallTalk}, nil
 	}
-	res, err := s.searchFocused(ctx, r.SearchRequest, focus)
+	sr := r.SearchRequest
+	sr.shown = true // a recall needs only what its block shows of each
+	res, err := s.searchFocused(ctx, sr, focus)
 	if err != nil {
 		return Recalled{Nothing: NothingRelevant}, err
 	}
@@ -90,6 +92,9 @@ func (s *Searcher) render(r Request, prof *profile, kept []Result) (Recalled, er
 	// never told what it says itself.
 	var facts []*fact
 	var standing []block.Standing
+	if prof != nil {
+		facts, standing = make([]*fact, 0, len(prof.facts)), make([]block.Standing, 0, len(prof.facts))
+	}
 	now := s.now()
 	// out is whether a fact of the profile stays out of this request's
 	// block: expired since the profile was read, or taught by the turn
@@ -110,7 +115,7 @@ func (s *Searcher) render(r Request, prof *profile, kept []Result) (Recalled, er
 	// The facts that fit their budget, by id and by text.
 	var shown []*fact
 	var shownStanding []block.Standing
-	inProfile, sameText, taught := map[uint64]bool{}, map[uint64]bool{}, map[string][]string{}
+	inProfile, sameText, taught := map[uint64]bool{}, map[uint64]bool{}, map[uint32][]string{}
 	for _, i := range block.StandingFits(standing, tokens, r.MaxTokens) {
 		st := standing[i]
 		st.Rank = 0 // below the question's finds, in the order they fitted
@@ -136,7 +141,8 @@ func (s *Searcher) render(r Request, prof *profile, kept []Result) (Recalled, er
 	}
 	for _, f := range slices.Concat(shown, bridged) {
 		if f.turn != "" {
-			taught[f.turn] = append(taught[f.turn], f.content())
+			t := index.TurnHash(f.turn)
+			taught[t] = append(taught[t], f.content())
 		}
 	}
 	// What the question found that the profile does not already say, then
@@ -144,7 +150,7 @@ func (s *Searcher) render(r Request, prof *profile, kept []Result) (Recalled, er
 	items := make([]block.Item, 0, len(kept)+len(bridged))
 	found := kept[:0]
 	for _, x := range kept {
-		if inProfile[x.Memory.ID] || sameText[x.textHash()] || saysAll(taught[x.Memory.Key], x.Memory) {
+		if inProfile[x.Memory.ID] || sameText[x.textHash()] || saysAll(taught[x.fromTurn()], x.Memory) {
 			continue
 		}
 		found = append(found, x)

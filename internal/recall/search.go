@@ -44,6 +44,10 @@ type SearchRequest struct {
 	// Gate judges the question first (index.Gate): small talk searches
 	// nothing, an identity question ranks identity facts first, and so on.
 	Gate bool
+	// shown: the memories returned need only what the block shows of them
+	// (a recall's): those the postings rank and keep the text of are not
+	// read (see candidates.memory).
+	shown bool
 }
 
 // wantsKind reports whether the search looks at memories of kind.
@@ -66,6 +70,18 @@ type Result struct {
 	Profile bool
 	// hash is norm.Hash of the memory's content, when the search made it.
 	hash uint64
+	// turn is index.TurnHash of the turn the memory is or was learned
+	// from, for a memory made from what the postings show (its Key and
+	// Meta are not read).
+	turn uint32
+}
+
+// fromTurn is index.TurnHash of the turn a transcript memory is: its key.
+func (x *Result) fromTurn() uint32 {
+	if x.Memory.Key == "" {
+		return x.turn
+	}
+	return index.TurnHash(x.Memory.Key)
 }
 
 // textHash is norm.Hash of the result's content.
@@ -316,7 +332,7 @@ func (c *candidates) pick(list []index.Candidate, part *store.Partition, r *Sear
 				continue
 			}
 		}
-		m, ok, err := c.memory(part, r, cand.ID, local, now)
+		m, turn, ok, err := c.memory(part, r, cand.ID, local, now)
 		if err != nil {
 			return nil, err
 		} else if !ok {
@@ -330,7 +346,7 @@ func (c *candidates) pick(list []index.Candidate, part *store.Partition, r *Sear
 		}
 		seen[h] = true
 		relevant = relevant || covers
-		out = append(out, Result{Memory: m, Score: c.score[cand.ID], Rank: cand.Rank, Similarity: sn.similar[m.ID], hash: h})
+		out = append(out, Result{Memory: m, Score: c.score[cand.ID], Rank: cand.Rank, Similarity: sn.similar[m.ID], hash: h, turn: turn})
 		if len(out) == r.Limit {
 			break
 		}
@@ -344,24 +360,41 @@ func (c *candidates) pick(list []index.Candidate, part *store.Partition, r *Sear
 // memory is candidate id's memory whole: as it was read, or decoded now
 // from its record (read now, and checked, when it was ranked from the
 // postings: they may be newer than this snapshot, and only the records
-// say a session for sure). ok is false for one passed over.
-func (c *candidates) memory(part *store.Partition, r *SearchRequest, id uint64, local *localResult, now time.Time) (*store.Memory, bool, error) {
+// say a session for sure). A recall's (r.shown) is made from what the
+// postings keep when they rank it and keep its text: they hold every
+// change of the owner the snapshot has (Postings.Current), a memory
+// deleted, expired or rewritten among them, so its record would say
+// nothing more of what the block shows; turn is then the TurnHash of its
+// turn. ok is false for one passed over.
+func (c *candidates) memory(part *store.Partition, r *SearchRequest, id uint64, local *localResult, now time.Time) (m *store.Memory, turn uint32, ok bool, err error) {
 	if m := c.mems[id]; m != nil {
-		return m, true, nil
+		return m, 0, true, nil
 	}
 	p := local.peeks[id]
-	if p == nil {
-		var ok bool
-		var err error
-		if p, _, ok, err = readHit(part, id, r, now); err != nil || !ok {
-			return nil, false, err
+	if p == nil && r.shown && !r.OnlySession {
+		// A session search reads the records: the postings tell sessions
+		// apart by a hash.
+		if br, known := local.briefs[id]; known && br.Kind != "" {
+			if content, framed, kept := local.shown[id].Text(); kept {
+				m := &store.Memory{ID: id, Owner: r.Owner, Kind: br.Kind, Content: content, UpdatedAt: br.Updated,
+					Mentions: br.Mentions, Importance: br.Importance}
+				if framed {
+					m.Meta = map[string]string{"framed": "1"}
+				}
+				return m, br.Turn, true, nil
+			}
 		}
 	}
-	m, err := p.Memory()
-	if skipRecord(err) {
-		return nil, false, nil
+	if p == nil {
+		if p, _, ok, err = readHit(part, id, r, now); err != nil || !ok {
+			return nil, 0, false, err
+		}
 	}
-	return m, err == nil, err
+	m, err = p.Memory()
+	if skipRecord(err) {
+		return nil, 0, false, nil
+	}
+	return m, 0, err == nil, err
 }
 
 // readHit reads and checks a hit the postings found: whether its record

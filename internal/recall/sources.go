@@ -25,8 +25,10 @@ type localResult struct {
 	peek    bool
 	kept    *[]store.Peek // the matching records, pooled
 	// briefs are what the postings know of the hits: they are ranked
-	// from them, and only those returned are read.
+	// from them, and only those returned are read; shown is what the block
+	// shows of them, for a recall to render without reading them.
 	briefs map[uint64]index.Brief
+	shown  map[uint64]index.Shown
 }
 
 // keptPool reuses the slices of matching records, as index.Records reuses
@@ -81,11 +83,11 @@ func (s *Searcher) searchPostings(tx *store.Tx, r SearchRequest, terms []string,
 		return localResult{}, false
 	}
 	f := index.Filter{Session: r.Session, OnlySession: r.OnlySession, Kinds: r.Kinds, Except: r.ExcludeKinds}
-	hits, known, briefs := o.Search(s.cfg.Index.NewScorer(r.Owner, terms), f, now, size)
+	hits, known, briefs, shown := o.Search(s.cfg.Index.NewScorer(r.Owner, terms), f, now, size)
 	l := localResult{known: known, hits: hits, peeks: make(map[uint64]*store.Peek, len(hits)), peek: true,
-		briefs: make(map[uint64]index.Brief, len(hits))}
+		briefs: make(map[uint64]index.Brief, len(hits)), shown: make(map[uint64]index.Shown, len(hits))}
 	for i, h := range hits {
-		l.briefs[h.ID] = briefs[i]
+		l.briefs[h.ID], l.shown[h.ID] = briefs[i], shown[i]
 	}
 	return l, true
 }
