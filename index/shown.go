@@ -18,10 +18,13 @@ import (
 // storage's texts are in the clear in the process (as every memory a
 // search reads is) and never on its disk.
 
-// maxShownBytes is the longest content kept: a longer one (a pasted
-// document in a transcript) is read from its record when it is returned,
-// as before; nearly every memory is shorter.
-const maxShownBytes = 2048
+// maxShownBytes is the longest content kept: a longer one (a transcript
+// turn, a pasted document) is read from its record when it is returned,
+// as before. Facts, the profile's and most of what a block shows, fit;
+// keeping turns too (2 KiB) cost 91 bytes a memory and took Caddy's
+// resident memory at 1M from about 500 to 640 MiB for 4% of a recall's
+// CPU (docs/performance.md).
+const maxShownBytes = 160
 
 // maxWordBytes is the longest word the table numbers: longer ones (ids,
 // links, noise) are kept as they are, so the table grows with a language's
