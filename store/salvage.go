@@ -92,6 +92,7 @@ func Salvage(ctx context.Context, path string, keys *seal.Ring) (*SalvageReport,
 	if err == nil {
 		err = writeFreelist(dst)
 	}
+	sv.rollback() // a batch left open by an error holds the writer lock Close waits for
 	if cerr := dst.Close(); err == nil {
 		err = cerr
 	}
@@ -258,6 +259,7 @@ func (sv *salvager) bucketAt(path [][]byte) (*bolt.Bucket, error) {
 // flush commits the open transaction.
 func (sv *salvager) flush() error {
 	if sv.err != nil {
+		sv.rollback()
 		return sv.err
 	}
 	if sv.tx == nil {
@@ -266,6 +268,14 @@ func (sv *salvager) flush() error {
 	err := sv.tx.Commit()
 	sv.tx, sv.n = nil, 0
 	return err
+}
+
+// rollback drops the open transaction, if any: the salvage has failed.
+func (sv *salvager) rollback() {
+	if sv.tx != nil {
+		_ = sv.tx.Rollback()
+		sv.tx, sv.n = nil, 0
+	}
 }
 
 // change is a memory's latest entry in the change log.

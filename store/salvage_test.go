@@ -256,3 +256,42 @@ func TestSalvageBringsBackEveryRecordOutsideTheDamagedPages(t *testing.T) {
 		}
 	}
 }
+
+// TestSalvageThatFailsMidwayReturns: a salvage that stops partway (here an
+// encrypted store opened with another key, found out after records were
+// copied) says so and returns, leaving the file as it was; it had hung in
+// closing the new file, whose open batch held bbolt's writer lock.
+func TestSalvageThatFailsMidwayReturns(t *testing.T) {
+	right, err := seal.NewRing(base64.StdEncoding.EncodeToString(make([]byte, 32)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := make([]byte, 32)
+	other[0] = 1
+	wrong, err := seal.NewRing(base64.StdEncoding.EncodeToString(other), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "memory.db")
+	fill(t, path, right, 5, 600)
+	before := len(snapshot(t, path, right))
+	done := make(chan error, 1)
+	go func() {
+		_, err := Salvage(context.Background(), path, wrong)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("a salvage with another key succeeded")
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the salvage hung")
+	}
+	if _, err := os.Stat(path + ".salvage"); !os.IsNotExist(err) {
+		t.Errorf("the unfinished new file is left behind: %v", err)
+	}
+	if got := snapshot(t, path, right); len(got) != before {
+		t.Errorf("the store holds %d memories after a failed salvage, want the %d it held", len(got), before)
+	}
+}
