@@ -39,6 +39,16 @@ func TestKindsOfStatementInTheirOwnPhrasings(t *testing.T) {
 		"me and my bf marco live together":              "Marco",
 		"I barrack for the Swans.":                      "User supports Swans.",
 		"Changed from a Samsung to an iPhone 15 today.": "iPhone 15",
+		// Children listed by name and age after the word for them.
+		"Our boys, Sam (11) and Theo (8), both swim.":          "Theo is 8",
+		"Meine Töchter Clara (15) und Ida (12) spielen Geige.": "Ida",
+		"Mis hijas, Sara (6) y Alba (3), no paran.":            "Alba",
+		"Massive Leeds fan here, home and away.":               "Leeds",
+		// An adverb between the verb and what it says.
+		"I'm actually 29 and work in Leeds.": "29",
+		"I actually live in Cardiff.":        "Cardiff",
+		"Ich wohne eigentlich in Leipzig.":   "Leipzig",
+		"Wir wohnen momentan in Kassel.":     "Kassel",
 		// A word of another language's table ("also", "im") is no reason to
 		// read an English sentence less.
 		"also fyi im alergic to shelfish": "allergic to shellfish",

@@ -46,6 +46,7 @@ var german = &langTable{
 	clauses: []string{"aber", "weil", "denn", "doch", "sondern", "und jetzt"},
 	slips:   []string{`nein,?\s+(?:moment|warte)`, `moment`, `ich\s+meine`, `äh`, `sorry`, `quatsch`},
 	patterns: []rawPattern{
+		{"~count", `(?:unsere|meine)\s+{KIDS}[,:]?`},
 		{"team", `(?:mein\s+(?:verein|lieblingsverein|klub)\s+ist|ich\s+bin\s+(?:anhänger(?:in)?\s+(?:von|des)|für)|ich\s+drücke)\s+(?:der\s+|dem\s+|den\s+)?{ORG}(?:\s+die\s+daumen)?{END}`},
 		{"age", `mit\s+{NUM}(?:\s+jahren)?,?\s+(?:(?:bin|habe|hab|kann|muss|will|fange)\s+ich|ich\s+(?:bin|habe|hab|kann|muss|will|fange))\b`},
 		{"~moved-there", `(?:wir\s+sind|ich\s+bin)\s+(?:{WHEN}\s+)?(?:umgezogen|hingezogen|dorthin\s+gezogen)(?:\s*[.,!;]|\s*$)`},
@@ -58,7 +59,7 @@ var german = &langTable{
 		{"diet", `(?:lebe|esse)\s+ich\s+(?:jetzt\s+)?{DIET}`},
 		{"study", `(?:ich\s+)?studier(?:e)?\s+(?:jetzt\s+)?{X}(?:\s+in\s+{PLACE})?{END}`},
 		{"age", `ich\s+bin\s+(?:jetzt\s+)?{NUM}(?:\s+jahre\s+alt)?{END}`},
-		{"home", `(?:ich\s+|wir\s+)?(?:wohne|wohnen|wohn|lebe|leben)\s+(?:jetzt\s+|inzwischen\s+|übrigens\s+|auch\s+|schon\s+|seit\s+\S+\s+\S+\s+)*in\s+{PLACE}`},
+		{"home", `(?:ich\s+|wir\s+)?(?:wohne|wohnen|wohn|lebe|leben)\s+(?:jetzt\s+|inzwischen\s+|übrigens\s+|auch\s+|schon\s+|eigentlich\s+|ja\s+|momentan\s+|gerade\s+|derzeit\s+|aktuell\s+|mittlerweile\s+|noch\s+|immer\s+noch\s+|seit\s+\S+\s+\S+\s+)*in\s+{PLACE}`},
 		{"moved", `(?:ich\s+bin|wir\s+sind)\s+(?:{WHEN}\s+)?(?:nach|in)\s+{PLACE}\s+(?:gezogen|umgezogen)`},
 		{"home-neg", `(?:ich|wir)\s+(?:wohne|wohnen|lebe|leben)\s+nicht\s+mehr\s+in\s+{PLACE}`},
 		{"origin", `ich\s+(?:komme|bin)\s+aus\s+{PLACE}`},

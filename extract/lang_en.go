@@ -81,6 +81,8 @@ var english = &langTable{
 	joins: []string{"and", "&"},
 	slips: []string{`no\s+wait\s+sorry`, `no,?\s*wait,?\s+sorry`, `no,?\s+sorry`, `sorry,?\s+no`, `no\s+wait`, `no,\s*wait`, `wait,?\s+no`, `sorry`, `i\s+mean`, `i\s+meant`, `make\s+that`, `actually`},
 	patterns: []rawPattern{
+		{"~count", `(?:our|my)\s+(?:two\s+|three\s+)?{KIDS}[,:]?`},
+		{"team", `(?:(?:huge|big|massive|die-?hard|lifelong|proud)\s+)?(?P<org>(?-i:\p{Lu})[\p{L}\d&'’.-]*(?:\s+(?-i:\p{Lu})[\p{L}\d&'’.-]*){0,2})\s+(?:fan|supporter)\s+here\b`},
 		{"team", `my\s+(?:football\s+|footy\s+|soccer\s+|rugby\s+|hockey\s+|baseball\s+|basketball\s+)?(?:team|club)\s+is\s+(?:the\s+)?{ORG}{END}`},
 		{"team", `i\s+(?:follow|cheer\s+for|am\s+for)\s+(?:the\s+)?{ORG}\s+(?:in\s+the\s+|religiously|every\s+week|since)`},
 		{"team", `i(?:'m|\s+am)\s+(?:an?\s+)?(?P<org>(?-i:\p{Lu})[\p{L}\d&'’.-]*(?:\s+(?-i:\p{Lu})[\p{L}\d&'’.-]*){0,3})\s+(?:through\s+and\s+through|till\s+i\s+die|fan\s+for\s+life)`},
@@ -110,7 +112,7 @@ var english = &langTable{
 		{"job", `i(?:'m|\s+am)\s+(?:a|an)\s+(?P<x>(?-i:RN|GP|LPN|CNA|HCA|NP|PA|TA|HGV\s+driver))\b(?P<at>\s+(?:at|in|for|with|on)\s+[^,.;:!?]{1,80}?)?`},
 		{"job", `(?:i'm\s+|i\s+am\s+)?(?:going|gone|went)\s+(?P<x>contracting|freelance|self-employed|solo|part-time)`},
 		{"name", `i(?:'m|\s+am)\s+{NAME}(?:\s*$|\s*[,.!;]|\s+(?:and|from|here|by|btw|but|nice|now)\b|\s+[-–—])`},
-		{"age", `i(?:'m|\s+am)\s+(?:now\s+)?{NUM}(?:\s+years?\s+old|\s+y/?o)?(?:\s+(?:actually|now|already|today))?{END}`},
+		{"age", `i(?:'m|\s+am)\s+(?:now\s+|actually\s+|only\s+|just\s+|really\s+)?{NUM}(?:\s+years?\s+old|\s+y/?o)?(?:\s+(?:actually|now|already|today))?{END}`},
 		{"age", `i\s+(?:just\s+)?turned\s+{NUM}\b`},
 		{"age", `(?:i(?:'m|\s+am)|as)\s+an?\s+{NUM}[- ]years?[- ]old\b`},
 		{"age", `\(?(?P<num>[1-9]\d)\s?(?-i:[FM])(?:\)|,|\s*$)`},

@@ -43,6 +43,7 @@ var spanish = &langTable{
 	clauses: []string{"pero", "aunque", "porque", "así que", "pues", "y ahora", "ahora", "además"},
 	slips:   []string{`no,?\s+espera`, `perdón`, `digo`, `quiero\s+decir`, `mejor\s+dicho`},
 	patterns: []rawPattern{
+		{"~count", `(?:mis|nuestros|nuestras)\s+{KIDS}[,:]?`},
 		{"team", `(?:soy\s+(?:un\s+|una\s+)?(?:fan|forofo|forofa)\s+(?:de|del)|sigo\s+(?:al|a\s+los|a\s+la)|animo\s+al)\s+{ORG}{END}`},
 		{"age", `con\s+{NUM}\s+años,?\s+(?:yo\s+)?(?:ya\s+|todavía\s+|aún\s+)?(?:me|soy|estoy|tengo|sigo|no\s+)`},
 		{"~moved-there", `(?:así\s+que\s+|y\s+)?(?:nos\s+(?:mudamos|hemos\s+mudado)|me\s+(?:mudé|he\s+mudado))(?:\s+{WHEN})?(?:\s+(?:in|on|em|en|im|au|le|no|na)\s+[\p{L}\d]+)?(?:\s*[.,!;]|\s*$)`},

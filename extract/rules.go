@@ -157,7 +157,7 @@ var rules = []rule{
 		build: func([]string, string) (string, string, bool) { return "alcohol", "User does not drink alcohol.", true }},
 
 	// Where the user lives and comes from.
-	{kind: "identity", re: re(`(?i)\bi(?:'m|\s+am|'ve been|\s+have been)?\s+(?:currently\s+|still\s+|now\s+)?(?:live|living|reside|residing|based)\s+in\s+(.+)`),
+	{kind: "identity", re: re(`(?i)\bi(?:'m|\s+am|'ve been|\s+have been)?\s+(?:currently\s+|still\s+|now\s+|actually\s+|really\s+|also\s+)?(?:live|living|reside|residing|based)\s+in\s+(.+)`),
 		build: func(m []string, _ string) (string, string, bool) {
 			o, ok := object(m[1])
 			// A partner lived with is the partner's slot's: a home fact
