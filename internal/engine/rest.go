@@ -134,7 +134,7 @@ func (r *rest) release() {
 // UnixNano), and by one of them at a time (freeing).
 var (
 	lastBusy atomic.Int64
-	freeing     sync.Mutex
+	freeing  sync.Mutex
 )
 
 // freeHeap collects the heap twice and returns its free pages to the
