@@ -11,7 +11,7 @@ import (
 // it that name the old value ("I can't start the day without coffee",
 // "I drive a 2012 Ford Focus", "my Galaxy S21 battery dies by 3pm") say
 // what is no longer so, though no rule read a fact from them: a recall
-// does not show them as current (EndedBy).
+// does not show them as current (NamesEnded).
 
 var ended = regexp.MustCompile(`^User (?:gave up|gave away|has given up|dropped|quit|stopped|sold|left|is divorced from|switched from|no longer works at)\s+(?:the user's\s+|their\s+|my\s+|the\s+|an?\s+)?(?P<old>.+?)(?:\s+(?:for|to)\s+.+)?\.$` +
 	`|^User and (?P<old>\S+(?:\s\S+)?) split up|^User takes \S+ \(switched from (?P<old>[^)]+)\)`)
@@ -28,12 +28,13 @@ func Ends(fact string) bool {
 	return ended.MatchString(fact) || strings.HasPrefix(fact, "User switched to ")
 }
 
-// EndedBy reports whether the user's words said, before fact (keyed key),
-// name what fact ended: the old value's words, or, for a device replaced
-// ("User switched to a Pixel 8.", key possession:phone), another device of
-// its class by name. Words that state fact again (the turn it was learned
-// from) are not what it ended.
-func EndedBy(fact, key, said string) bool {
+// NamesEnded reports whether the user's words said, before fact (keyed
+// key), name what fact ended: the old value's words, or, for a device
+// replaced ("User switched to a Pixel 8.", key possession:phone), another
+// device of its class by name. Words that teach a fact of key themselves
+// (the turn fact was learned from, or one saying it again) are not what it
+// ended: the caller, which reads the turn's facts anyway, checks that.
+func NamesEnded(fact, key, said string) bool {
 	if !Ends(fact) {
 		return false
 	}
@@ -64,15 +65,7 @@ func EndedBy(fact, key, said string) bool {
 			}
 		}
 	}
-	if !named {
-		return false
-	}
-	for _, f := range Facts(said) {
-		if f.Key == key {
-			return false // the words that say it ended, or say it again
-		}
-	}
-	return true
+	return named
 }
 
 func notWordRune(r rune) bool {

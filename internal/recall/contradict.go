@@ -32,11 +32,15 @@ func (p *profile) contradicted(m *store.Memory) bool {
 	var have map[string]bool // the words the user said, read once
 	read := false
 	for i, f := range p.changed {
-		if extract.Ends(f.Content) {
+		if p.ends[i] && m.UpdatedAt.Before(f.UpdatedAt) && extract.NamesEnded(f.Content, f.Key, user) {
 			// What the user no longer does, has or is with: a turn said
 			// before it that names the old value, whether or not a rule
-			// read a fact from it.
-			if m.UpdatedAt.Before(f.UpdatedAt) && extract.EndedBy(f.Content, f.Key, user) {
+			// read a fact from it, unless the turn teaches that key
+			// itself (it says the change, or says it again).
+			if !read {
+				facts, read = extract.Facts(user), true
+			}
+			if !slices.ContainsFunc(facts, func(said extract.Fact) bool { return said.Key == f.Key }) {
 				return true
 			}
 		}
@@ -72,7 +76,7 @@ func (p *profile) contradicted(m *store.Memory) bool {
 // says, and the names its versions hold, which are the same in every
 // language: "Tengo un perro, Toby" says what "User has a dog named Toby"
 // said before "Toby has died", sharing no other word with either.
-func goneWords(f *store.Memory) []string {
+func goneWords(f *store.Memory, ends bool) []string {
 	now := wordSet(f.Content)
 	var out []string
 	add := func(w string) {
@@ -98,7 +102,7 @@ func goneWords(f *store.Memory) []string {
 	for _, w := range names(f.Content) {
 		add(w)
 	}
-	if extract.Ends(f.Content) {
+	if ends {
 		// What it ended, said in any language, may share only its own
 		// word with it ("Je joue au foot", "User gave up foot").
 		for w := range wordSet(f.Content) {

@@ -108,7 +108,8 @@ type profile struct {
 	// no longer says.
 	changed []*store.Memory
 	gone    [][]string
-	size    int // bytes, about
+	ends    []bool // changed[i] says what the user no longer does, has or is with
+	size    int    // bytes, about
 }
 
 // profileIn returns owner's profile as of tx, from the cache when none of
@@ -125,8 +126,10 @@ func (s *Searcher) profileIn(tx *store.Tx, owner string) (*profile, error) {
 	}
 	p.rev = rev
 	p.gone = make([][]string, len(p.changed))
+	p.ends = make([]bool, len(p.changed))
 	for i, m := range p.changed {
-		p.gone[i] = goneWords(m)
+		p.ends[i] = extract.Ends(m.Content)
+		p.gone[i] = goneWords(m, p.ends[i])
 	}
 	p.size = p.bytes()
 	s.profiles.Put(owner, p)
