@@ -153,9 +153,6 @@ func continued(s string) string {
 		if strings.HasPrefix(strings.ToLower(loc[2]), "been") {
 			return loc[1] + "I've " + loc[2]
 		}
-		if strings.EqualFold(loc[2], "based") {
-			return loc[1] + "I'm " + loc[2]
-		}
 		return loc[1] + "I'm " + loc[2]
 	})
 }

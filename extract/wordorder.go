@@ -106,16 +106,14 @@ func repeatCopula(s string, t *langTable) string {
 		return s
 	}
 	return re.ReplaceAllStringFunc(s, func(m string) string {
-		g := re.FindStringSubmatch(m)
-		w := strings.ToLower(g[3])
-		if _, ok := t.diets[w]; !ok {
-			if _, ok := t.conditions[w]; !ok {
-				if _, ok := t.jobs[w]; !ok {
-					return m
-				}
-			}
+		at := re.FindStringSubmatchIndex(m)
+		copula, w := m[at[2]:at[3]], m[at[6]:at[7]]
+		_, diet := t.diets[strings.ToLower(w)]
+		_, cond := t.conditions[strings.ToLower(w)]
+		_, job := t.jobs[strings.ToLower(w)]
+		if !diet && !cond && !job {
+			return m
 		}
-		conj := m[len(g[1])+1+len(g[2]) : len(m)-len(g[3])]
-		return g[1] + " " + g[2] + conj + g[1] + " " + g[3]
+		return m[:at[6]] + copula + " " + w // "... and" + "je suis" + " végétarienne"
 	})
 }
