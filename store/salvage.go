@@ -259,8 +259,7 @@ func (sv *salvager) bucketAt(path [][]byte) (*bolt.Bucket, error) {
 // flush commits the open transaction.
 func (sv *salvager) flush() error {
 	if sv.err != nil {
-		sv.rollback()
-		return sv.err
+		return sv.err // Salvage rolls the open batch back
 	}
 	if sv.tx == nil {
 		return nil
