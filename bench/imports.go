@@ -108,12 +108,12 @@ http://127.0.0.1:%d {
 	if err := waitHealthy(base); err != nil {
 		return fmt.Errorf("%w (log: %s)", err, filepath.Join(dir, "caddy.log"))
 	}
-	return measureImport(c, cmd.Process.Pid, base)
+	return measureImport(c, cmd.Process.Pid, base, filepath.Join(dir, "storage"))
 }
 
 // measureImport sends c's imports to the Caddy process pid serving
 // memory_api at base, and prints what they cost it.
-func measureImport(c importConfig, pid int, base string) error {
+func measureImport(c importConfig, pid int, base, storage string) error {
 	time.Sleep(2 * time.Second) // let start-up garbage be collected
 	before := procStatus(pid)
 	// The peak from here on: clear_refs 5 resets VmHWM to the current RSS.
@@ -123,7 +123,7 @@ func measureImport(c importConfig, pid int, base string) error {
 	fmt.Printf("import: %d client(s), %.0f MiB each, shape %s, into Caddy pid %d\n", c.clients, mib(c.size), c.shape, pid)
 	start := time.Now()
 	peakAnon := samplePeak(func() int64 { return procStatus(pid)["RssAnon"] })
-	peakDB := samplePeak(func() int64 { return rssByFile(pid)["memory.db"] })
+	peakDB := samplePeak(func() int64 { return rssByMapping(pid, storage, "")["memory.db"] })
 	var wg sync.WaitGroup
 	answers := make([]string, c.clients)
 	for i := range c.clients {
@@ -135,7 +135,7 @@ func measureImport(c importConfig, pid int, base string) error {
 	}
 	wg.Wait()
 	took := time.Since(start)
-	after, files := procStatus(pid), rssByFile(pid)
+	after, files := procStatus(pid), rssByMapping(pid, storage, "")
 	anon, db := peakAnon(), peakDB()
 	time.Sleep(10 * time.Second)
 	later := procStatus(pid)
@@ -207,37 +207,6 @@ func samplePeak(read func() int64) func() int64 {
 		}
 	}()
 	return func() int64 { close(stop); return <-peak }
-}
-
-// rssByFile is pid's resident memory in the store's file and in the
-// index's files (bytes, from /proc/PID/smaps).
-func rssByFile(pid int) map[string]int64 {
-	out := map[string]int64{}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps", pid))
-	if err != nil {
-		return out
-	}
-	name := ""
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		switch {
-		case len(f) == 0:
-		case strings.Contains(f[0], "-") && len(f) >= 5: // a mapping's first line
-			name = ""
-			if len(f) > 5 {
-				switch p := f[5]; {
-				case strings.HasSuffix(p, "/memory.db"):
-					name = "memory.db"
-				case strings.Contains(p, "/index/"):
-					name = "index"
-				}
-			}
-		case f[0] == "Rss:" && name != "":
-			kb, _ := strconv.ParseInt(f[1], 10, 64)
-			out[name] += kb << 10
-		}
-	}
-	return out
 }
 
 // sendImport streams size bytes of lines of the shape to POST /import

@@ -233,7 +233,8 @@ func printRSS(when string, pid int, storage, bin string) {
 }
 
 // rssByMapping is pid's resident memory in file mappings (bytes, from
-// /proc/PID/smaps), by file: the store's, the index's, the binary, others.
+// /proc/PID/smaps), by file: the store's (storage's memory.db), the
+// index's, the binary (bin; "" for none), others.
 func rssByMapping(pid int, storage, bin string) map[string]int64 {
 	out := map[string]int64{}
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps", pid))
