@@ -323,16 +323,7 @@ func TestATurnNamingWhatEndedStaysOut(t *testing.T) {
 			"Comment je m'échauffe avant mon match de foot?", "Je joue au foot", "foot"},
 	} {
 		t.Run(c.old, func(t *testing.T) {
-			e, err := openConfig(t, Config{Dir: t.TempDir(), Shards: 1, LockTimeout: 200 * time.Millisecond})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer closeEngine(t, e)
-			owner := e.OwnerID("u")
-			say(t, e, owner, c.before)
-			time.Sleep(2 * time.Millisecond) // the change is said after
-			say(t, e, owner, c.change)
-			rec := recallFor(t, e, owner, c.ask, 0)
+			rec := afterAChange(t, c.before, c.change, c.ask)
 			if strings.Contains(rec.Block, c.old) {
 				t.Errorf("what ended is presented as current:\n%s", rec.Block)
 			}
@@ -360,18 +351,25 @@ func TestAChangedFactHidesItsOldTurnInAnyLanguage(t *testing.T) {
 			"Qu'est-ce que je pourrais cuisiner ce soir ?", "végétarienne depuis dix ans"},
 	} {
 		t.Run(c.old, func(t *testing.T) {
-			e, err := openConfig(t, Config{Dir: t.TempDir(), Shards: 1, LockTimeout: 200 * time.Millisecond})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer closeEngine(t, e)
-			owner := e.OwnerID("u")
-			say(t, e, owner, c.before)
-			time.Sleep(2 * time.Millisecond)
-			say(t, e, owner, c.change)
-			if rec := recallFor(t, e, owner, c.ask, 0); strings.Contains(rec.Block, c.old) {
+			if rec := afterAChange(t, c.before, c.change, c.ask); strings.Contains(rec.Block, c.old) {
 				t.Errorf("the old value is presented as current:\n%s", rec.Block)
 			}
 		})
 	}
+}
+
+// afterAChange is the recall for ask of a new owner who said before, then
+// change, in conversations of their own.
+func afterAChange(t *testing.T, before, change, ask string) Recalled {
+	t.Helper()
+	e, err := openConfig(t, Config{Dir: t.TempDir(), Shards: 1, LockTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeEngine(t, e)
+	owner := e.OwnerID("u")
+	say(t, e, owner, before)
+	time.Sleep(2 * time.Millisecond) // the change is said after
+	say(t, e, owner, change)
+	return recallFor(t, e, owner, ask, 0)
 }
