@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/caddy-memory/memory/internal/freeport"
 	"github.com/caddy-memory/memory/store"
 )
 
@@ -59,14 +60,11 @@ func runImport(c importConfig) error {
 			return fmt.Errorf("building caddy: %w", err)
 		}
 	}
-	site, err := freePort()
+	ports, err := freeport.Loopback(2)
 	if err != nil {
 		return err
 	}
-	admin, err := freePort()
-	if err != nil {
-		return err
-	}
+	site, admin := ports[0], ports[1]
 	settings := ""
 	if c.searchCache != "" {
 		settings = "search_cache " + c.searchCache

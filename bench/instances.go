@@ -15,6 +15,8 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig"
+
+	"github.com/caddy-memory/memory/internal/freeport"
 )
 
 // Several instances on one database (-instances N with -database): the
@@ -76,11 +78,11 @@ func startInstances(n int, database, extra, upstream, dir string) ([]*instance, 
 	var out []*instance
 	for i := range n {
 		in := &instance{}
-		for _, p := range []*int{&in.bare, &in.mem, &in.find} {
-			if *p, err = freePort(); err != nil {
-				return out, err
-			}
+		ports, err := freeport.Loopback(3)
+		if err != nil {
+			return out, err
 		}
+		in.bare, in.mem, in.find = ports[0], ports[1], ports[2]
 		replica := filepath.Join(dir, fmt.Sprintf("replica-%d", i+2))
 		cfg, err := serverConfig("url "+database+"\n\t\t\treplica "+replica, extra, in.bare, in.mem, upstream)
 		if err != nil {

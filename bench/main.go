@@ -32,7 +32,6 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -53,6 +52,7 @@ import (
 	_ "github.com/caddy-memory/memory"
 	"github.com/caddy-memory/memory/internal/block"
 	"github.com/caddy-memory/memory/internal/engine"
+	"github.com/caddy-memory/memory/internal/freeport"
 	"github.com/caddy-memory/memory/internal/seal"
 	"github.com/caddy-memory/memory/internal/stats"
 	"github.com/caddy-memory/memory/store"
@@ -206,15 +206,6 @@ func (u *upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rc.Flush()
 }
 
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
 // abResult is what an A/B run measured: each round's figures by server
 // and mode ("bare/json", "memory/sse", "memory/single", ...), and the
 // requests the upstream saw from the memory server, with memories and in all.
@@ -294,14 +285,11 @@ func ab(c abConfig) (abResult, error) {
 	up.delay.Store(int64(c.delay))
 	upSrv := httptest.NewServer(up)
 	defer upSrv.Close()
-	bare, err := freePort()
+	ports, err := freeport.Loopback(2)
 	if err != nil {
 		return abResult{}, err
 	}
-	mem, err := freePort()
-	if err != nil {
-		return abResult{}, err
-	}
+	bare, mem := ports[0], ports[1]
 	upstreamAddr := strings.TrimPrefix(upSrv.URL, "http://")
 	cfg, err := serverConfig(where, extra, bare, mem, upstreamAddr)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/caddy-memory/memory/internal/freeport"
 	"github.com/caddy-memory/memory/internal/stats"
 )
 
@@ -67,14 +68,11 @@ func runRSS(c rssConfig) error {
 	up := &upstream{chunks: 1}
 	upSrv := httptest.NewServer(up)
 	defer upSrv.Close()
-	site, err := freePort()
+	ports, err := freeport.Loopback(2)
 	if err != nil {
 		return err
 	}
-	admin, err := freePort()
-	if err != nil {
-		return err
-	}
+	site, admin := ports[0], ports[1]
 	// consolidate_every off, as in the A/B run: a new process's first
 	// pass a minute after start reads every owner, a once-a-day cost that
 	// would land in the minute measured.
