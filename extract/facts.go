@@ -61,11 +61,21 @@ func FactsIn(earlier, userText string, framed bool) []Fact {
 // factsOfOwn is FactsIn of a message already cut to its own words
 // (ownText).
 func factsOfOwn(earlier, own string) []Fact {
+	facts, _ := readOwn(earlier, own, false)
+	return facts
+}
+
+// readOwn is what a message already cut to its own words teaches: its
+// facts, and, when withNotes, the notes (notes.go) of what it says that
+// they leave out.
+func readOwn(earlier, own string, withNotes bool) (out, notes []Fact) {
 	prev, prevFacts := "", []Fact(nil) // the statement a correction corrects, and what it taught
 	readEarlier := false
-	var out []Fact
 	seen := map[string]int{}
 	var last *slotMatch
+	// A message that sets up a story or a role-play is no note of the
+	// user's, before the frame's words or after (notes.go).
+	noting := withNotes && !mayFrame(own)
 	for _, s := range statementsOfOwn(own) {
 		s = fixTypos(s)
 		var said map[string]bool // what the corrected statement taught as it was
@@ -86,6 +96,9 @@ func factsOfOwn(earlier, own string) []Fact {
 		fs := withSlots(slotFacts(s, &last), sentenceFacts(s))
 		if len(fs) > 0 {
 			prev, prevFacts = s, fs
+		}
+		if n, ok := noteOf(s, fs); ok && noting && len(notes) < maxNotesATurn {
+			notes = append(notes, n)
 		}
 		for _, f := range fs {
 			if namesNothing(f.Content) || said[f.Content] {
@@ -117,7 +130,7 @@ func factsOfOwn(earlier, own string) []Fact {
 			out = append(out, f)
 		}
 	}
-	return out
+	return out, notes
 }
 
 // lastStatement is the last sentence of a message that states something

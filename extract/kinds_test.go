@@ -174,3 +174,30 @@ func TestSteppingOutOfAFrameAsPeopleSayIt(t *testing.T) {
 		t.Errorf("a played line taught %v", fs)
 	}
 }
+
+// TestGoingBackIntoAFrameIsPlayedAgain: a step out lasts until the user
+// goes back in ("ok back in:", "zurück ins Spiel", "*leans in*"); what
+// follows is played, in the languages read, and what was said out of it
+// still teaches.
+func TestGoingBackIntoAFrameIsPlayedAgain(t *testing.T) {
+	for _, c := range []struct{ in, out, played string }{
+		{"lol ok pausing the game — I'm actually a nurse in Ohio. Ok back in: I'm really passionate about distributed systems.", "nurse", "distributed"},
+		{"OOC: I live in Leeds, brb. *draws her sword* I'm the queen of the north and I'm vegan.", "Leeds", "vegan"},
+		{"Kurz raus aus der Rolle: ich wohne in Graz. Zurück ins Spiel: ich bin Vegetarier und habe drei Burgen.", "Graz", "vegetarian"},
+		{"Fuera del rol: soy enfermera en Bilbao. Volviendo al personaje: soy vegana y vivo en un castillo.", "nurse", "vegan"},
+		{"Hors jeu : j'habite à Lyon. On reprend : je suis végétarienne et je vis dans un château.", "Lyon", "vegetarian"},
+	} {
+		var got []string
+		saidOut := false
+		for _, f := range FactsIn("", c.in, true) {
+			got = append(got, f.Content)
+			saidOut = saidOut || strings.Contains(f.Content, c.out)
+			if strings.Contains(f.Content, c.played) {
+				t.Errorf("FactsIn(framed, %q): the played %q taught %q", c.in, c.played, f.Content)
+			}
+		}
+		if !saidOut {
+			t.Errorf("FactsIn(framed, %q) = %q, want one holding %q", c.in, got, c.out)
+		}
+	}
+}

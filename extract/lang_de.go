@@ -1,5 +1,7 @@
 package extract
 
+import "strings"
+
 // german is the slot table of German (see slots.go). Nouns are written
 // with a capital, so a name is read only where a name is said ("ich
 // heiße", "mein Sohn Leo"), never after a bare "ich bin".
@@ -45,6 +47,11 @@ var german = &langTable{
 	joins:   []string{"und"},
 	clauses: []string{"aber", "weil", "denn", "doch", "sondern", "und jetzt"},
 	slips:   []string{`nein,?\s+(?:moment|warte)`, `moment`, `ich\s+meine`, `äh`, `sorry`, `quatsch`},
+	self:    strings.Fields(`ich mein meine meinen meinem meiner meines mich mir wir unser unsere unseren unserem unserer uns`),
+	passing: strings.Fields(`heute morgen gestern heute-abend heute-morgen dieses-wochenende diese-woche gerade montag dienstag mittwoch donnerstag freitag samstag sonntag ich-werde wir-werden`),
+	ifs:     strings.Fields(`wenn falls angenommen stell-dir-vor hypothetisch angenommen`),
+	others:  strings.Fields(`kollege kollegin kollegen chef chefin nachbar nachbarin cousin cousine`),
+	topics:  words(`wohne:home wohnen:home umgezogen:home gezogen:home wohnung:home arbeite:job arbeiten:job job:job firma:job stelle:job gekündigt:job beruf:job allergisch:allergy allergie:allergy studiere:study studium:study uni:study fan:team verein:team`),
 	patterns: []rawPattern{
 		{"~count", `(?:unsere|meine)\s+{KIDS}[,:]?`},
 		{"team", `(?:mein\s+(?:verein|lieblingsverein|klub)\s+ist|ich\s+bin\s+(?:anhänger(?:in)?\s+(?:von|des)|für)|ich\s+drücke)\s+(?:der\s+|dem\s+|den\s+)?{ORG}(?:\s+die\s+daumen)?{END}`},

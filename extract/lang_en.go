@@ -1,5 +1,7 @@
 package extract
 
+import "strings"
+
 // english is the slot table of English (see slots.go). The rules of
 // rules.go read English too, for what is not a slot (preferences, habits,
 // decisions, plans); where both read a statement, the slot's fact is kept.
@@ -77,9 +79,14 @@ var english = &langTable{
 		last-summer:last-summer last-winter:last-winter last-spring:last-spring last-autumn:last-autumn
 		this-year:this-year a-month-ago:a-month-ago a-year-ago:a-year-ago two-years-ago:two-years-ago
 		two-months-ago:two-months-ago recently:recently`),
-	leads: []string{"by the way", "btw", "fyi", "for context", "for the record", "just so you know", "update", "quick update", "honestly", "actually", "in real life", "seriously", "ok", "okay", "so", "well", "anyway", "also", "i've decided", "i have decided", "i decided", "i realised", "i realized", "i guess", "turns out", "sadly", "luckily", "unfortunately", "confession", "big news", "good news", "news"},
-	joins: []string{"and", "&"},
-	slips: []string{`no\s+wait\s+sorry`, `no,?\s*wait,?\s+sorry`, `no,?\s+sorry`, `sorry,?\s+no`, `no\s+wait`, `no,\s*wait`, `wait,?\s+no`, `sorry`, `i\s+mean`, `i\s+meant`, `make\s+that`, `actually`},
+	leads:   []string{"by the way", "btw", "fyi", "for context", "for the record", "just so you know", "update", "quick update", "honestly", "actually", "in real life", "seriously", "ok", "okay", "so", "well", "anyway", "also", "i've decided", "i have decided", "i decided", "i realised", "i realized", "i guess", "turns out", "sadly", "luckily", "unfortunately", "confession", "big news", "good news", "news"},
+	joins:   []string{"and", "&"},
+	slips:   []string{`no\s+wait\s+sorry`, `no,?\s*wait,?\s+sorry`, `no,?\s+sorry`, `sorry,?\s+no`, `no\s+wait`, `no,\s*wait`, `wait,?\s+no`, `sorry`, `i\s+mean`, `i\s+meant`, `make\s+that`, `actually`},
+	self:    strings.Fields(`i i'm i've i'd i'll my me mine myself we we're we've our ours us`),
+	passing: strings.Fields(`today tonight tomorrow yesterday this-morning this-afternoon this-evening this-weekend this-week right-now at-the-moment just-now later on-monday on-tuesday on-wednesday on-thursday on-friday on-saturday on-sunday this-friday this-saturday this-sunday tonite next-week next-month this-term i'm-going-to i'll gonna planning`),
+	ifs:     strings.Fields(`if imagine suppose supposing hypothetically what-if pretend say-i let's-say`),
+	others:  strings.Fields(`friend friends colleague colleagues coworker co-worker coworkers boss manager neighbour neighbor neighbours neighbors cousin flatmate roommate classmate oga mate's nan's`),
+	topics:  words(`live:home lives:home living:home based:home moved:home move:home settled:home flat:home apartment:home neighbourhood:home neighborhood:home work:job works:job working:job job:job career:job employer:job company:job firm:job office:job hired:job quit:job promoted:job boyfriend:partner girlfriend:partner husband:partner wife:partner partner:partner fiance:partner fiancee:partner fiancé:partner fiancée:partner dating:partner married:partner divorced:partner missus:partner hubby:partner allergic:allergy allergy:allergy allergies:allergy vegan:diet vegetarian:diet pescatarian:diet veggie:diet halal:diet kosher:diet meat:diet study:study studying:study degree:study major:study majoring:study university:study uni:study college:study phd:study masters:study master's:study fan:team support:team supporter:team team:team club:team`),
 	patterns: []rawPattern{
 		{"~count", `(?:our|my)\s+(?:two\s+|three\s+)?{KIDS}[,:]?`},
 		{"team", `(?:(?:huge|big|massive|die-?hard|lifelong|proud)\s+)?(?P<org>(?-i:\p{Lu})[\p{L}\d&'’.-]*(?:\s+(?-i:\p{Lu})[\p{L}\d&'’.-]*){0,2})\s+(?:fan|supporter)\s+here\b`},

@@ -1,5 +1,7 @@
 package extract
 
+import "strings"
+
 // spanish is the slot table of Spanish (see slots.go).
 var spanish = &langTable{
 	code: "es",
@@ -42,6 +44,11 @@ var spanish = &langTable{
 	joins:   []string{"y", "e"},
 	clauses: []string{"pero", "aunque", "porque", "así que", "pues", "y ahora", "ahora", "además"},
 	slips:   []string{`no,?\s+espera`, `perdón`, `digo`, `quiero\s+decir`, `mejor\s+dicho`},
+	self:    strings.Fields(`yo mi mis me conmigo nosotros nosotras nuestro nuestra nuestros nuestras soy estoy tengo vivo trabajo estudio hablo llevo somos tenemos vivimos trabajamos`),
+	passing: strings.Fields(`hoy esta-noche mañana ayer esta-mañana esta-tarde este-finde este-fin-de-semana esta-semana ahora-mismo voy-a vamos-a el-lunes el-martes el-miércoles el-jueves el-viernes el-sábado el-domingo`),
+	ifs:     strings.Fields(`si imagina imagínate supongamos hipotéticamente pongamos digamos`),
+	others:  strings.Fields(`amigo amiga amigos amigas compañero compañera compañeros jefe jefa vecino vecina primo prima`),
+	topics:  words(`vivo:home vivimos:home mudé:home mudamos:home mudado:home piso:home barrio:home trabajo:job trabajando:job empresa:job curro:job chamba:job renuncié:job puesto:job alérgico:allergy alérgica:allergy alergia:allergy estudio:study estudiando:study carrera:study universidad:study facultad:study máster:study hincha:team equipo:team`),
 	patterns: []rawPattern{
 		{"~count", `(?:mis|nuestros|nuestras)\s+{KIDS}[,:]?`},
 		{"team", `(?:soy\s+(?:un\s+|una\s+)?(?:fan|forofo|forofa)\s+(?:de|del)|sigo\s+(?:al|a\s+los|a\s+la)|animo\s+al)\s+{ORG}{END}`},

@@ -1,5 +1,7 @@
 package extract
 
+import "strings"
+
 // french is the slot table of French (see slots.go).
 var french = &langTable{
 	code: "fr",
@@ -42,6 +44,11 @@ var french = &langTable{
 	joins:   []string{"et"},
 	clauses: []string{"mais", "car", "donc", "parce que", "et maintenant"},
 	slips:   []string{`non,?\s+attends`, `je\s+veux\s+dire`, `pardon`, `plutôt`, `enfin\s+non`},
+	self:    strings.Fields(`je j' moi mon ma mes nous notre nos`),
+	passing: strings.Fields(`aujourd'hui ce-soir demain hier ce-matin cet-après-midi ce-week-end cette-semaine là-maintenant je-vais on-va nous-allons lundi mardi mercredi jeudi vendredi samedi dimanche`),
+	ifs:     strings.Fields(`si imagine imaginons supposons hypothétiquement disons`),
+	others:  strings.Fields(`ami amie amis amies collègue collègues patron patronne voisin voisine cousin cousine`),
+	topics:  words(`habite:home habitons:home reste:home restons:home déménage:home déménagé:home appart:home appartement:home quartier:home travaille:job boulot:job emploi:job entreprise:job poste:job allergique:allergy allergie:allergy études:study étudie:study fac:study supporter:team équipe:team`),
 	patterns: []rawPattern{
 		{"team", `(?:mon\s+(?:club|équipe)\s+(?:de\s+cœur\s+)?(?:c['’]est|est)|je\s+suis\s+(?:pour|à\s+fond\s+pour))\s+(?:le\s+|la\s+|l['’])?{ORG}{END}`},
 		{"age", `à\s+{NUM}\s+ans,?\s+(?:je|j['’])`},

@@ -1,5 +1,7 @@
 package extract
 
+import "strings"
+
 // portuguese is the slot table of Portuguese (see slots.go).
 var portuguese = &langTable{
 	code: "pt",
@@ -42,6 +44,11 @@ var portuguese = &langTable{
 	joins:   []string{"e"},
 	clauses: []string{"mas", "porque", "então", "pois", "e agora", "só que"},
 	slips:   []string{`não,?\s+espera`, `quer\s+dizer`, `digo`, `desculpa`, `aliás`, `ou\s+melhor`},
+	self:    strings.Fields(`eu meu minha meus minhas nós nosso nossa nossos nossas sou estou tenho moro trabalho estudo falo somos temos moramos trabalhamos`),
+	passing: strings.Fields(`hoje hoje-à-noite amanhã ontem esta-manhã esta-tarde este-fim-de-semana esta-semana agora-mesmo vou vamos segunda-feira terça-feira quarta-feira quinta-feira sexta-feira sábado domingo`),
+	ifs:     strings.Fields(`se-eu se-a-gente se-nós imagina imagine suponha hipoteticamente digamos`),
+	others:  strings.Fields(`amigo amiga amigos amigas colega colegas chefe vizinho vizinha primo prima`),
+	topics:  words(`moro:home moramos:home mudei:home mudamos:home mudámos:home apartamento:home apê:home bairro:home trabalho:job trabalhando:job emprego:job empresa:job firma:job alérgico:allergy alérgica:allergy alergia:allergy estudo:study faculdade:study curso:study mestrado:study torcedor:team torço:team time:team`),
 	patterns: []rawPattern{
 		{"team", `(?:sou\s+(?:fã|fanático|fanática)\s+(?:do|da)|torço\s+(?:muito\s+)?(?:para\s+o|pelo|pro|pra))\s+{ORG}{END}`},
 		{"age", `com\s+{NUM}\s+anos,?\s+(?:eu\s+)?(?:já\s+|ainda\s+)?(?:me|sou|estou|tenho|continuo|não\s+)`},

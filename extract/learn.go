@@ -125,7 +125,8 @@ func Learn(t *Turn) (mems []Memory, responseID string, err error) {
 		})
 	}
 	if t.NewTurn {
-		for _, f := range factsOfOwn(stripQuoted(t.Earlier, needles), ownWords) {
+		facts, notes := readOwn(stripQuoted(t.Earlier, needles), ownWords, true)
+		for _, f := range append(facts, notes...) {
 			mems = append(mems, Memory{
 				Session: t.Session, Kind: f.Kind, Key: f.Key, Content: absoluteDates(f.Content, t.Time),
 				Ref: ref, Time: t.Time, Meta: map[string]string{"turn": turnKey},

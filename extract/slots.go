@@ -93,6 +93,17 @@ type langTable struct {
 	workplaces map[string]string
 	// patterns, by slot (see slotBuilders).
 	patterns []rawPattern
+	// Notes (notes.go): self are the words of a speaker saying something
+	// of themselves or their household ("I", "our", "vivo"); passing the
+	// words that make a statement today's news ("tonight", "heute"); ifs
+	// the words of a hypothetical ("if", "wenn"); others the people
+	// outside the household a sentence may be about ("colleague",
+	// "vecina"): a note is never about them.
+	self, passing, ifs, others []string
+	// topics are words that say which standing fact a sentence is about
+	// (topic.go), beyond the table's own words of jobs, diets, pets,
+	// partners and allergens: "wohne" is of home, "boulot" of work.
+	topics map[string]string
 }
 
 type rawPattern struct{ slot, tmpl string }
@@ -183,11 +194,15 @@ func sortByLength(ws []string) {
 	}
 }
 
-// languages are the compiled tables; English first.
+// tables are the languages read, as their files write them; English
+// first.
+var tables = []*langTable{english, spanish, german, french, portuguese}
+
+// languages are the compiled tables, in the same order.
 var languages []*language
 
 func init() {
-	for _, t := range []*langTable{english, spanish, german, french, portuguese} {
+	for _, t := range tables {
 		languages = append(languages, t.compile())
 	}
 }

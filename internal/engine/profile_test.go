@@ -322,15 +322,7 @@ func TestATurnNamingWhatEndedStaysOut(t *testing.T) {
 		{"Je joue au foot en club le dimanche matin, en vétérans.", "J'ai arrêté le foot, les genoux ne suivaient plus.",
 			"Comment je m'échauffe avant mon match de foot?", "Je joue au foot", "foot"},
 	} {
-		t.Run(c.old, func(t *testing.T) {
-			rec := afterAChange(t, c.before, c.change, c.ask)
-			if strings.Contains(rec.Block, c.old) {
-				t.Errorf("what ended is presented as current:\n%s", rec.Block)
-			}
-			if !strings.Contains(rec.Block, c.new) {
-				t.Errorf("the change is not in the block:\n%s", rec.Block)
-			}
-		})
+		t.Run(c.old, func(t *testing.T) { wantChanged(t, afterAChange(t, c.before, c.change, c.ask).Block, c.old, c.new) })
 	}
 }
 
@@ -358,6 +350,17 @@ func TestAChangedFactHidesItsOldTurnInAnyLanguage(t *testing.T) {
 	}
 }
 
+// wantChanged fails unless block shows the new value and not the old.
+func wantChanged(t *testing.T, block, old, new string) {
+	t.Helper()
+	if strings.Contains(block, old) {
+		t.Errorf("the old value %q rides as current:\n%s", old, block)
+	}
+	if !strings.Contains(block, new) {
+		t.Errorf("the new value %q is not in the block:\n%s", new, block)
+	}
+}
+
 // afterAChange is the recall for ask of a new owner who said before, then
 // change, in conversations of their own.
 func afterAChange(t *testing.T, before, change, ask string) Recalled {
@@ -372,4 +375,54 @@ func afterAChange(t *testing.T, before, change, ask string) Recalled {
 	time.Sleep(2 * time.Millisecond) // the change is said after
 	say(t, e, owner, change)
 	return recallFor(t, e, owner, ask, 0)
+}
+
+// TestWhatNoRuleReadsRidesWithTheProfile: a standing thing said in a form
+// no rule reads reaches a question that shares no word with it, in the
+// user's own words, as the facts do.
+func TestWhatNoRuleReadsRidesWithTheProfile(t *testing.T) {
+	for _, c := range []struct{ said, ask, want string }{
+		{"Ha, there's a bake-off in the staffroom. I can never eat any of it (coeliac, joys) but I'm expected to enter.",
+			"Fancy a treat this afternoon, what can I grab from a café?", "coeliac"},
+		{"Trabajo de guía turística en Granada y los fines de semana hago rutas por la Alpujarra.",
+			"¿Qué hago este sábado?", "Granada"},
+	} {
+		t.Run(c.want, func(t *testing.T) {
+			e, err := openConfig(t, Config{Dir: t.TempDir(), Shards: 1, LockTimeout: 200 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer closeEngine(t, e)
+			owner := e.OwnerID("u")
+			say(t, e, owner, c.said)
+			if rec := recallFor(t, e, owner, c.ask, 0); !strings.Contains(rec.Block, c.want) {
+				t.Errorf("what the user said is not in the block:\n%s", rec.Block)
+			}
+		})
+	}
+}
+
+// TestANoteSaidBeforeAChangeStopsRiding: what the user said in their own
+// words of where they live, work or whom they are with stops riding once a
+// later fact of the same thing says the value now, whether or not a rule
+// read the old sentence, in any language; a note of something else stays.
+func TestANoteSaidBeforeAChangeStopsRiding(t *testing.T) {
+	for _, c := range []struct{ before, change, ask, old, new string }{
+		{"I work in a call centre for an energy company, honestly it's soul destroying most days.",
+			"I'm driving buses for a living now and I actually like going to work.",
+			"How do I stay alert at work?", "call centre", "buses"},
+		{"Je travaille chez Carrefour, au siège à Massy, dans la logistique depuis huit ans.",
+			"Je travaille chez Decathlon maintenant.", "Des conseils pour mon boulot ?", "Carrefour", "Decathlon"},
+		{"We live in Denver and I've been trying to get back into running but the altitude makes it twice as hard.",
+			"We moved to Asheville last month!", "Where can I go running this weekend?", "Denver", "Asheville"},
+		{"Mein Freund Lukas und ich planen im Sommer einen Wanderurlaub in Tirol mit seinen Eltern.",
+			"Ich bin jetzt mit Jonah zusammen.", "Was schenke ich meinem Freund?", "Lukas", "Jonah"},
+	} {
+		t.Run(c.old, func(t *testing.T) { wantChanged(t, afterAChange(t, c.before, c.change, c.ask).Block, c.old, c.new) })
+	}
+	rec := afterAChange(t, "I can never eat anything at bake-offs (coeliac, joys), and our allotment keeps me sane.",
+		"We moved to Asheville last month!", "What should I bake for the party?")
+	if !strings.Contains(rec.Block, "coeliac") {
+		t.Errorf("a note of something else stopped riding with a move:\n%s", rec.Block)
+	}
 }

@@ -7,6 +7,7 @@ package norm
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -116,3 +117,21 @@ var Lower = func() (t [utf8.RuneSelf]byte) {
 	}
 	return t
 }()
+
+// Unaccented is a Latin letter without its accent ("é" is "e"): the
+// rules compare a word's stem across the languages they read, where one
+// writes the accent another leaves off.
+func Unaccented(r rune) rune {
+	if r < 0xC0 {
+		return r
+	}
+	if i := strings.IndexRune(accented, r); i >= 0 {
+		return rune(plain[utf8.RuneCountInString(accented[:i])])
+	}
+	return r
+}
+
+const (
+	accented = "àáâãäåçèéêëìíîïñòóôõöùúûüýÿ"
+	plain    = "aaaaaaceeeeiiiinooooouuuuyy"
+)

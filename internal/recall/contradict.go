@@ -21,6 +21,7 @@ import (
 // moved to Porto), or names what a fact ended ("User: my Ford's clutch is
 // slipping" once the user sold the Ford): it is not injected as current.
 func (p *profile) contradicted(m *store.Memory) bool {
+
 	if p == nil || m.Kind != "turn" || len(p.changed) == 0 {
 		return false
 	}
@@ -69,6 +70,126 @@ func (p *profile) contradicted(m *store.Memory) bool {
 	}
 	return false
 }
+
+// saysStale reports whether a search's find x is a note a later fact
+// made stale, or the transcript of the turn such a note was said in.
+func (p *profile) saysStale(x *Result) bool {
+	switch {
+	case p == nil:
+		return false
+	case x.Memory.Kind == "said":
+		return p.stale[x.Memory.ID]
+	case x.Memory.Kind == "turn":
+		return p.staleTurns[x.fromTurn()]
+	}
+	return false
+}
+
+// staleNote reports whether f is a note (extract/notes.go: a sentence of
+// the user's no rule read) said no later than a fact of the profile
+// changed, that says what the fact said before ("Vivo en Madrid, en
+// Lavapiés" once the user moved to Valencia) or names what it ended. A
+// note is read by no rule, so what it says is not compared, only its
+// words: one sharing a word the old value held and the new one does not
+// stops riding.
+func (p *profile) staleNote(f fact) bool {
+	if f.kind != "said" {
+		return false
+	}
+	for i := range p.facts {
+		g := &p.facts[i]
+		if g.kind != "said" && g.topic&f.topic != 0 && (g.turn == "" || g.turn != f.turn) && f.updated.UnixNano() < g.began {
+			return true // said before the value of its topic began
+		}
+	}
+	var have map[string]bool
+	for i, c := range p.changed {
+		if t := extract.KeyTopic(c.Key); t&f.topic != 0 && c.Meta["turn"] != f.turn && f.updated.Before(since(c)) {
+			return true
+		}
+		if f.updated.After(since(c)) && f.updated.After(c.UpdatedAt) {
+			continue // said after the change: the note is the newer word
+		}
+		if p.ends[i] && extract.NamesEnded(c.Content, c.Key, f.content()) {
+			return true
+		}
+		if have == nil {
+			have = wordSet(f.content())
+			for _, w := range strings.Fields(norm.Normalize(f.content())) {
+				if w[0] >= '0' && w[0] <= '9' {
+					have[w] = true
+				}
+			}
+			for w := range have {
+				if p := prefix(w); p != "" {
+					have[p] = true
+				}
+			}
+		}
+		if sharesAny(have, oldWords(c)) {
+			return true
+		}
+		for _, v := range c.History {
+			// Said in the turn that last said the old value, and of it:
+			// "Je suis allergique aux noix, attention aux desserts" beside
+			// "User is allergic to nuts", which is now "to hazelnuts".
+			if v.At.Equal(f.updated) && sharesAny(have, valueWords(v.Content)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// oldWords are the words fact c's earlier versions held that it no longer
+// does, and their stems, but the words every version of a fact is made
+// of.
+func oldWords(c *store.Memory) []string {
+	now := wordSet(c.Content)
+	var out []string
+	for _, v := range c.History {
+		// The names it held, whatever it says of them now ("Toby has
+		// died"), and the numbers it no longer says (an age).
+		out = append(out, names(v.Content)...)
+		for _, w := range strings.Fields(norm.Normalize(v.Content)) {
+			if w[0] >= '0' && w[0] <= '9' && !strings.Contains(" "+norm.Normalize(c.Content)+" ", " "+w+" ") {
+				out = append(out, w)
+			}
+		}
+		for w := range wordSet(v.Content) {
+			if now[w] || factWords[w] {
+				continue
+			}
+			out = append(out, w)
+			if p := prefix(w); p != "" && !now[p] {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// valueWords are the words and stems of a fact's text but those every
+// fact is written with.
+func valueWords(content string) []string {
+	var out []string
+	for w := range wordSet(content) {
+		if factWords[w] {
+			continue
+		}
+		out = append(out, w)
+		if p := prefix(w); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// factWords are the words the rules write facts with, which say nothing
+// of a value.
+var factWords = map[string]bool{"lives": true, "works": true, "named": true, "their": true, "with": true, "has": true,
+	"is": true, "and": true, "for": true, "from": true, "user's": true, "users": true, "as": true, "at": true, "in": true,
+	"now": true, "there": true, "moved": true, "speaks": true, "prefers": true, "likes": true, "eats": true}
 
 // goneWords are the words a turn that says what fact f said before it
 // changed shares with f: a turn sharing none of them cannot say it (a
@@ -158,27 +279,11 @@ func prefix(w string) string {
 		if n == 5 {
 			return b.String() + "~"
 		}
-		b.WriteRune(unaccented(r)) // "végét" is "veget"
+		b.WriteRune(norm.Unaccented(r)) // "végét" is "veget"
 		n++
 	}
 	return ""
 }
-
-// unaccented is a Latin letter without its accent.
-func unaccented(r rune) rune {
-	if r < 0xC0 {
-		return r
-	}
-	if i := strings.IndexRune(accented, r); i >= 0 {
-		return rune(plain[utf8.RuneCountInString(accented[:i])])
-	}
-	return r
-}
-
-const (
-	accented = "àáâãäåçèéêëìíîïñòóôõöùúûüýÿ"
-	plain    = "aaaaaaceeeeiiiinooooouuuuyy"
-)
 
 // saysAll reports whether facts, learned from transcript turn m, hold
 // nearly every word the user said in it: the turn adds nothing to them.

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/caddy-memory/memory/extract"
+	"github.com/caddy-memory/memory/index"
 	"github.com/caddy-memory/memory/internal/block"
 	"github.com/caddy-memory/memory/internal/norm"
 	"github.com/caddy-memory/memory/store"
@@ -47,11 +48,12 @@ const (
 	prioAgainst           // instructions, what the user avoids or refuses
 	prioPreference        // other standing preferences, habits, possessions
 	prioLiking            // what the user likes or is interested in
+	prioNote              // what the user said of themselves that no rule read (extract/notes.go)
 )
 
 // standingKinds are the kinds of memories the profile holds.
 var standingKinds = map[string]bool{"health": true, "identity": true, "family": true, "relationship": true,
-	"work": true, "instruction": true, "preference": true, "habit": true, "possession": true}
+	"work": true, "instruction": true, "preference": true, "habit": true, "possession": true, "said": true}
 
 // standing reports whether a memory of kind belongs in the profile, and
 // with which priority.
@@ -87,6 +89,8 @@ func standing(kind, key, content string) (int, bool) {
 		return prioPreference, true
 	case "possession":
 		return prioPreference, true
+	case "said":
+		return prioNote, true
 	}
 	return 0, false
 }
@@ -109,7 +113,13 @@ type profile struct {
 	changed []*store.Memory
 	gone    [][]string
 	ends    []bool // changed[i] says what the user no longer does, has or is with
-	size    int    // bytes, about
+	// stale are the notes of what the user said that a later fact made
+	// stale (staleNote): left out of the profile, and of a search's finds.
+	stale map[uint64]bool
+	// staleTurns are the turns those notes were said in: their
+	// transcripts say the old value too.
+	staleTurns map[uint32]bool // by index.TurnHash
+	size       int             // bytes, about
 }
 
 // profileIn returns owner's profile as of tx, from the cache when none of
@@ -131,6 +141,17 @@ func (s *Searcher) profileIn(tx *store.Tx, owner string) (*profile, error) {
 		p.ends[i] = extract.Ends(m.Content)
 		p.gone[i] = goneWords(m, p.ends[i])
 	}
+	p.stale, p.staleTurns = map[uint64]bool{}, map[uint32]bool{}
+	p.facts = slices.DeleteFunc(p.facts, func(f fact) bool {
+		if p.staleNote(f) {
+			p.stale[f.id] = true
+			if f.turn != "" {
+				p.staleTurns[index.TurnHash(f.turn)] = true
+			}
+			return true
+		}
+		return false
+	})
 	p.size = p.bytes()
 	s.profiles.Put(owner, p)
 	return p, nil

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/caddy-memory/memory/extract"
 	"github.com/caddy-memory/memory/internal/block"
 	"github.com/caddy-memory/memory/internal/ownercache"
 	"github.com/caddy-memory/memory/store"
@@ -30,6 +31,12 @@ type fact struct {
 	shown block.Standing
 	hash  uint64
 	dom   uint32
+	// began is when its value began (Unix nanoseconds: its last change,
+	// else its creation), topic what single-valued fact it is of, or a
+	// note speaks of (extract.KeyTopic, extract.SaidTopics): a note said
+	// before a fact of its topic began is stale (staleNote).
+	began int64
+	topic extract.Topic
 }
 
 // content is what the fact says.
@@ -61,6 +68,15 @@ func (s *Searcher) factOf(m *store.Memory, k standingKey) fact {
 		f.expires = m.ExpiresAt.UnixNano()
 	}
 	f.shown = block.StandingOf(strings.Clone(m.Content), k.prio)
+	f.began = m.CreatedAt.UnixNano()
+	if t := since(m); !t.IsZero() {
+		f.began = t.UnixNano()
+	}
+	if m.Kind == "said" {
+		f.topic = extract.SaidTopics(m.Content)
+	} else {
+		f.topic = extract.KeyTopic(m.Key)
+	}
 	return f
 }
 
@@ -84,6 +100,7 @@ func (p *profile) bytes() int {
 	for _, g := range p.gone {
 		n += 24 * len(g)
 	}
+	n += 48 * (len(p.stale) + len(p.staleTurns))
 	return n
 }
 

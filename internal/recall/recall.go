@@ -74,7 +74,7 @@ func (s *Searcher) Recall(ctx context.Context, r Request) (Recalled, error) {
 	keepAsked := r.OnlySession || focus == index.FocusConversation || focus == index.FocusVerbatim
 	kept := res[:0:0]
 	for _, x := range res {
-		if (!keepAsked && s.asked.onlyAsked(x.Memory)) || prof.contradicted(x.Memory) {
+		if (!keepAsked && s.asked.onlyAsked(x.Memory)) || prof.contradicted(x.Memory) || prof.saysStale(&x) {
 			continue
 		}
 		kept = append(kept, x)

@@ -1,0 +1,198 @@
+package extract
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/caddy-memory/memory/internal/norm"
+)
+
+// Notes: what the user says of themselves that no rule reads into a fact.
+//
+// The rules read the forms they know ("I live in Leeds", "soy celíaca");
+// people say standing things in many more ("3 twelves a week on a peds
+// floor at nationwide childrens in columbus", "I can never eat any of it
+// (coeliac, joys)"). Such a sentence used to ride only as part of its
+// turn's transcript, found again only by a question sharing its words,
+// so the profile missed what the user plainly said. A note keeps the
+// sentence itself, the user's own words, marked as theirs ("User said:
+// ..."), as a standing memory of the lowest priority: it rides with the
+// profile when the budget leaves room, and with a question of its domain
+// when it does not. The same cuts as the facts' apply first (what the user
+// pastes, quotes, translates or plays is not them speaking; questions,
+// requests, hypotheticals and passing states say nothing standing), and a
+// note a later fact contradicts stops riding (recall/profile.go).
+
+// Bounds of a note: a sentence, not a paragraph.
+const (
+	maxNoteWords   = 40
+	minNoteContent = 3 // content words a note holds that its facts do not
+	maxNotesATurn  = 3
+)
+
+// wordList is a list of words and phrases: the words looked up by
+// word, the phrases (" this weekend ") found in a sentence's words joined
+// the same way.
+type wordList struct {
+	words   map[string]bool
+	phrases map[string][]string // by their first word
+}
+
+func newWordList(lists ...[]string) wordList {
+	l := wordList{words: map[string]bool{}, phrases: map[string][]string{}}
+	for _, list := range lists {
+		for _, x := range list {
+			if strings.Contains(x, "-") && !strings.HasSuffix(x, "-") {
+				first, _, _ := strings.Cut(x, "-")
+				l.phrases[first] = append(l.phrases[first], " "+strings.ReplaceAll(x, "-", " ")+" ")
+				continue
+			}
+			l.words[x] = true
+		}
+	}
+	return l
+}
+
+// in reports whether a sentence, as its words ws and those joined
+// (joined: " a b c "), holds one of the list's; a French elided "j'"
+// counts as "j'".
+func (l wordList) in(ws []string, joined string) bool {
+	for _, w := range ws {
+		if l.words[w] {
+			return true
+		}
+		if i := strings.IndexByte(w, '\''); i > 0 && l.words[w[:i+1]] {
+			return true
+		}
+		for _, p := range l.phrases[w] {
+			if strings.Contains(joined, p) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// noteWords are the languages' words a note is read by: the tables'
+// self, passing, ifs and others.
+var noteWords = func() (w struct{ self, passing, ifs, others wordList }) {
+	var self, passing, ifs, others [][]string
+	for _, t := range tables {
+		self, passing, ifs, others = append(self, t.self), append(passing, t.passing), append(ifs, t.ifs), append(others, t.others)
+	}
+	w.self, w.passing, w.ifs, w.others = newWordList(self...), newWordList(passing...), newWordList(ifs...), newWordList(others...)
+	return w
+}()
+
+// noteStop are the words a note's content leaves out: every table's
+// commonest words, and English's function words (names and places, what
+// a note is kept for, are never among them).
+var noteStop = func() map[string]bool {
+	m := wordSet(`about after again also always been being before both because could does doing during each
+		even ever every from have having here just like more most much need only other over really same should
+		some still such than that their them then there these they this those through very want well were what
+		when where which while will with would your yours lol haha okay yeah thing things stuff kind sort
+		pretty quite gonna wanna gotta dont cant wont isnt`)
+	for _, t := range tables {
+		for _, w := range t.common {
+			m[w] = true
+		}
+	}
+	return m
+}()
+
+// noteRequest is a sentence that asks for something rather than says it:
+// "I need help figuring out my sleep", "I want you to plan a week".
+var noteRequest = regexp.MustCompile(`(?i)\b(?:help(?:\s+me)?|(?:tell|give|show|send|write|make)\s+me|let\s+me\s+know|what(?:'s|\s+is)\s+the\s+best|how\s+(?:do|can|should)\s+(?:i|we)|can\s+you|could\s+you|would\s+you|please|i\s+need\s+(?:some\s+)?(?:help|ideas|advice|tips|suggestions|a\s+(?:plan|list|recipe))|i(?:'d|\s+would)\s+like\s+(?:you|some|a)|i\s+want\s+you|looking\s+for|recommend|suggest|ayúdame|ayuda|dile|dígale|diles|dis-lui|dites-lui|sag\s+(?:ihm|ihr)|diz-lhe|diga\s+(?:a|que)|puedes|podrías|necesito\s+ayuda|hilf|kannst\s+du|können\s+sie|könntest|aide-moi|peux-tu|pouvez-vous|pourrais-tu|me\s+ajuda|ajuda|pode\s+me|podes|você\s+pode)\b`)
+
+// mayAsk and mayPass hold a word every noteRequest and passingState
+// holds: most sentences hold none, and the patterns are long.
+var (
+	mayAsk = newWordList(strings.Fields(`help tell give show send write make let what what's how can could would please need like
+		want looking recommend suggest ayúdame ayuda dile dígale diles dis-lui dites-lui sag diz-lhe diga puedes podrías necesito
+		hilf kannst können könntest aide-moi peux-tu pouvez-vous pourrais-tu ajuda pode podes`))
+	mayPass = newWordList(strings.Fields(`i'm im am estoy ando estou tô to bin ich suis j'suis jsuis chuis`))
+)
+
+// quoting is a quotation in a sentence: "My nan always said 'I've
+// lived in Cork all my life'".
+var quoting = regexp.MustCompile(`["“”«»„]|(?:^|[\s:(])'\p{L}`)
+
+// noteOf is the note a statement s of the user makes, when it says
+// something standing about them that its facts (fs) leave out. The cheap
+// looks come first: it runs for every sentence learned from.
+func noteOf(s string, fs []Fact) (Fact, bool) {
+	s = strings.TrimSpace(strings.Trim(strings.TrimSpace(s), ",;:-–—"))
+	if n := strings.Count(s, " ") + 1; n < 3 || n > maxNoteWords+10 {
+		return Fact{}, false
+	}
+	ws := noteTokens(strings.ToLower(s))
+	if len(ws) < 3 || len(ws) > maxNoteWords || !noteWords.self.in(ws, "") {
+		return Fact{}, false
+	}
+	var said map[string]bool
+	content, left := 0, 0
+	for _, w := range ws {
+		if len(w) < 4 || noteStop[w] || noteWords.self.words[w] || utf8.RuneCountInString(w) < 4 {
+			continue
+		}
+		if said == nil {
+			said = map[string]bool{}
+			for _, f := range fs {
+				for _, fw := range noteTokens(strings.ToLower(f.Content)) {
+					said[stem(fw)] = true
+				}
+			}
+		}
+		content++
+		if !said[stem(w)] {
+			left++
+		}
+	}
+	if left < minNoteContent || 2*left < content {
+		return Fact{}, false
+	}
+	joined := " " + strings.Join(ws, " ") + " "
+	// A role-play's set-up leaves no note: the caller reads no note of a
+	// message that may set one up. Small talk holds no content word.
+	if noteWords.ifs.in(ws, joined) || noteWords.passing.in(ws, joined) || noteWords.others.in(ws, joined) ||
+		quoting.MatchString(s) || // someone's words the user quotes (see othersWords)
+		asks.MatchString(s) || questionStart.MatchString(s) || nounAsks.MatchString(s) ||
+		mayAsk.in(ws, "") && noteRequest.MatchString(s) || mayPass.in(ws, "") && passingState.MatchString(s) {
+		return Fact{}, false
+	}
+	text := strings.TrimRight(s, ".!…,;: ")
+	key := "said:" + strconv.FormatUint(norm.Hash(norm.Normalize(text)), 36)
+	return Fact{Kind: "said", Key: key, Content: `User said: "` + text + `".`}, true
+}
+
+// noteTokens are a lower-cased sentence's words.
+func noteTokens(lower string) []string {
+	ws := strings.FieldsFunc(lower, func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\'' && r != '’'
+	})
+	for i, w := range ws {
+		if strings.Contains(w, "’") {
+			ws[i] = strings.ReplaceAll(w, "’", "'")
+		}
+	}
+	return ws
+}
+
+// stem is a word's first five letters without accents: enough to see
+// that a fact says a word of the sentence ("diagnosed", "diagnosis").
+func stem(w string) string {
+	var b strings.Builder
+	n := 0
+	for _, r := range w {
+		if n == 5 {
+			break
+		}
+		b.WriteRune(norm.Unaccented(r))
+		n++
+	}
+	return b.String()
+}

@@ -1,0 +1,86 @@
+package extract
+
+import (
+	"strings"
+	"testing"
+)
+
+// notesOf are the notes a user's message leaves (readOwn, as Learn reads
+// it).
+func notesOf(msg string) []Fact {
+	_, notes := readOwn("", ownText(msg, false), true)
+	return notes
+}
+
+// TestANoteKeepsWhatNoRuleReads: a standing thing the user says of
+// themselves in a form no rule reads is kept in their words, in every
+// language the tables read, and where the rules read part of a sentence,
+// the rest of it too.
+func TestANoteKeepsWhatNoRuleReads(t *testing.T) {
+	for _, c := range []struct{ msg, holds string }{
+		{"hey so im an RN, i work nights on a peds floor at nationwide childrens in columbus.", "columbus"},
+		{"Ha, there's a bake-off on Friday. I can never eat any of it (coeliac, joys) but I'm expected to enter.", "coeliac"},
+		{"We've had the allotment on Crane Lane for six years and my tomatoes are the envy of the site.", "allotment"},
+		{"Me and the missus run a little campsite up near Keswick, so summers are mad busy.", "Keswick"},
+		{"Trabajo de guía turística en Granada y los fines de semana hago rutas por la Alpujarra.", "Granada"},
+		{"Ich pendle jeden Tag mit dem Zug von Hanau nach Frankfurt, das nervt gewaltig.", "Hanau"},
+		{"Je bosse à la caisse d'un Leclerc à Rennes depuis que j'ai quitté la fac.", "Leclerc"},
+		{"Eu dou aulas de surf em Peniche desde que larguei o escritório.", "Peniche"},
+	} {
+		notes := notesOf(c.msg)
+		if len(notes) != 1 || !strings.Contains(notes[0].Content, c.holds) || notes[0].Kind != "said" ||
+			!strings.HasPrefix(notes[0].Content, `User said: "`) {
+			t.Errorf("%q: notes %q, want one holding %q", c.msg, notes, c.holds)
+		}
+	}
+}
+
+// TestNoNoteOfWhatIsNotTheUserSayingAStandingThing: questions, requests,
+// hypotheticals, passing states, what is about someone outside the
+// household, quoted words and a role-play's set-up leave no note, in the
+// languages read; nor does a sentence whose facts say it all.
+func TestNoNoteOfWhatIsNotTheUserSayingAStandingThing(t *testing.T) {
+	for _, msg := range []string{
+		"Can you help me plan meals for my week of night shifts at the hospital?",
+		"I need help figuring out my sleep schedule after nights lol",
+		"If I lived in Amsterdam I'd cycle everywhere and never sit in traffic again.",
+		"Si viviera en Barcelona iría a la playa todos los días con mi perro.",
+		"Wenn ich in München wohnen würde, hätte ich längst ein Rad gekauft.",
+		"I'm so tired today, my toddler was up at four with a nightmare.",
+		"Estoy agotada hoy, mi jefe me tuvo hasta las nueve en la oficina.",
+		"I'm at the airport waiting for my connecting flight to Perth, so bored.",
+		"My colleague Shreya is vegan and gluten free, so team lunches are tricky.",
+		"Mi compañera Laura es celíaca y siempre traigo algo sin gluten para ella.",
+		"My nan always said 'I've lived in Cork all my life and never needed a car'.",
+		"Let's role-play: you're a waiter and I'm Captain Vance, a smuggler from Ceres.",
+		"Tell me everything you know about the ship my brother left on.",
+		"I live in Leeds.",
+	} {
+		if notes := notesOf(msg); len(notes) != 0 {
+			t.Errorf("%q: notes %q, want none", msg, notes)
+		}
+	}
+}
+
+// TestSaidTopics: a note is of the single-valued topics its words name,
+// in each language, and of none for what a person has several of.
+func TestSaidTopics(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		want Topic
+	}{
+		{"I work in a call centre for an energy company", topicJob},
+		{"Je travaille chez Carrefour, au siège à Massy", topicJob},
+		{"Vivo en Madrid, en Lavapiés, con mi pareja", topicHome | topicPartner},
+		{"Ich bin seit meiner Kindheit Schalke-Fan", topicTeam},
+		{"my Galaxy S21 battery dies by 3pm", topicPhone},
+		{"Tengo un perro, Toby, de 12 años", 0},
+	} {
+		if got := SaidTopics(c.text); got != c.want {
+			t.Errorf("SaidTopics(%q) = %b, want %b", c.text, got, c.want)
+		}
+	}
+	if KeyTopic("identity:location") != topicHome || KeyTopic("health:allergy:peanuts") != 0 {
+		t.Error("KeyTopic: home is single-valued, an allergy is not")
+	}
+}

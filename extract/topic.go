@@ -1,0 +1,118 @@
+package extract
+
+import (
+	"strings"
+)
+
+// Topics: which single-valued standing fact a sentence no rule read is
+// about (where the user lives, their work, partner, diet, studies, team,
+// phone, computer, car), so that a note of what the user said (notes.go)
+// stops riding once a later fact of its topic says the value now: "I am
+// Java developer in Infosys" is of the work that "User works at
+// Flipkart." replaced, though no rule read it. Facts of which a person
+// has several (allergies, pets, children) have no topic here: a new one
+// replaces nothing.
+
+// Topic is a set of topics, one bit each.
+type Topic uint16
+
+const (
+	topicHome Topic = 1 << iota
+	topicJob
+	topicPartner
+	topicDiet
+	topicStudy
+	topicTeam
+	topicPhone
+	topicComputer
+	topicCar
+)
+
+var topicNames = map[string]Topic{"home": topicHome, "job": topicJob, "partner": topicPartner, "diet": topicDiet,
+	"study": topicStudy, "team": topicTeam}
+
+// onePartner are the relations (the tables' English forms) a person has
+// one of.
+var onePartner = wordSet(`wife husband partner boyfriend girlfriend fiance fiancee`)
+
+// topicWords are the words of every table that say a topic: the tables'
+// topics, and their jobs, diets and partners; topicPhrases those of more
+// than one word (" real estate agent ").
+var topicWords, topicPhrases = func() (map[string]Topic, map[string]Topic) {
+	m, ph := map[string]Topic{}, map[string]Topic{}
+	add := func(w string, t Topic) {
+		if w = strings.ReplaceAll(w, "-", " "); strings.Contains(w, " ") {
+			ph[" "+w+" "] |= t
+		} else {
+			m[w] |= t
+		}
+	}
+	for _, t := range tables {
+		for w, name := range t.topics {
+			add(w, topicNames[name])
+		}
+		for w := range t.jobs {
+			add(w, topicJob)
+		}
+		for w := range t.diets {
+			add(w, topicDiet)
+		}
+		for w, rel := range t.relations {
+			if onePartner[rel] {
+				add(w, topicPartner)
+			}
+		}
+	}
+	return m, ph
+}()
+
+// SaidTopics are the topics a sentence speaks of.
+func SaidTopics(text string) Topic {
+	lower := strings.ToLower(text)
+	ws := noteTokens(lower)
+	var t Topic
+	for _, w := range ws {
+		t |= topicWords[w]
+	}
+	joined := " " + strings.Join(ws, " ") + " "
+	for p, pt := range topicPhrases {
+		if strings.Contains(joined, p) {
+			t |= pt
+		}
+	}
+	switch deviceClass(lower) {
+	case "phone":
+		t |= topicPhone
+	case "laptop", "computer":
+		t |= topicComputer
+	case "car":
+		t |= topicCar
+	}
+	return t
+}
+
+// KeyTopic is the topic of a fact's key, 0 for a fact a person may have
+// several of.
+func KeyTopic(key string) Topic {
+	switch {
+	case key == "identity:location":
+		return topicHome
+	case key == "identity:job":
+		return topicJob
+	case key == "family:partner", key == "identity:relationship":
+		return topicPartner
+	case key == "identity:diet":
+		return topicDiet
+	case strings.HasPrefix(key, "identity:study"):
+		return topicStudy
+	case key == "preference:team":
+		return topicTeam
+	case key == "possession:phone":
+		return topicPhone
+	case key == "possession:laptop", key == "possession:computer":
+		return topicComputer
+	case key == "possession:car":
+		return topicCar
+	}
+	return 0
+}
