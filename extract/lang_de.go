@@ -51,6 +51,8 @@ var german = &langTable{
 	passing: strings.Fields(`heute morgen gestern heute-abend heute-morgen dieses-wochenende diese-woche gerade montag dienstag mittwoch donnerstag freitag samstag sonntag ich-werde wir-werden`),
 	ifs:     strings.Fields(`wenn falls angenommen stell-dir-vor hypothetisch angenommen`),
 	others:  strings.Fields(`kollege kollegin kollegen chef chefin nachbar nachbarin cousin cousine`),
+	kin:     strings.Fields(`bruder schwester geschwister mutter vater mama papa eltern onkel tante oma opa neffe nichte schwager schwägerin`),
+	mine:    strings.Fields(`mein meine meinen meinem meiner meines mich mir unser unsere unseren unserem unserer uns`),
 	topics:  words(`wohne:home wohnen:home umgezogen:home gezogen:home wohnung:home arbeite:job arbeiten:job job:job firma:job stelle:job gekündigt:job beruf:job allergisch:allergy allergie:allergy studiere:study studium:study uni:study fan:team verein:team`),
 	patterns: []rawPattern{
 		{"~count", `(?:unsere|meine)\s+{KIDS}[,:]?`},

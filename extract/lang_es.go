@@ -48,6 +48,8 @@ var spanish = &langTable{
 	passing: strings.Fields(`hoy esta-noche mañana ayer esta-mañana esta-tarde este-finde este-fin-de-semana esta-semana ahora-mismo voy-a vamos-a el-lunes el-martes el-miércoles el-jueves el-viernes el-sábado el-domingo`),
 	ifs:     strings.Fields(`si imagina imagínate supongamos hipotéticamente pongamos digamos`),
 	others:  strings.Fields(`amigo amiga amigos amigas compañero compañera compañeros jefe jefa vecino vecina primo prima`),
+	kin:     strings.Fields(`hermano hermana hermanos hermanas madre padre mamá papá padres tío tía abuelo abuela sobrino sobrina cuñado cuñada`),
+	mine:    strings.Fields(`mi mis me conmigo nuestro nuestra nuestros nuestras`),
 	topics:  words(`vivo:home vivimos:home mudé:home mudamos:home mudado:home piso:home barrio:home trabajo:job trabajando:job empresa:job curro:job chamba:job renuncié:job puesto:job alérgico:allergy alérgica:allergy alergia:allergy estudio:study estudiando:study carrera:study universidad:study facultad:study máster:study hincha:team equipo:team`),
 	patterns: []rawPattern{
 		{"~count", `(?:mis|nuestros|nuestras)\s+{KIDS}[,:]?`},

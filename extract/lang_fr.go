@@ -48,6 +48,8 @@ var french = &langTable{
 	passing: strings.Fields(`aujourd'hui ce-soir demain hier ce-matin cet-après-midi ce-week-end cette-semaine là-maintenant je-vais on-va nous-allons lundi mardi mercredi jeudi vendredi samedi dimanche`),
 	ifs:     strings.Fields(`si imagine imaginons supposons hypothétiquement disons`),
 	others:  strings.Fields(`ami amie amis amies collègue collègues patron patronne voisin voisine cousin cousine`),
+	kin:     strings.Fields(`frère sœur mère père maman parents oncle tante neveu nièce beau-frère belle-sœur`),
+	mine:    strings.Fields(`moi mon ma mes notre nos`),
 	topics:  words(`habite:home habitons:home reste:home restons:home déménage:home déménagé:home appart:home appartement:home quartier:home travaille:job boulot:job emploi:job entreprise:job poste:job allergique:allergy allergie:allergy études:study étudie:study fac:study supporter:team équipe:team`),
 	patterns: []rawPattern{
 		{"team", `(?:mon\s+(?:club|équipe)\s+(?:de\s+cœur\s+)?(?:c['’]est|est)|je\s+suis\s+(?:pour|à\s+fond\s+pour))\s+(?:le\s+|la\s+|l['’])?{ORG}{END}`},

@@ -48,6 +48,8 @@ var portuguese = &langTable{
 	passing: strings.Fields(`hoje hoje-à-noite amanhã ontem esta-manhã esta-tarde este-fim-de-semana esta-semana agora-mesmo vou vamos segunda-feira terça-feira quarta-feira quinta-feira sexta-feira sábado domingo`),
 	ifs:     strings.Fields(`se-eu se-a-gente se-nós imagina imagine suponha hipoteticamente digamos`),
 	others:  strings.Fields(`amigo amiga amigos amigas colega colegas chefe vizinho vizinha primo prima`),
+	kin:     strings.Fields(`irmão irmã irmãos mãe pai pais tio tia avó avô sobrinho sobrinha cunhado cunhada`),
+	mine:    strings.Fields(`meu minha meus minhas nosso nossa nossos nossas`),
 	topics:  words(`moro:home moramos:home mudei:home mudamos:home mudámos:home apartamento:home apê:home bairro:home trabalho:job trabalhando:job emprego:job empresa:job firma:job alérgico:allergy alérgica:allergy alergia:allergy estudo:study faculdade:study curso:study mestrado:study torcedor:team torço:team time:team`),
 	patterns: []rawPattern{
 		{"team", `(?:sou\s+(?:fã|fanático|fanática)\s+(?:do|da)|torço\s+(?:muito\s+)?(?:para\s+o|pelo|pro|pra))\s+{ORG}{END}`},

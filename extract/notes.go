@@ -77,13 +77,25 @@ func (l wordList) in(ws []string, joined string) bool {
 }
 
 // noteWords are the languages' words a note is read by: the tables'
-// self, passing, ifs and others.
-var noteWords = func() (w struct{ self, passing, ifs, others wordList }) {
-	var self, passing, ifs, others [][]string
+// self (and of those the subjects), passing, ifs, others and kin.
+var noteWords = func() (w struct{ self, subject, passing, ifs, others, kin wordList }) {
+	var self, passing, ifs, others, kin [][]string
+	mine := map[string]bool{}
 	for _, t := range tables {
 		self, passing, ifs, others = append(self, t.self), append(passing, t.passing), append(ifs, t.ifs), append(others, t.others)
+		kin = append(kin, t.kin)
+		for _, m := range t.mine {
+			mine[m] = true
+		}
 	}
 	w.self, w.passing, w.ifs, w.others = newWordList(self...), newWordList(passing...), newWordList(ifs...), newWordList(others...)
+	w.kin = newWordList(kin...)
+	w.subject = newWordList()
+	for s := range w.self.words {
+		if !mine[s] {
+			w.subject.words[s] = true
+		}
+	}
 	return w
 }()
 
@@ -117,9 +129,9 @@ var (
 	mayPass = newWordList(strings.Fields(`i'm im am estoy ando estou tô to bin ich suis j'suis jsuis chuis`))
 )
 
-// quoting is a quotation in a sentence: "My nan always said 'I've
-// lived in Cork all my life'".
-var quoting = regexp.MustCompile(`["“”«»„]|(?:^|[\s:(])'\p{L}`)
+// quoting is a quotation in a sentence, or its end: "My nan always said
+// 'I've lived in Cork all my life'", "... trink i selber nix mehr.'".
+var quoting = regexp.MustCompile(`["“”«»„]|(?:^|[\s:(])'\p{L}|[.!?,…]['’]`)
 
 // noteOf is the note a statement s of the user makes, when it says
 // something standing about them that its facts (fs) leave out. The cheap
@@ -159,6 +171,7 @@ func noteOf(s string, fs []Fact) (Fact, bool) {
 	// A role-play's set-up leaves no note: the caller reads no note of a
 	// message that may set one up. Small talk holds no content word.
 	if noteWords.ifs.in(ws, joined) || noteWords.passing.in(ws, joined) || noteWords.others.in(ws, joined) ||
+		noteWords.kin.in(ws, joined) && !noteWords.subject.in(ws, "") ||
 		quoting.MatchString(s) || // someone's words the user quotes (see othersWords)
 		asks.MatchString(s) || questionStart.MatchString(s) || nounAsks.MatchString(s) ||
 		mayAsk.in(ws, "") && noteRequest.MatchString(s) || mayPass.in(ws, "") && passingState.MatchString(s) {

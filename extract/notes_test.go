@@ -26,6 +26,8 @@ func TestANoteKeepsWhatNoRuleReads(t *testing.T) {
 		{"Ich pendle jeden Tag mit dem Zug von Hanau nach Frankfurt, das nervt gewaltig.", "Hanau"},
 		{"Je bosse à la caisse d'un Leclerc à Rennes depuis que j'ai quitté la fac.", "Leclerc"},
 		{"Eu dou aulas de surf em Peniche desde que larguei o escritório.", "Peniche"},
+		// The user, with kin in the sentence, is still the user.
+		{"We moved back to Cork in the spring to be near my mam, and I mind her two days a week.", "Cork"},
 	} {
 		notes := notesOf(c.msg)
 		if len(notes) != 1 || !strings.Contains(notes[0].Content, c.holds) || notes[0].Kind != "said" ||
@@ -55,6 +57,10 @@ func TestNoNoteOfWhatIsNotTheUserSayingAStandingThing(t *testing.T) {
 		"Let's role-play: you're a waiter and I'm Captain Vance, a smuggler from Ceres.",
 		"Tell me everything you know about the ship my brother left on.",
 		"I live in Leeds.",
+		"My brother just moved to Denver and works as a firefighter now, he's loving it.",
+		"Meine Schwester wohnt in Kiel und ist Ärztin, sie hat drei Kinder.",
+		"Ma sœur habite à Nantes et travaille comme infirmière, elle a trois enfants.",
+		"O meu irmão é vegano e vive em Lisboa com a namorada.",
 	} {
 		if notes := notesOf(msg); len(notes) != 0 {
 			t.Errorf("%q: notes %q, want none", msg, notes)

@@ -40,3 +40,30 @@ func TestStripQuoted(t *testing.T) {
 		}
 	})
 }
+
+// TestWhatSomeoneElseWroteIsTheirs: a text the user presents as what
+// someone else wrote, or asked them to look over, or pastes as a signed
+// review, is theirs, in the languages read, whatever it says in the first
+// person.
+func TestWhatSomeoneElseWroteIsTheirs(t *testing.T) {
+	for _, msg := range []string{
+		"Here's what my daughter wrote for her school bio, can you make it sound better?\n\nI'm Maya, I'm 12, I live in Portland and I love horses.",
+		"My friend asked me to check her dating profile: I'm a 34-year-old nurse from Leeds who loves hiking and hates cilantro. Thoughts?",
+		"This is what my boss sent the team: I'm vegan and I live in Oslo, so the offsite menu is plant-based.",
+		"Mi amiga me pidió que revisara su perfil: soy enfermera, vivo en Cádiz y soy vegana.",
+		"Das hier hat mein Sohn geschrieben: Ich bin 15, wohne in Bremen und bin Vegetarier.",
+		"Voici ce que ma collègue a écrit : je suis végétarienne et j'habite à Lille.",
+		"Olha o que minha irmã escreveu: sou vegana e moro em Recife.",
+		// A review pasted after stars or a bullet, signed by its writer.
+		"This one came in yesterday:\n\n★★★★★ \"Best cafe in Leith! I'm a student at Napier and I've been coming here since first year. My son Jamie (6) loves the cakes.\" — Morag T.\n\nThank her for us.",
+		"New review:\n• “I'm a nurse from Bray and I'm vegan, the oat latte here is perfect.” – Aoife\nCan you draft a reply?",
+	} {
+		if fs := Facts(msg); len(fs) != 0 {
+			t.Errorf("Facts(%q) = %v, want none: the text is someone else's", msg, fs)
+		}
+		if notes := notesOf(msg); len(notes) != 0 {
+			t.Errorf("notes of %q = %v, want none", msg, notes)
+		}
+	}
+}
+

@@ -98,8 +98,11 @@ type langTable struct {
 	// words that make a statement today's news ("tonight", "heute"); ifs
 	// the words of a hypothetical ("if", "wenn"); others the people
 	// outside the household a sentence may be about ("colleague",
-	// "vecina"): a note is never about them.
-	self, passing, ifs, others []string
+	// "vecina"): a note is never about them; kin the relatives outside
+	// the household ("sister", "Bruder") and mine the words of self that
+	// are no subject ("my", "meine"): a sentence about kin with no subject
+	// of the user's ("My brother moved to Denver") is no note of theirs.
+	self, passing, ifs, others, kin, mine []string
 	// topics are words that say which standing fact a sentence is about
 	// (topic.go), beyond the table's own words of jobs, diets, pets,
 	// partners and allergens: "wohne" is of home, "boulot" of work.

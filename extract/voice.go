@@ -3,6 +3,8 @@ package extract
 import (
 	"regexp"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Whose words (the first of a turn's three questions, DESIGN.md): only what
@@ -184,7 +186,7 @@ var (
 // 'Sehr geehrte Frau Sharma, ich wohne in Köln ...'"). selfSaid is how the user introduces their own
 // words, which stay theirs (speech.go).
 var (
-	quotedAfter = regexp.MustCompile(`(?:[:?!]\s*|\.\s+|(?:^|\n)\s*)(?:["“«„][^"”»“\n]{8,}(?:["”»“]|$)|['‘][^\n]{8,}?['’](?:\s|[.,!?]|$))`)
+	quotedAfter = regexp.MustCompile(`(?:[:?!]\s*|\.\s+|(?:^|\n)[\s\p{So}\p{Sm}•*]*)(?:["“«„][^"”»“\n]{8,}(?:["”»“]|$)|['‘][^\n]{8,}?['’](?:\s|[.,!?]|$))`)
 	selfSaid    = regexp.MustCompile(`(?i)(?:\bi\s+(?:just\s+|then\s+)?(?:said|say|told|tell|wrote|write|replied|answered|texted|messaged)\b[^:]{0,30}|\b(?:note\s+to\s+(?:self|myself)|reminder|for\s+the\s+record|my\s+(?:note|status|bio|update|motto))\s*)$`)
 )
 
@@ -228,8 +230,12 @@ func quoteOpensAfterBreak(text string) bool {
 			continue
 		}
 		j := i
-		for j > 0 && (text[j-1] == ' ' || text[j-1] == '\t') {
-			j--
+		for j > 0 {
+			r, n := utf8.DecodeLastRuneInString(text[:j])
+			if r != ' ' && r != '\t' && !unicode.In(r, unicode.So, unicode.Sm) && r != '•' && r != '*' {
+				break
+			}
+			j -= n // spaces, and the stars or bullets a pasted review or list puts first
 		}
 		if j == 0 || strings.IndexByte(":?!.\n", text[j-1]) >= 0 {
 			return true
@@ -357,6 +363,26 @@ func cutMaterial(text string) string {
 	return strings.Join(kept, "\n")
 }
 
+// theirText presents what someone else wrote, or asked the user to look
+// over: "Here's what my daughter wrote for her school bio, can you make
+// it sound better?", "My friend asked me to check her dating profile:".
+// What follows is theirs. theirTextWords are what it holds.
+var (
+	theirText = regexp.MustCompile(`(?i)^(?:(?:here(?:'s|\s+is)|this\s+is|below\s+is|look\s+at)\s+what\s+(?:[\p{L}'’-]+\s+){1,4}(?:wrote|said|sent|posted|texted|put|has\s+written)\b[^:\n?]*[:?.]` +
+		`|(?:[\p{L}'’-]+\s+){1,3}asked\s+me\s+to\s+(?:check|read|look\s+(?:at|over)|proofread|edit|improve|review|go\s+over|fix|rewrite|polish)\b[^:\n]*:` +
+		`|(?:esto\s+es\s+lo\s+que|aquí\s+está\s+lo\s+que|mira\s+lo\s+que)\s+(?:[\p{L}'’-]+\s+){1,4}(?:escribió|dijo|mandó|envió|puso|publicó)\b[^:\n?]*[:?.]` +
+		`|(?:[\p{L}'’-]+\s+){1,3}me\s+(?:pidió|ha\s+pedido)\s+que\s+(?:revise|revisara|mire|mirara|corrija|corrigiera|lea|leyera)\b[^:\n]*:` +
+		`|(?:das\s+hier\s+hat|hier\s+ist,?\s+was|schau,?\s+was)\s+(?:[\p{L}'’-]+\s+){1,4}(?:geschrieben|gesagt|geschickt|gepostet)\b[^:\n?]*[:?.]` +
+		`|(?:[\p{L}'’-]+\s+){1,3}hat\s+mich\s+gebeten,?\s+(?:\S+\s+){0,5}(?:zu\s+)?(?:lesen|prüfen|korrigieren|checken|anzuschauen|durchzulesen)\b[^:\n]*:` +
+		`|(?:voici|voilà)\s+ce\s+que\s+(?:[\p{L}'’-]+\s+){1,4}(?:a\s+écrit|a\s+dit|a\s+envoyé|a\s+posté)\b[^:\n?]*[:?.]` +
+		`|(?:[\p{L}'’-]+\s+){1,3}m'a\s+demandé\s+de\s+(?:relire|vérifier|corriger|regarder|lire)\b[^:\n]*:` +
+		`|(?:isso|isto|olha|aqui\s+está)\s+(?:é\s+|foi\s+)?o\s+que\s+(?:[\p{L}'’-]+\s+){1,4}(?:escreveu|disse|mandou|enviou|postou)\b[^:\n?]*[:?.]` +
+		`|(?:[\p{L}'’-]+\s+){1,3}me\s+pediu\s+(?:pra|para)\s+(?:revisar|ler|corrigir|olhar|dar\s+uma\s+olhada)\b[^:\n]*:)`)
+	theirTextWords = []string{"wrote", "said", "sent", "posted", "texted", "put", "written", "asked me", "escribió", "dijo",
+		"mandó", "envió", "puso", "publicó", "pidió", "pedido", "geschrieben", "gesagt", "geschickt", "gepostet", "gebeten",
+		"écrit", "a dit", "envoyé", "posté", "demandé", "escreveu", "disse", "mandou", "enviou", "postou", "pediu"}
+)
+
 // refersBack is how a request asked last points at its material: "Can
 // you proofread that?", "Translate the above".
 var refersBack = regexp.MustCompile(`(?i)\b(?:this|that|these|it|the\s+above|above|the\s+text|my\s+text|esto|eso|esta|este|das|dies|diesen|diese|ça|cela|ceci|ce\s+texte|isso|isto|este\s+texto)\b`)
@@ -369,7 +395,8 @@ func taskIn(line string) (at, end int) {
 		off := start + len(line[start:]) - len(s)
 		n := sentenceEnd(s)
 		folded := fold(s[:n])
-		if taskHolds.heldBy(folded) && taskStart.MatchString(s[:n]) || hereHolds.heldBy(folded) && hereIs.MatchString(s[:n]) {
+		if taskHolds.heldBy(folded) && taskStart.MatchString(s[:n]) || hereHolds.heldBy(folded) && hereIs.MatchString(s[:n]) ||
+			holdsAny(s[:n], theirTextWords) && theirText.MatchString(s[:n]) {
 			return off, off + n
 		}
 		if n >= len(s) {

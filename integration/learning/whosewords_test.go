@@ -92,3 +92,27 @@ func TestAHouseholdReachesAQuestionAboutTheChildren(t *testing.T) {
 		t.Errorf("a child's fact is the user's in the block:\n%s", block)
 	}
 }
+
+// TestWhatNoRuleReadsReachesTheModel: a standing thing said in a form no
+// rule reads reaches, through Caddy, a later question that shares no word
+// with it, in the user's words; once the user says where they live now,
+// the old sentence of their home (it names a flat) rides no more, neither
+// as a note nor as its transcript.
+func TestWhatNoRuleReadsReachesTheModel(t *testing.T) {
+	p := newProfileRig(t, "")
+	const key = "sk-nights"
+	chat(t, p, key, "", "hey so im an RN, i work nights on a peds floor at nationwide childrens. need help with my sleep lol")
+	chat(t, p, key, "", "our flat is a tiny walk-up in german village, columbus, with way too many plants")
+	chat(t, p, key, "", "Ha, there's a bake-off on Friday. I can never eat any of it (coeliac, joys) but I'm expected to enter.")
+	block := p.ask(t, key, "Fancy a treat this afternoon, what can I grab from a café around here?")
+	for _, want := range []string{`coeliac`, `columbus`, `nights`} {
+		if !blockHas(block, want) {
+			t.Errorf("%q is not in the block:\n%s", want, block)
+		}
+	}
+	chat(t, p, key, "", "Big news: we moved to Cincinnati last month and I started at a clinic in Hyde Park.")
+	block = p.ask(t, key, "Where could I take my sister for dinner this weekend?")
+	if blockHas(block, `columbus`) || !blockHas(block, `Cincinnati`) {
+		t.Errorf("after the move, the block:\n%s", block)
+	}
+}
