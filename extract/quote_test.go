@@ -66,4 +66,3 @@ func TestWhatSomeoneElseWroteIsTheirs(t *testing.T) {
 		}
 	}
 }
-
