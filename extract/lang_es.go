@@ -50,7 +50,7 @@ var spanish = &langTable{
 	others:  strings.Fields(`amigo amiga amigos amigas compañero compañera compañeros jefe jefa vecino vecina primo prima`),
 	kin:     strings.Fields(`hermano hermana hermanos hermanas madre padre mamá papá padres tío tía abuelo abuela sobrino sobrina cuñado cuñada`),
 	mine:    strings.Fields(`mi mis me conmigo nuestro nuestra nuestros nuestras`),
-	topics:  words(`vivo:home vivimos:home mudé:home mudamos:home mudado:home piso:home barrio:home trabajo:job trabajando:job empresa:job curro:job chamba:job renuncié:job puesto:job alérgico:allergy alérgica:allergy alergia:allergy estudio:study estudiando:study carrera:study universidad:study facultad:study máster:study hincha:team equipo:team`),
+	topics:  words(`vivo:home vivimos:home mudé:home mudamos:home mudado:home piso:home barrio:home trabajo:job trabajando:job empresa:job curro:job chamba:job renuncié:job puesto:job alérgico:allergy alérgica:allergy alergia:allergy estudio:study estudiando:study carrera:study universidad:study facultad:study máster:study hincha:team equipo:team laburo:job laburando:job chamba:job ahora:change ya-no:change cambié:change renuncié:change dejé:change en-vez:change mudanza:home alquilo:home alquilamos:home contrataron:job despidieron:job jubilé:job autónomo:job autónoma:job rompimos:partner casé:partner casamos:partner prometida:partner prometido:partner separamos:partner`),
 	patterns: []rawPattern{
 		{"~count", `(?:mis|nuestros|nuestras)\s+{KIDS}[,:]?`},
 		{"team", `(?:soy\s+(?:un\s+|una\s+)?(?:fan|forofo|forofa)\s+(?:de|del)|sigo\s+(?:al|a\s+los|a\s+la)|animo\s+al)\s+{ORG}{END}`},

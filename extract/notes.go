@@ -39,12 +39,20 @@ const (
 type wordList struct {
 	words   map[string]bool
 	phrases map[string][]string // by their first word
+	// opens are words that count only opening the sentence (written
+	// "^been"): English drops the subject "I" before them ("Been on an
+	// iPhone for a month now").
+	opens map[string]bool
 }
 
 func newWordList(lists ...[]string) wordList {
-	l := wordList{words: map[string]bool{}, phrases: map[string][]string{}}
+	l := wordList{words: map[string]bool{}, phrases: map[string][]string{}, opens: map[string]bool{}}
 	for _, list := range lists {
 		for _, x := range list {
+			if w, ok := strings.CutPrefix(x, "^"); ok {
+				l.opens[w] = true
+				continue
+			}
 			if strings.Contains(x, "-") && !strings.HasSuffix(x, "-") {
 				first, _, _ := strings.Cut(x, "-")
 				l.phrases[first] = append(l.phrases[first], " "+strings.ReplaceAll(x, "-", " ")+" ")
@@ -60,6 +68,9 @@ func newWordList(lists ...[]string) wordList {
 // (joined: " a b c "), holds one of the list's; a French elided "j'"
 // counts as "j'".
 func (l wordList) in(ws []string, joined string) bool {
+	if len(ws) > 0 && l.opens[ws[0]] {
+		return true
+	}
 	for _, w := range ws {
 		if l.words[w] {
 			return true

@@ -26,10 +26,14 @@ const (
 	topicPhone
 	topicComputer
 	topicCar
+	// TopicChange marks a sentence that says something changed ("now",
+	// "switched", "ya no"): with a topic, it ends what was said of that
+	// topic before.
+	TopicChange
 )
 
 var topicNames = map[string]Topic{"home": topicHome, "job": topicJob, "partner": topicPartner, "diet": topicDiet,
-	"study": topicStudy, "team": topicTeam}
+	"study": topicStudy, "team": topicTeam, "change": TopicChange}
 
 // onePartner are the relations (the tables' English forms) a person has
 // one of.
@@ -48,8 +52,10 @@ var topicWords, topicPhrases = func() (map[string]Topic, map[string]Topic) {
 		}
 	}
 	for _, t := range tables {
-		for w, name := range t.topics {
-			add(w, topicNames[name])
+		for w, names := range t.topics {
+			for _, name := range strings.Split(names, "+") {
+				add(w, topicNames[name])
+			}
 		}
 		for w := range t.jobs {
 			add(w, topicJob)

@@ -417,6 +417,15 @@ func TestANoteSaidBeforeAChangeStopsRiding(t *testing.T) {
 			"We moved to Asheville last month!", "Where can I go running this weekend?", "Denver", "Asheville"},
 		{"Mein Freund Lukas und ich planen im Sommer einen Wanderurlaub in Tirol mit seinen Eltern.",
 			"Ich bin jetzt mit Jonah zusammen.", "Was schenke ich meinem Freund?", "Lukas", "Jonah"},
+		// A change said in a form no rule reads ends what was said of
+		// its topic before, a note or a fact.
+		{"I'm in my second year of a physio degree at Cardiff Met, it's intense but I love it.",
+			"Switched unis over the summer, I'm at Bristol now and the campus is gorgeous.",
+			"How should I plan my study week?", "Cardiff Met", "Bristol"},
+		{"I use a Pixel 7 for everything.", "Been on an iPhone 15 for a month now, honestly the camera is unreal.",
+			"Which apps should I get for my phone?", "Pixel 7", "iPhone 15"},
+		{"Ich studiere Maschinenbau in Aachen, im vierten Semester.", "Hab inzwischen an die Uni in München gewechselt, gleiches Fach.",
+			"Wie plane ich mein Semester am besten?", "Aachen", "München"},
 	} {
 		t.Run(c.old, func(t *testing.T) { wantChanged(t, afterAChange(t, c.before, c.change, c.ask).Block, c.old, c.new) })
 	}

@@ -71,18 +71,17 @@ func (p *profile) contradicted(m *store.Memory) bool {
 	return false
 }
 
-// saysStale reports whether a search's find x is a note a later fact
-// made stale, or the transcript of the turn such a note was said in.
+// saysStale reports whether a search's find x is a note or fact the
+// profile found stale (staleNote), or the transcript of the turn it was
+// said in.
 func (p *profile) saysStale(x *Result) bool {
 	switch {
 	case p == nil:
 		return false
-	case x.Memory.Kind == "said":
-		return p.stale[x.Memory.ID]
 	case x.Memory.Kind == "turn":
 		return p.staleTurns[x.fromTurn()]
 	}
-	return false
+	return p.stale[x.Memory.ID]
 }
 
 // staleNote reports whether f is a note (extract/notes.go: a sentence of
@@ -94,12 +93,19 @@ func (p *profile) saysStale(x *Result) bool {
 // stops riding.
 func (p *profile) staleNote(f fact) bool {
 	if f.kind != "said" {
-		return false
+		return p.changedSince(f)
 	}
+	topic := f.topic &^ extract.TopicChange
 	for i := range p.facts {
 		g := &p.facts[i]
-		if g.kind != "said" && g.topic&f.topic != 0 && (g.turn == "" || g.turn != f.turn) && f.updated.UnixNano() < g.began {
+		if g.topic&topic == 0 || g.turn != "" && g.turn == f.turn {
+			continue
+		}
+		if g.kind != "said" && f.updated.UnixNano() < g.began {
 			return true // said before the value of its topic began
+		}
+		if g.kind == "said" && g.topic&extract.TopicChange != 0 && f.updated.Before(g.updated) {
+			return true // a later note says its topic changed
 		}
 	}
 	var have map[string]bool
@@ -136,6 +142,24 @@ func (p *profile) staleNote(f fact) bool {
 			if v.At.Equal(f.updated) && sharesAny(have, valueWords(v.Content)) {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// changedSince reports whether a note said after standing fact f (of a
+// single-valued topic) says that topic changed: "na Samsung Galaxy A54 I
+// dey use now" after "User uses a Tecno Camon 20.", which no rule read as
+// a change.
+func (p *profile) changedSince(f fact) bool {
+	if f.topic == 0 {
+		return false
+	}
+	for i := range p.facts {
+		g := &p.facts[i]
+		if g.kind == "said" && g.topic&extract.TopicChange != 0 && g.topic&f.topic != 0 && f.updated.Before(g.updated) &&
+			(g.turn == "" || g.turn != f.turn) {
+			return true
 		}
 	}
 	return false
