@@ -206,13 +206,14 @@ func noteTokens(lower string) []string {
 	return ws
 }
 
-// stem is a word's first five letters without accents: enough to see
-// that a fact says a word of the sentence ("diagnosed", "diagnosis").
+// stem is a word's first four letters without accents: enough to see
+// that a fact says a word of the sentence ("live", "lives"; "diagnosed",
+// "diagnosis").
 func stem(w string) string {
 	var b strings.Builder
 	n := 0
 	for _, r := range w {
-		if n == 5 {
+		if n == 4 {
 			break
 		}
 		b.WriteRune(norm.Unaccented(r))

@@ -24,6 +24,7 @@ var profileGroups = []struct{ id, title string }{
 	{"work", "Work and study"},
 	{"health", "Health and diet"},
 	{"preferences", "Preferences and instructions"},
+	{"said", "In your own words"},
 }
 
 // groupOf is the profile group of a memory of kind with key: by the slot
@@ -49,6 +50,8 @@ func groupOf(kind, key string) string {
 		return "household"
 	case kind == "preference", kind == "instruction", kind == "habit":
 		return "preferences"
+	case kind == "said":
+		return "said" // what no rule read: extract/notes.go
 	}
 	return "you"
 }
