@@ -75,7 +75,7 @@ func readOwn(earlier, own string, withNotes bool) (out, notes []Fact) {
 	var last *slotMatch
 	// A message that sets up a story or a role-play is no note of the
 	// user's, before the frame's words or after (notes.go).
-	noting := withNotes && !mayFrame(own)
+	noting := withNotes && !(mayFrame(own) && frameOpen.MatchString(own))
 	for _, s := range statementsOfOwn(own) {
 		s = fixTypos(s)
 		var said map[string]bool // what the corrected statement taught as it was
@@ -97,8 +97,8 @@ func readOwn(earlier, own string, withNotes bool) (out, notes []Fact) {
 		if len(fs) > 0 {
 			prev, prevFacts = s, fs
 		}
-		if n, ok := noteOf(s, fs); ok && noting && len(notes) < maxNotesATurn {
-			notes = append(notes, n)
+		if noting {
+			notes = appendNotes(notes, s, fs)
 		}
 		for _, f := range fs {
 			if namesNothing(f.Content) || said[f.Content] {
@@ -230,10 +230,24 @@ func splitSentences(text string) []string {
 		if text[loc[0]] == '.' && loc[1]-loc[0] >= 2 && abbreviations[strings.ToLower(lastWord(text[from:loc[0]]))] {
 			continue
 		}
+		if ordinal(text, loc) {
+			continue // "fange am 1. als Produktmanagerin an"
+		}
 		out = append(out, text[from:loc[0]])
 		from = loc[1]
 	}
 	return append(out, text[from:])
+}
+
+// ordinal reports whether the stop at loc in text follows a number and
+// comes before a word in lower case: an ordinal as German writes it ("am
+// 1. März", "am 1. als"), not a sentence's end.
+func ordinal(text string, loc []int) bool {
+	if text[loc[0]] != '.' || loc[1]-loc[0] < 2 || loc[0] == 0 || text[loc[0]-1] < '0' || text[loc[0]-1] > '9' || loc[1] >= len(text) {
+		return false
+	}
+	r, _ := utf8.DecodeRuneInString(text[loc[1]:])
+	return unicode.IsLower(r)
 }
 
 // lastWord is the run of letters that ends s.

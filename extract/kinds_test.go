@@ -159,6 +159,8 @@ func TestSteppingOutOfAFrameAsPeopleSayIt(t *testing.T) {
 		"Blague à part, je suis végétarienne.":               "vegetarian",
 		"Brincadeiras à parte, sou médica no Porto.":         "doctor",
 		"Okay, enough of the story. I'm vegan in real life.": "vegan",
+		"Bueno, fuera del juego: soy enfermera en Bilbao.":   "nurse",
+		"Fora do papel: sou médica no Porto.":                "doctor",
 	} {
 		var got []string
 		found := false

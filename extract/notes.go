@@ -144,6 +144,45 @@ var (
 // 'I've lived in Cork all my life'", "... trink i selber nix mehr.'".
 var quoting = regexp.MustCompile(`["“”«»„]|(?:^|[\s:(])'\p{L}|[.!?,…]['’]`)
 
+// appendNotes appends to notes what statement s, of facts fs, leaves
+// for a note: the statement, or, said at too great a length for one
+// ("so my wife Ananya is expecting our second baby in March and our first
+// one Aarav is 4 and we stay in Pune ..."), its clauses, each its own.
+func appendNotes(notes []Fact, s string, fs []Fact) []Fact {
+	parts := []string{s}
+	if strings.Count(s, " ") >= maxNoteWords {
+		parts = noteClauses(s)
+	}
+	for _, p := range parts {
+		if len(notes) == maxNotesATurn {
+			break
+		}
+		if n, ok := noteOf(p, fs); ok {
+			notes = append(notes, n)
+		}
+	}
+	return notes
+}
+
+// noteJoins join the clauses of a sentence run on, in the languages
+// read: a note of one is cut before them, each piece of five words or
+// more.
+var noteJoins = wordSet(`and but so because plus y pero porque und aber weil et mais parce e mas`)
+
+// noteClauses are the clauses of a sentence too long for one note.
+func noteClauses(s string) []string {
+	words := strings.Fields(s)
+	var out []string
+	start := 0
+	for i := range words {
+		if i-start >= 5 && noteJoins[strings.ToLower(words[i])] {
+			out = append(out, strings.Join(words[start:i], " "))
+			start = i + 1
+		}
+	}
+	return append(out, strings.Join(words[start:], " "))
+}
+
 // noteOf is the note a statement s of the user makes, when it says
 // something standing about them that its facts (fs) leave out. The cheap
 // looks come first: it runs for every sentence learned from.
@@ -153,6 +192,7 @@ func noteOf(s string, fs []Fact) (Fact, bool) {
 		return Fact{}, false
 	}
 	ws := noteTokens(strings.ToLower(s))
+	joined := " " + strings.Join(ws, " ") + " "
 	if len(ws) < 3 || len(ws) > maxNoteWords || !noteWords.self.in(ws, "") {
 		return Fact{}, false
 	}
@@ -178,14 +218,14 @@ func noteOf(s string, fs []Fact) (Fact, bool) {
 	if left < minNoteContent || 2*left < content {
 		return Fact{}, false
 	}
-	joined := " " + strings.Join(ws, " ") + " "
+
 	// A role-play's set-up leaves no note: the caller reads no note of a
 	// message that may set one up. Small talk holds no content word.
 	if noteWords.ifs.in(ws, joined) || noteWords.passing.in(ws, joined) || noteWords.others.in(ws, joined) ||
 		noteWords.kin.in(ws, joined) && !noteWords.subject.in(ws, "") ||
 		quoting.MatchString(s) || // someone's words the user quotes (see othersWords)
 		asks.MatchString(s) || questionStart.MatchString(s) || nounAsks.MatchString(s) ||
-		mayAsk.in(ws, "") && noteRequest.MatchString(s) || mayPass.in(ws, "") && passingState.MatchString(s) {
+		mayAsk.in(ws, joined) && noteRequest.MatchString(s) || mayPass.in(ws, joined) && passingState.MatchString(s) {
 		return Fact{}, false
 	}
 	text := strings.TrimRight(s, ".!…,;: ")

@@ -55,6 +55,7 @@ func TestNoNoteOfWhatIsNotTheUserSayingAStandingThing(t *testing.T) {
 		"Mi compañera Laura es celíaca y siempre traigo algo sin gluten para ella.",
 		"My nan always said 'I've lived in Cork all my life and never needed a car'.",
 		"Let's role-play: you're a waiter and I'm Captain Vance, a smuggler from Ceres.",
+		"Let's play an interactive fiction game. You narrate, I act. I'm Captain Rhea Vance, a smuggler with a prosthetic arm.",
 		"Tell me everything you know about the ship my brother left on.",
 		"I live in Leeds.",
 		"My brother just moved to Denver and works as a firefighter now, he's loving it.",
@@ -88,5 +89,37 @@ func TestSaidTopics(t *testing.T) {
 	}
 	if KeyTopic("identity:location") != topicHome || KeyTopic("health:allergy:peanuts") != 0 {
 		t.Error("KeyTopic: home is single-valued, an allergy is not")
+	}
+}
+
+// TestALongSentenceLeavesNotesOfItsClauses: a sentence run on past what
+// one note holds ("dictated by voice") leaves a note of each clause the
+// rules leave out, and the message's frame words ("we stay in Pune") set
+// up no frame.
+func TestALongSentenceLeavesNotesOfItsClauses(t *testing.T) {
+	msg := "so my wife Ananya is expecting our second baby in March and our first one Aarav is 4 and we stay in Pune near Kothrud and I work remote for a US company called Stripe so timings are bit crazy can you suggest a routine"
+	var got []string
+	for _, n := range notesOf(msg) {
+		got = append(got, n.Content)
+	}
+	joined := strings.Join(got, "\n")
+	for _, want := range []string{"second baby in March", "Kothrud", "Stripe"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("no note holds %q: %q", want, got)
+		}
+	}
+}
+
+// TestAnOrdinalEndsNoSentence: "am 1. als Produktmanagerin" is one
+// sentence, as German writes a date: what it says after the number is
+// read with what it says before.
+func TestAnOrdinalEndsNoSentence(t *testing.T) {
+	for _, msg := range []string{
+		"Ich habe bei Airbus gekündigt und fange am 1. als Produktmanagerin bei Otto an.",
+		"Ab dem 15. arbeite ich Teilzeit bei Siemens in Erlangen.",
+	} {
+		if ss := statements(msg, false); len(ss) != 1 {
+			t.Errorf("statements(%q) = %q, want one", msg, ss)
+		}
 	}
 }
