@@ -1,6 +1,9 @@
 package extract
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // A correction restates the statement it corrects with the name or number
 // replaced; one with nothing of its kind to replace teaches nothing.
@@ -26,6 +29,28 @@ func TestFactsAfterACorrection(t *testing.T) {
 		}
 		if len(g) != len(tt.want) || len(g) > 0 && g[0] != tt.want[0] {
 			t.Errorf("FactsAfter(%q, %q) = %q, want %q", tt.earlier, tt.in, g, tt.want)
+		}
+	}
+}
+
+// TestAnAllergyCorrectedAsPeopleSayIt: "allergic to X, not Y" and "it's
+// not Y I'm allergic to, it's X", in the languages read, replace Y's
+// allergy with X's.
+func TestAnAllergyCorrectedAsPeopleSayIt(t *testing.T) {
+	for msg, want := range map[string]string{
+		"Actually it's not peanuts I'm allergic to, it's tree nuts.":           "User is allergic to tree nuts, not peanuts.",
+		"Fiz os exames e descobri que sou alérgica a camarão, não a amendoim!": "User is allergic to shellfish, not peanuts.",
+		"Resulta que soy alérgica al marisco, no a los cacahuetes.":            "User is allergic to shellfish, not peanuts.",
+		"Ich bin gar nicht gegen Nüsse allergisch, sondern gegen Sellerie.":    "User is allergic to Sellerie, not nuts.",
+	} {
+		found := false
+		var got []string
+		for _, f := range Facts(msg) {
+			got = append(got, f.Content)
+			found = found || f.Content == want && strings.HasPrefix(f.Key, "health:allergy:")
+		}
+		if !found {
+			t.Errorf("Facts(%q) = %q, want %q", msg, got, want)
 		}
 	}
 }

@@ -101,5 +101,6 @@ func buildAllergyFix(sc *slotCtx) (Fact, bool) {
 	if what == "" || y == "" {
 		return Fact{}, false
 	}
+	y = m.lang.en(sc.t.allergens, y) // "marisco": shellfish
 	return newFact("health", "health:allergy:"+head(what), "User is allergic to "+y+", not "+what+".")
 }

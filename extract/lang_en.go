@@ -270,6 +270,7 @@ var english = &langTable{
 		{"employer", `(?:i\s+)?(?:left|quit)\s+(?-i:\p{Lu})[^,.;]{0,30}?\s+for\s+(?:a\s+(?:[\p{L}-]+\s+){0,2}(?:called|named)\s+)?{ORG}{END}`},
 		{"job-doing", `i(?:'m|\s+am)\s+(?P<x>(?:driving|teaching|nursing|cooking|cleaning|delivering|tutoring|coaching|bartending|waitressing|waiting\s+tables)\b[^,.;!?]{0,30}?)\s+(?:now|these\s+days|full[- ]time|for\s+a\s+living)\b`},
 		{"allergy-fix", `it\s+(?:isn't|is\s+not|wasn't|was\s+not|'s\s+not)\s+(?:the\s+)?{ALLERGEN},?\s+(?:it's|it\s+is|it\s+was)\s+(?:actually\s+)?(?P<y>[\p{L} -]{2,30}?)(?:\s+(?:that\s+)?i(?:'m|\s+am)\s+allergic\s+to)?{END}`},
+		{"allergy-fix", `it(?:'s|\s+is)\s+not\s+(?:the\s+)?{ALLERGEN}\s+(?:that\s+)?i(?:'m|\s+am)\s+allergic\s+to,?\s+(?:it's|it\s+is)\s+(?:actually\s+)?(?P<y>[\p{L} -]{2,30}?){END}`},
 		{"~allergy-fix", `allergic\s+to\s+(?P<y>[^,.;]{1,40}?),?\s+(?:and\s+)?not\s+(?:to\s+)?{ALLERGEN}`},
 		{"cleft-allergy", `it(?:'s|\s+is|\s+was)\s+(?:actually\s+)?{ALLERGEN}\s+(?:that\s+)?i(?:'m|\s+am)\s+allergic\s+to`},
 		{"eats-again", `i\s+(?:now\s+)?(?:eat|have)\s+(?P<food>meat|fish|chicken|dairy|eggs|pork|beef|seafood)\s+(?P<again>again)`},

@@ -112,6 +112,7 @@ var spanish = &langTable{
 		{"diet", `soy\s+[^,.;!?]{1,40}?\s+y\s+{DIET}{END}`},
 		{"eats-again", `(?:ya\s+)?(?:vuelvo\s+a\s+comer|como|volví\s+a\s+comer)\s+(?P<food>carne|pescado|de\s+todo)(?P<again>\s+otra\s+vez|\s+de\s+nuevo)?`},
 		{"diet-neg", `ya\s+no\s+(?:soy|somos)\s+{DIET}`},
+		{"~allergy-fix", `alérgic[oa]\s+(?:a\s+la\s+|a\s+los\s+|a\s+las\s+|al\s+|a\s+)?(?P<y>[^,.;]{1,40}?),?\s+(?:y\s+)?no\s+(?:a\s+la\s+|a\s+los\s+|a\s+las\s+|al\s+|a\s+)?{ALLERGEN}`},
 		{"allergy", `(?:soy|es)\s+(?:muy\s+)?alérgic[oa]s?\s+(?:a|al)\s+(?:la\s+|las\s+|los\s+|el\s+)?(?:{ALLERGEN}{END}|{X}{END})`},
 		{"allergy", `tengo\s+alergia\s+(?:a|al)\s+(?:la\s+|las\s+|los\s+|el\s+)?(?:{ALLERGEN}{END}|{X}{END})`},
 		{"allergy-neg", `(?:ya\s+)?no\s+soy\s+alérgic[oa]\s+(?:a|al)\s+(?:la\s+|las\s+|los\s+|el\s+)?(?:{ALLERGEN}{END}|{X}{END})`},

@@ -90,6 +90,7 @@ var portuguese = &langTable{
 		{"diet-neg", `(?:não\s+sou\s+mais|já\s+não\s+sou)\s+{DIET}`},
 		{"diet", `sou\s+[^,.;!?]{1,40}?\s+e\s+{DIET}{END}`},
 		{"eats-again", `(?:voltei\s+a\s+comer|como)\s+(?P<food>carne|peixe|de\s+tudo)(?P<again>\s+de\s+novo|\s+outra\s+vez)?`},
+		{"~allergy-fix", `alérgic[oa]\s+(?:a\s+|ao\s+|à\s+|aos\s+|às\s+)?(?P<y>[^,.;]{1,40}?),?\s+(?:e\s+)?não\s+(?:a\s+|ao\s+|à\s+|aos\s+|às\s+)?{ALLERGEN}`},
 		{"allergy", `(?:sou|é)\s+(?:muito\s+)?alérgic[oa]s?\s+(?:a|ao|à|aos|às)\s+(?:{ALLERGEN}{END}|{X}{END})`},
 		{"allergy", `tenho\s+alergia\s+(?:a|ao|à|aos|às)\s+(?:{ALLERGEN}{END}|{X}{END})`},
 		{"allergy-neg", `não\s+sou\s+(?:mais\s+)?alérgic[oa]\s+(?:a|ao|à|aos|às)\s+(?:{ALLERGEN}{END}|{X}{END})`},

@@ -122,3 +122,34 @@ func KeyTopic(key string) Topic {
 	}
 	return 0
 }
+
+// englishWords are the tables' words (allergens, diets, jobs, relations,
+// pets, languages, conditions, foods) to their English forms, each word of
+// a form its own ("frutos secos": "nuts").
+var englishWords = func() map[string][]string {
+	m := map[string][]string{}
+	for _, t := range tables {
+		for _, words := range []map[string]string{t.allergens, t.diets, t.jobs, t.relations, t.pets, t.languages, t.conditions, t.foods} {
+			for w, e := range words {
+				if strings.Contains(w, "-") || strings.Contains(w, " ") {
+					continue // a phrase: its words are read one by one
+				}
+				for _, ew := range strings.FieldsFunc(strings.ToLower(e), func(r rune) bool { return r == '-' || r == ' ' }) {
+					m[w] = append(m[w], ew)
+				}
+			}
+		}
+	}
+	return m
+}()
+
+// InEnglish are the English forms of the tables' words a text holds
+// ("Sou alérgica a amendoim": "peanuts"): what a fact, written in English,
+// says of them, to compare a sentence in another language with it.
+func InEnglish(text string) []string {
+	var out []string
+	for _, w := range noteTokens(strings.ToLower(text)) {
+		out = append(out, englishWords[w]...)
+	}
+	return out
+}

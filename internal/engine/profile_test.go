@@ -424,6 +424,14 @@ func TestANoteSaidBeforeAChangeStopsRiding(t *testing.T) {
 			"How should I plan my study week?", "Cardiff Met", "Bristol"},
 		{"I use a Pixel 7 for everything.", "Been on an iPhone 15 for a month now, honestly the camera is unreal.",
 			"Which apps should I get for my phone?", "Pixel 7", "iPhone 15"},
+		// An allergy corrected in the user's language: the old note's
+		// words are the tables' ("amendoim": peanuts).
+		{"Sou alérgica a amendoim, então nada de paçoca pra mim haha.",
+			"Fiz os exames e descobri que sou alérgica a camarão, não a amendoim!",
+			"O que posso comer no lanche?", "nada de paçoca", "shellfish"},
+		{"Soy alérgico a los cacahuetes, así que nada de turrón en Navidad.",
+			"Resulta que soy alérgico al marisco, no a los cacahuetes.",
+			"¿Qué puedo cenar hoy?", "nada de turrón", "shellfish"},
 		{"Ich studiere Maschinenbau in Aachen, im vierten Semester.", "Hab inzwischen an die Uni in München gewechselt, gleiches Fach.",
 			"Wie plane ich mein Semester am besten?", "Aachen", "München"},
 	} {

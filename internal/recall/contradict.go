@@ -126,6 +126,13 @@ func (p *profile) staleNote(f fact) bool {
 					have[w] = true
 				}
 			}
+			for _, w := range extract.InEnglish(f.content()) {
+				// "amendoim" says what "User is allergic to peanuts" did.
+				have[w] = true
+				if p := prefix(w); p != "" {
+					have[p] = true
+				}
+			}
 			for w := range have {
 				if p := prefix(w); p != "" {
 					have[p] = true
