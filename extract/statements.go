@@ -125,7 +125,7 @@ var asks = regexp.MustCompile(`(?i)^(?:please\s+|so\s+|also\s+|and\s+|now\s+|ok\
 
 // questionStart begins a question typed without its question mark ("whats
 // the best time for me to hit the gym", "q me cocino esta noche").
-var questionStart = regexp.MustCompile(`(?i)^¿?(?:(?:so|ok|okay|and|also|hey|hi)[\s,]+)?(?:(?:what|where|when|which|who|why|how)(?:s\b|'s\b|\s+(?:is|are|was|were|do|does|did|can|could|should|would|will|to|about|if)\b)|(?:is|are)\s+there\b|(?:can|could)\s+(?:i|we|you)\b|should\s+(?:i|we)\b|do\s+you\b|any\s+(?:good\s+)?(?:ideas?|tips?|suggestions?|recommendations?|advice)\b|(?:qu[ée]|q|c[óo]mo|d[óo]nde|cu[áa]ndo|cu[áa]l)\s+(?:me|te|le|nos|puedo|debo|hago|hacemos|es|son|va|tal)\b|(?:was|wie|wo|wann|welche[rsnm]?)\s+(?:kann|soll|mache|machen|ist|sind|gibt|würde|wäre)\b|(?:que|quoi|où|comment|quand|quel(?:le)?s?)\s+(?:faire|je|on|est|sont|me|te)\b|est-ce\s+que\b|(?:o\s+que|onde|como|quando|qual)\s+(?:eu|posso|devo|fa[çz]o|é|me|te|vale)\b)`)
+var questionStart = regexp.MustCompile(`(?i)^¿?(?:(?:so|ok|okay|and|also|hey|hi)[\s,]+)?(?:(?:what|where|when|which|who|why|how)(?:s\b|'s\b|\s+(?:is|are|was|were|do|does|did|can|could|should|would|will|to|about|if)\b)|(?:is|are)\s+there\b|(?:can|could)\s+(?:i|we|you)\b|should\s+(?:i|we)\b|do\s+you\b|any\s+(?:good\s+)?(?:ideas?|tips?|suggestions?|recommendations?|advice)\b|(?:qu[ée]|q|c[óo]mo|d[óo]nde|cu[áa]ndo|cu[áa]l)\s+(?:me|te|le|nos|puedo|debo|hago|hacemos|es|son|va|tal)\b|(?:was|wie|wo|wann|welche[rsnm]?)\s+(?:kann|soll|mache|machen|ist|sind|gibt|würde|wäre)\b|(?:que|quoi|où|comment|quand|quel(?:le)?s?)\s+(?:faire|je|on|est|sont|me|te)\b|(?:qu['’])?est-ce\s+(?:que|qu['’])|(?:was|wie|wo|wann|welche[rsnm]?)\s+\p{L}+\s+(?:ich|wir)\b|(?:o\s+que|onde|como|quando|qual)\s+(?:eu|posso|devo|fa[çz]o|é|me|te|vale)\b)`)
 
 // nounAsks are requests said as what is wanted, with no verb ("Gift ideas
 // for my wife", "dicas pra minha prova", "Ideen für Sonntag", "un dessert
@@ -157,6 +157,10 @@ func passingOnly(s string) bool {
 // something about someone.
 var statesInside = regexp.MustCompile(`(?i)\b(?:i'm|i\s+am|i\s+have|i've|we're|we\s+are|we\s+have|he's|she's|he\s+is|she\s+is|they're|is\s+allergic|soy|estoy|tengo|somos|tenemos|es\s+(?:alérgic|celíac|vegan|vegetarian)|sou|estou|tenho|é\s+(?:alérgic|celíac|vegan|vegetarian)|ich\s+bin|ich\s+habe|wir\s+sind|ist\s+allergisch|je\s+suis|j'ai|nous\s+sommes|il\s+est|elle\s+est|est\s+allergique)\b`)
 
+// wantsMore says more of what a request wants, in the languages read:
+// "I want something special", "quiero algo rápido".
+var wantsMore = regexp.MustCompile(`(?i)^(?:and\s+|but\s+|so\s+)?(?:i\s+(?:want|need|would\s+like|'d\s+like)\s+(?:something|some|a|an|it|them|ideas|options)\b|(?:quiero|necesito)\s+(?:algo|un|una|ideas)\b|je\s+(?:veux|voudrais)\s+(?:quelque|un|une|des)\b|ich\s+(?:möchte|will|brauche|hätte\s+gern)\s+(?:etwas|was|ein|eine|ideen)\b|(?:quero|preciso\s+de)\s+(?:algo|um|uma|ideias)\b)`)
+
 // smallTalk are whole sentences that say nothing about anyone.
 var smallTalk = regexp.MustCompile(`(?i)^(?:(?:hi|hello|hey|thanks|thank you|thanks a lot|many thanks|ok|okay|great|cool|nice|awesome|perfect|got it|sounds good|good|wonderful|excellent|amazing|sure|alright|yes|no|yeah|nope|interesting|wow|lol|haha|good morning|good evening|good night|bye|cheers|that helps|that's helpful|that's great|that's interesting|makes sense)[\s,!.]*)+$`)
 
@@ -178,6 +182,7 @@ func OnlyAsksIn(text string, framed bool) bool {
 		return true
 	}
 	n := 0
+	asked := false // the sentence before asked something
 	for _, s := range splitter.Split(text, -1) {
 		s = strings.TrimSpace(s)
 		if s == "" {
@@ -185,7 +190,9 @@ func OnlyAsksIn(text string, framed bool) bool {
 		}
 		n++
 		if strings.HasSuffix(s, "?") || notStatement.MatchString(s) || asks.MatchString(s) || smallTalk.MatchString(s) || questionStart.MatchString(s) ||
-			nounAsks.MatchString(s) && !statesInside.MatchString(s) || passingOnly(s) {
+			nounAsks.MatchString(s) && !statesInside.MatchString(s) || passingOnly(s) || wantsMore.MatchString(s) ||
+			asked && len(strings.Fields(s)) <= 3 && !noteWords.self.in(noteTokens(strings.ToLower(s)), "") { // "¿Qué ceno? Algo rapidito."
+			asked = true
 			continue
 		}
 		return false
