@@ -15,7 +15,7 @@ import (
 // word they replace can be found.
 
 var (
-	correction = regexp.MustCompile(`(?i)^(?:(?:sorry|oops|whoops|correction|actually|wait|no|nope|my bad|typo|err|um)\b[\s,:!.-]*)*i\s+(?:meant|mean)\s+(?:to say\s+)?(.{1,40}?)[\s.!]*$`)
+	correction = regexp.MustCompile(`(?i)^(?:(?:sorry|oops|whoops|correction|actually|wait|no|nope|my bad|typo|err|um)\b[\s,:!.-]*)*i\s+(?:meant|mean)\s+(?:to say\s+)?(.{1,60}?)[\s.!]*$`)
 	// value is what a correction can replace: a run of capitalised words
 	// (a place, a company, a person, a model), or a number.
 	// (Two letters at least, the second no apostrophe: "I" and "I'm" are
@@ -29,7 +29,13 @@ var (
 // replaced by v, or "" when there is none to replace.
 func corrected(prev, v string) string {
 	v = leadArticle.ReplaceAllString(strings.TrimSpace(v), "")
-	if prev == "" || v == "" || len(strings.Fields(v)) > 4 {
+	if prev == "" || v == "" {
+		return ""
+	}
+	if c := recounted(prev, v); c != "" {
+		return c
+	}
+	if len(strings.Fields(v)) > 4 {
 		return ""
 	}
 	first, _ := utf8.DecodeRuneInString(v)
@@ -46,4 +52,49 @@ func corrected(prev, v string) string {
 		return prev[:locs[i][0]] + v + prev[locs[i][1]:]
 	}
 	return ""
+}
+
+// recounted is statement prev with the count it made replaced by the one
+// v starts with, written as a number or in words of a language read ("I
+// have three kids", "sorry I meant two kids, Tobi and Kemi"): from the
+// count through the thing counted, when v names it again, else the count
+// alone. "" when v starts with no count, or prev holds none.
+func recounted(prev, v string) string {
+	vw := strings.Fields(v)
+	if len(vw) > 8 || !isCount(vw[0]) {
+		return ""
+	}
+	pw := strings.Fields(prev)
+	for i, w := range pw {
+		if !isCount(w) {
+			continue
+		}
+		end := i + 1
+		if len(vw) > 1 && end < len(pw) && strings.EqualFold(strings.Trim(pw[end], ",.;"), strings.Trim(vw[1], ",.;")) {
+			end++ // "three kids" by "two kids, Tobi and Kemi"
+		} else {
+			vw = vw[:1]
+		}
+		out := append(append(append([]string{}, pw[:i]...), vw...), pw[end:]...)
+		return strings.Join(out, " ")
+	}
+	return ""
+}
+
+// isCount reports whether w is a number: digits, or a number word of a
+// language read.
+func isCount(w string) bool {
+	w = strings.ToLower(strings.Trim(w, ",.;:!"))
+	if w == "" {
+		return false
+	}
+	if w[0] >= '0' && w[0] <= '9' {
+		return true
+	}
+	for _, t := range tables {
+		if _, ok := t.numbers[w]; ok && w != "a" && w != "un" && w != "una" && w != "une" && w != "um" && w != "uma" && w != "ein" && w != "eine" {
+			return true
+		}
+	}
+	return false
 }

@@ -203,3 +203,22 @@ func TestGoingBackIntoAFrameIsPlayedAgain(t *testing.T) {
 		}
 	}
 }
+
+// TestANamedAgeAsPeopleSayIt: a family member's age said with "now",
+// "already", "turned", in the languages read, is their age.
+func TestANamedAgeAsPeopleSayIt(t *testing.T) {
+	for msg, want := range map[string]string{
+		"Jonas ist jetzt 5!":          "Jonas (of the user's family) is 5 years old.",
+		"Lucía ya tiene 8 años.":      "Lucía (of the user's family) is 8 years old.",
+		"Camille a maintenant 6 ans.": "Camille (of the user's family) is 6 years old.",
+		"O Tomás já tem 3 anos.":      "Tomás (of the user's family) is 3 years old.",
+	} {
+		fs := Facts(msg)
+		if len(fs) != 1 || fs[0].Content != want {
+			t.Errorf("Facts(%q) = %v, want %q", msg, fs, want)
+		}
+	}
+	if fs := Facts("Berlin ist jetzt 5 Grad kalt."); len(fs) != 0 {
+		t.Errorf("a temperature taught %v", fs)
+	}
+}

@@ -67,6 +67,7 @@ var spanish = &langTable{
 		{"name", `(?:me\s+llamo|mi\s+nombre\s+es)\s+{NAME}`},
 		{"name", `soy\s+(?:el\s+|la\s+)?{NAME}(?:\s*$|\s*[,.!]|\s+y\b)`},
 		{"age", `tengo\s+{NUM}\s+años`},
+		{"named-age", `{NAME}\s+(?:ya\s+tiene|tiene\s+ya|ya\s+cumplió|cumplió|acaba\s+de\s+cumplir)\s+{NUM}(?:\s+años)?{END}`},
 		{"home", `(?:(?:ahora|también|todavía|aún)\s+)?(?:vivo|vivimos|resido|residimos)\s+(?:ahora\s+)?en\s+{PLACE}`},
 		{"moved", `(?:me|nos)\s+(?:acabo|acabamos)\s+de\s+mudar\s+a\s+{PLACE}`},
 		{"moved", `(?:acabo|acabamos)\s+de\s+mudarnos?\s+a\s+{PLACE}`},

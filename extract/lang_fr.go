@@ -54,6 +54,7 @@ var french = &langTable{
 	patterns: []rawPattern{
 		{"team", `(?:mon\s+(?:club|équipe)\s+(?:de\s+cœur\s+)?(?:c['’]est|est)|je\s+suis\s+(?:pour|à\s+fond\s+pour))\s+(?:le\s+|la\s+|l['’])?{ORG}{END}`},
 		{"age", `à\s+{NUM}\s+ans,?\s+(?:je|j['’])`},
+		{"named-age", `{NAME}\s+(?:a\s+maintenant|a\s+déjà|vient\s+d['’]avoir|a\s+eu)\s+{NUM}\s+ans{END}`},
 		{"~moved-there", `(?:donc\s+|alors\s+|et\s+)?(?:on\s+a|nous\s+avons|j['’]ai)\s+déménagé(?:\s+{WHEN})?(?:\s+(?:in|on|em|en|im|au|le|no|na)\s+[\p{L}\d]+)?(?:\s*[.,!;]|\s*$)`},
 		{"moved", `(?:on|nous)\s+(?:vient|venons)\s+d['’]acheter\s+(?:un|une)\s+(?:condo|maison|appart(?:ement)?|logement)\s+(?:à|a|en|au)\s+{PLACE}`},
 		{"employer-neg", `j['’]ai\s+(?:lâché|laissé|démissionné\s+de)\s+(?:ma\s+job|mon\s+(?:emploi|poste|travail|job))\s+(?:chez|à)\s+{ORG}{END}`},

@@ -99,7 +99,7 @@ var portuguese = &langTable{
 		{"member", `(?:meu|minha)\s+{REL}\s+se\s+chama\s+{NAME}`},
 		{"member", `(?:meu|minha)\s+{REL}\s+é\s+(?:a|o)\s+{NAME}`},
 		{"member", `(?:o|a)\s+(?:meu|minha)\s+{REL}\s+{NAME}(?:\s+tem\s+{NUM}\s+anos)?`},
-		{"named-age", `(?:o|a)\s+{NAME}\s+(?:fez|completou)\s+{NUM}\s+anos`},
+		{"named-age", `(?:o\s+|a\s+)?{NAME}\s+(?:fez|completou|já\s+tem|agora\s+tem)\s+{NUM}\s+anos`},
 		{"moved", `(?:compr[áa]mos|comprei)\s+(?:uma\s+)?(?:casa|apartamento|apê)\s+(?:em|no|na)\s+{PLACE}(?:,?\s+{WHEN})?`},
 		{"retired", `(?:reformei-me|aposentei-me|me\s+aposentei|me\s+reformei)(?:\s+{WHEN})`},
 		{"married", `(?:eu\s+e\s+(?:o|a)\s+{NAME}|(?:o|a)\s+{NAME}\s+e\s+eu)\s+(?:nos\s+)?(?P<status>casamos|noivamos)`},

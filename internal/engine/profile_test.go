@@ -424,6 +424,12 @@ func TestANoteSaidBeforeAChangeStopsRiding(t *testing.T) {
 			"How should I plan my study week?", "Cardiff Met", "Bristol"},
 		{"I use a Pixel 7 for everything.", "Been on an iPhone 15 for a month now, honestly the camera is unreal.",
 			"Which apps should I get for my phone?", "Pixel 7", "iPhone 15"},
+		// An age that changed: the turn that said the old one names it
+		// by a number only.
+		{"My daughter Isla is 6 and obsessed with dinosaurs, like properly obsessed.", "Isla turned 7 last week!",
+			"Ideas for a weekend with my daughter?", "Isla is 6", "7"},
+		{"Unser Sohn Jonas ist 4 und geht seit Herbst in die Kita um die Ecke.", "Jonas ist jetzt 5!",
+			"Was kann ich mit meinem Sohn am Wochenende machen?", "Jonas ist 4", "5"},
 		// An allergy corrected in the user's language: the old note's
 		// words are the tables' ("amendoim": peanuts).
 		{"Sou alérgica a amendoim, então nada de paçoca pra mim haha.",

@@ -55,6 +55,9 @@ func (p *profile) contradicted(m *store.Memory) bool {
 					have[p] = true
 				}
 			}
+			for _, w := range numbersIn(user) {
+				have[w] = true
+			}
 		}
 		if !sharesAny(have, p.gone[i]) {
 			continue
@@ -121,10 +124,8 @@ func (p *profile) staleNote(f fact) bool {
 		}
 		if have == nil {
 			have = wordSet(f.content())
-			for _, w := range strings.Fields(norm.Normalize(f.content())) {
-				if w[0] >= '0' && w[0] <= '9' {
-					have[w] = true
-				}
+			for _, w := range numbersIn(f.content()) {
+				have[w] = true
 			}
 			for _, w := range extract.InEnglish(f.content()) {
 				// "amendoim" says what "User is allergic to peanuts" did.
@@ -182,8 +183,8 @@ func oldWords(c *store.Memory) []string {
 		// The names it held, whatever it says of them now ("Toby has
 		// died"), and the numbers it no longer says (an age).
 		out = append(out, names(v.Content)...)
-		for _, w := range strings.Fields(norm.Normalize(v.Content)) {
-			if w[0] >= '0' && w[0] <= '9' && !strings.Contains(" "+norm.Normalize(c.Content)+" ", " "+w+" ") {
+		for _, w := range numbersIn(v.Content) {
+			if !slices.Contains(numbersIn(c.Content), w) {
 				out = append(out, w)
 			}
 		}
@@ -237,6 +238,11 @@ func goneWords(f *store.Memory, ends bool) []string {
 		}
 	}
 	for _, v := range f.History {
+		for _, w := range numbersIn(v.Content) {
+			if !slices.Contains(numbersIn(f.Content), w) {
+				add(w) // an age or a count: "Anika is 5" once she is 6
+			}
+		}
 		for w := range wordSet(v.Content) {
 			if !now[w] {
 				add(w)
@@ -343,4 +349,16 @@ func since(m *store.Memory) time.Time {
 		return m.History[n-1].Until
 	}
 	return time.Time{}
+}
+
+// numbersIn are the numbers a text holds, as words of digits: what
+// wordSet leaves out as too short ("5").
+func numbersIn(s string) []string {
+	var out []string
+	for _, w := range strings.Fields(norm.Normalize(s)) {
+		if w[0] >= '0' && w[0] <= '9' {
+			out = append(out, w)
+		}
+	}
+	return out
 }
