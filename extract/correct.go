@@ -15,7 +15,8 @@ import (
 // word they replace can be found.
 
 var (
-	correction = regexp.MustCompile(`(?i)^(?:(?:sorry|oops|whoops|correction|actually|wait|no|nope|my bad|typo|err|um)\b[\s,:!.-]*)*i\s+(?:meant|mean)\s+(?:to say\s+)?(.{1,60}?)[\s.!]*$`)
+	correction = regexp.MustCompile(`(?i)^(?:(?:sorry|oops|whoops|correction|actually|wait|no|nope|my bad|typo|err|um|perdón|perdona|uy|ups|entschuldigung|korrektur|nein|äh|pardon|oups|désolée?|non|desculpa|desculpe|ops|foi\s+mal|não)\b[\s,:!.-]*)*` +
+		`(?:i\s+(?:meant|mean)\s+(?:to say\s+)?|quise\s+decir\s+|quería\s+decir\s+|ich\s+meinte\s+|ich\s+meine\s+|je\s+voulais\s+dire\s+|(?:eu\s+)?quis\s+dizer\s+|queria\s+dizer\s+)(.{1,60}?)[\s.!]*$`)
 	// value is what a correction can replace: a run of capitalised words
 	// (a place, a company, a person, a model), or a number.
 	// (Two letters at least, the second no apostrophe: "I" and "I'm" are

@@ -20,6 +20,12 @@ func TestFactsAfterACorrection(t *testing.T) {
 		{"I have three kids and their school fees are killing me.", "sorry I meant two kids, Tobi and Kemi. typing too fast",
 			[]fact{{"family:count:child", "User has two kids."}, {"family:person:tobi", "User's child is named Tobi."}, {"family:person:kemi", "User's child is named Kemi."}}},
 		{"We've got 3 dogs.", "Sorry, I meant 2.", []fact{{"family:count:dog", "User has 2 dogs."}}},
+		// The next message's correction in the other languages read.
+		{"Ich wohne in Köln.", "Sorry, ich meinte Bonn.", []fact{{"identity:location", "User lives in Bonn."}}},
+		{"Vivo en Valencia.", "Perdón, quise decir Alicante.", []fact{{"identity:location", "User lives in Alicante."}}},
+		{"J'habite à Lyon.", "Pardon, je voulais dire Grenoble.", []fact{{"identity:location", "User lives in Grenoble."}}},
+		{"Moro em Campinas.", "Desculpa, quis dizer Santos.", []fact{{"identity:location", "User lives in Santos."}}},
+		{"Ich habe drei Kinder.", "Nein, ich meinte zwei.", []fact{{"family:count:child", "User has 2 children."}}},
 		{"I'm a nurse.", "Sorry, I meant a doctor.", nil},
 		{"What's the weather in Rome?", "Sorry, I meant Milan.", nil},
 		{"", "Sorry, I meant Munich.", nil},
