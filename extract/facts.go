@@ -73,9 +73,8 @@ func readOwn(earlier, own string, withNotes bool) (out, notes []Fact) {
 	readEarlier := false
 	seen := map[string]int{}
 	var last *slotMatch
-	// A message that sets up a story or a role-play is no note of the
-	// user's, before the frame's words or after (notes.go).
-	noting := withNotes && !(mayFrame(own) && frameOpen.MatchString(own))
+	// own holds nothing of a frame a message opens (ownWords cut it).
+	noting := withNotes
 	for _, s := range statementsOfOwn(own) {
 		s = fixTypos(s)
 		var said map[string]bool // what the corrected statement taught as it was

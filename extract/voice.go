@@ -87,8 +87,8 @@ func Framed(msgs []string) bool {
 			framed = false
 		case !framed && action.MatchString(m):
 			framed = true // "*sits at the bar*": a line played, not said
-		case !framed && mayFrame(m):
-			framed = frameOpen.MatchString(m)
+		case !framed:
+			framed = frameAt(m) >= 0
 		}
 	}
 	return framed
@@ -98,6 +98,38 @@ func Framed(msgs []string) bool {
 // a line of dialogue as Spanish, French and Portuguese write it ("—Mire,
 // soy viudo").
 var action = regexp.MustCompile(`^\s*(?:\*[^*\n]{2,80}\*|[—–]\s*\p{L})`)
+
+// frameAt is where a frame opens in text (frameOpen), -1 for none. The
+// pattern is long and a pasted text is long: it reads only the sentences
+// that hold one of the words every opener holds (mayFrame).
+func frameAt(text string) int {
+	if !mayFrame(text) {
+		return -1
+	}
+	lower := strings.ToLower(text)
+	if len(lower) != len(text) {
+		lower = "" // a letter whose cases differ in length: each sentence folded alone
+	}
+	for start := 0; start < len(text); {
+		end := start + sentenceEnd(text[start:])
+		if end <= start {
+			break
+		}
+		may := false
+		if lower != "" {
+			may = holdsAny(lower[start:end], frameWords)
+		} else {
+			may = mayFrame(text[start:end])
+		}
+		if s := text[start:end]; may {
+			if loc := frameOpen.FindStringIndex(s); loc != nil {
+				return start + loc[0]
+			}
+		}
+		start = end
+	}
+	return -1
+}
 
 // mayFrame is a cheap look for a word every frame opener holds, before
 // the pattern is run: most messages hold none. It runs for every earlier
@@ -159,11 +191,9 @@ func ownWords(text string, framed bool) string {
 	if framed || action.MatchString(text) {
 		return steppedOut(text)
 	}
-	if mayFrame(text) {
-		if loc := frameOpen.FindStringIndex(text); loc != nil {
-			// A frame opened here: what comes before is the user's.
-			text = text[:sentenceStartBefore(text, loc[0])]
-		}
+	if at := frameAt(text); at >= 0 {
+		// A frame opened here: what comes before is the user's.
+		text = text[:sentenceStartBefore(text, at)]
 	}
 	text = cutLetters(text)
 	if strings.ContainsAny(text, "\"“«'‘„‚") {
@@ -383,6 +413,26 @@ var (
 		"écrit", "a dit", "envoyé", "posté", "demandé", "escreveu", "disse", "mandou", "enviou", "postou", "pediu"}
 )
 
+// theirTextFolded are theirTextWords as fold writes them, to look for in
+// a sentence folded once for the other patterns' literals.
+var theirTextFolded = func() []string {
+	out := make([]string, len(theirTextWords))
+	for i, w := range theirTextWords {
+		out[i] = fold(w)
+	}
+	return out
+}()
+
+// heldFolded reports whether folded holds one of words.
+func heldFolded(folded string, words []string) bool {
+	for _, w := range words {
+		if strings.Contains(folded, w) {
+			return true
+		}
+	}
+	return false
+}
+
 // refersBack is how a request asked last points at its material: "Can
 // you proofread that?", "Translate the above".
 var refersBack = regexp.MustCompile(`(?i)\b(?:this|that|these|it|the\s+above|above|the\s+text|my\s+text|esto|eso|esta|este|das|dies|diesen|diese|ça|cela|ceci|ce\s+texte|isso|isto|este\s+texto)\b`)
@@ -396,7 +446,7 @@ func taskIn(line string) (at, end int) {
 		n := sentenceEnd(s)
 		folded := fold(s[:n])
 		if taskHolds.heldBy(folded) && taskStart.MatchString(s[:n]) || hereHolds.heldBy(folded) && hereIs.MatchString(s[:n]) ||
-			holdsAny(s[:n], theirTextWords) && theirText.MatchString(s[:n]) {
+			heldFolded(folded, theirTextFolded) && theirText.MatchString(s[:n]) {
 			return off, off + n
 		}
 		if n >= len(s) {
