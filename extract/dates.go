@@ -88,7 +88,10 @@ func ago(n int, unit string, t time.Time) string {
 // agoPat is a time ago, in any of the five languages: "three months ago",
 // "hace tres meses", "vor drei Monaten", "il y a trois mois", "há três
 // meses"; agoEnglish says it in English, which absoluteDates resolves.
-const agoPat = `(?:(?:hace|vor|il\s+y\s+a|há|ha)\s+)?(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|un|una|uno|dos|tres|cuatro|cinco|seis|siete|ocho|nueve|diez|einem|einer|zwei|drei|vier|fünf|sechs|sieben|acht|neun|zehn|une|deux|trois|quatre|cinq|sept|huit|neuf|dix|um|uma|dois|duas|três|quatro|seis|sete|oito|nove|dez|\d{1,2})\s+(?:days?|weeks?|months?|years?|días?|dias?|semanas?|mes(?:es)?|años?|anos?|tag(?:en)?|tage|wochen?|monat(?:en)?|monate|jahr(?:en)?|jahre|jours?|semaines?|mois|ans|années?|meses|mês)(?:\s+ago|\s+atrás)?`
+const agoPat = `(?:(?:hace|vor|il\s+y\s+a|há|ha)\s+)?` + agoCount
+
+// agoCount is agoPat's count and unit.
+const agoCount = `(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|un|una|uno|dos|tres|cuatro|cinco|seis|siete|ocho|nueve|diez|einem|einer|zwei|drei|vier|fünf|sechs|sieben|acht|neun|zehn|une|deux|trois|quatre|cinq|sept|huit|neuf|dix|um|uma|dois|duas|três|quatro|seis|sete|oito|nove|dez|\d{1,2})\s+(?:days?|weeks?|months?|years?|días?|dias?|semanas?|mes(?:es)?|años?|anos?|tag(?:en)?|tage|wochen?|monat(?:en)?|monate|jahr(?:en)?|jahre|jours?|semaines?|mois|ans|années?|meses|mês)(?:\s+ago|\s+atrás)?`
 
 var (
 	agoNumbers = map[string]int{"a": 1, "an": 1, "one": 1, "un": 1, "una": 1, "uno": 1, "einem": 1, "einer": 1, "une": 1, "um": 1, "uma": 1,
@@ -131,4 +134,51 @@ func agoEnglish(d string) string {
 		unit += "s"
 	}
 	return strconv.Itoa(n) + " " + unit + " ago"
+}
+
+// A note (notes.go) keeps the user's own words, in their language: its
+// relative dates are resolved where they stand, "hace dos meses" written
+// "in September 2026", as a fact's are.
+var (
+	// agoLed is a time ago led by the word that says it in Spanish,
+	// German, French or Portuguese; English's "ago" absoluteDates reads.
+	agoLed = regexp.MustCompile(`(?i)\b(?:hace|vor|il\s+y\s+a|há|faz)\s+` + agoCount + `\b`)
+	// relPhrases are the tables' relative dates but English's, to their
+	// English form.
+	relPhrases, relEnglish = func() (*regexp.Regexp, map[string]string) {
+		m := map[string]string{}
+		var alts []string
+		for _, t := range tables[1:] {
+			for p, e := range t.relDates {
+				p = strings.ReplaceAll(p, "-", " ")
+				if _, ok := m[p]; !ok {
+					alts = append(alts, strings.ReplaceAll(regexp.QuoteMeta(p), " ", `\s+`))
+				}
+				m[p] = strings.ReplaceAll(e, "-", " ")
+			}
+		}
+		sortByLength(alts)
+		return regexp.MustCompile(`(?i)(?:^|\b)(?:` + strings.Join(alts, "|") + `)\b`), m
+	}()
+)
+
+// notedDates is note content said at t with its relative dates, in any of
+// the languages read, made absolute.
+func notedDates(content string, t time.Time) string {
+	if t.IsZero() {
+		return content
+	}
+	content = agoLed.ReplaceAllStringFunc(content, func(m string) string {
+		if e := agoEnglish(m); e != "" {
+			return absoluteDates(e, t)
+		}
+		return m
+	})
+	content = relPhrases.ReplaceAllStringFunc(content, func(m string) string {
+		if e, ok := relEnglish[strings.Join(strings.Fields(strings.ToLower(m)), " ")]; ok {
+			return absoluteDates(e, t)
+		}
+		return m
+	})
+	return absoluteDates(content, t)
 }

@@ -36,7 +36,7 @@ var portuguese = &langTable{
 	statuses:   words(`casamos:married divorciamos:divorced noivamos:engaged`),
 	workplaces: words(`uma-farmácia:a-pharmacy um-hospital:a-hospital uma-escola:a-school um-banco:a-bank um-escritório:an-office uma-agência:an-agency`),
 	conditions: words(`celíaco:celiac-disease celíaca:celiac-disease doença-celíaca:celiac-disease diabético:diabetes diabética:diabetes diabetes:diabetes asma:asthma epilepsia:epilepsy`),
-	relDates: words(`no-mês-passado:last-month mês-passado:last-month na-semana-passada:last-week semana-passada:last-week
+	relDates: words(`no-mês-passado:last-month mês-passado:last-month mes-passado:last-month na-semana-passada:last-week semana-passada:last-week
 		no-ano-passado:last-year ano-passado:last-year ontem:yesterday há-um-mês:a-month-ago há-um-ano:a-year-ago
 		há-dois-anos:two-years-ago este-ano:this-year`),
 	common:  []string{"me", "pra", "pro", "ano", "mudei", "muito", "aqui", "já", "só", "eu", "que", "um", "uma", "não", "com", "meu", "minha", "sou", "tenho", "para", "do", "da", "no", "na", "em", "mas", "moro", "estou", "olá", "oi", "você"},

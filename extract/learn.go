@@ -126,7 +126,11 @@ func Learn(t *Turn) (mems []Memory, responseID string, err error) {
 	}
 	if t.NewTurn {
 		facts, notes := readOwn(stripQuoted(t.Earlier, needles), ownWords, true)
-		for _, f := range append(facts, notes...) {
+		for _, n := range notes {
+			n.Content = notedDates(n.Content, t.Time)
+			facts = append(facts, n)
+		}
+		for _, f := range facts {
 			mems = append(mems, Memory{
 				Session: t.Session, Kind: f.Kind, Key: f.Key, Content: absoluteDates(f.Content, t.Time),
 				Ref: ref, Time: t.Time, Meta: map[string]string{"turn": turnKey},

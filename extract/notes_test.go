@@ -3,6 +3,7 @@ package extract
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // notesOf are the notes a user's message leaves (readOwn, as Learn reads
@@ -120,6 +121,32 @@ func TestAnOrdinalEndsNoSentence(t *testing.T) {
 	} {
 		if ss := statements(msg, false); len(ss) != 1 {
 			t.Errorf("statements(%q) = %q, want one", msg, ss)
+		}
+	}
+}
+
+// TestANoteKeepsNoRelativeDate: a note's relative dates, in the language
+// it is said in, are resolved when it is learned, as a fact's are.
+func TestANoteKeepsNoRelativeDate(t *testing.T) {
+	at := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	for in, want := range map[string]string{
+		"nos vinimos de Santiago a Antofagasta hace dos meses con mi señora":     "in September 2026",
+		"hab vor zwei Jahren meine eigene Praxis in Salzburg aufgemacht":         "in 2024",
+		"On a quitté Paris l'année dernière pour s'installer à Angers, ma ville": "in 2025",
+		"mudamos pra lauro de freitas mes passado, casa maior perto da praia":    "in October 2026",
+		"we moved into our first flat in Walthamstow three months ago":           "in August 2026",
+	} {
+		mems, _, _ := Learn(&Turn{User: in, NewTurn: true, Time: at})
+		found := false
+		var got []string
+		for _, m := range mems {
+			if m.Kind == "said" || m.Kind == "identity" {
+				got = append(got, m.Content)
+				found = found || strings.Contains(m.Content, want)
+			}
+		}
+		if !found {
+			t.Errorf("%q taught %q, want one saying %q", in, got, want)
 		}
 	}
 }
