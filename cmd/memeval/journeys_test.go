@@ -47,6 +47,7 @@ func TestJudgeProbe(t *testing.T) {
 		{"the replaced value shown as current", blockOf("User works at a bank.", "User is a teacher.", "Mia: eggs"), true, 1, 0, 0, true},
 		{"a dated transcript line shows it too", blockOf("[2026-01-02] User: I work at a bank.", "User is a teacher."), false, 1, 0, 0, false},
 		{"a line saying it ended is not stale", blockOf("User quit the bank.", "User: Ich arbeite nicht mehr bei der Bank.", "User: je ne travaille plus à la banque"), false, 0, 0, 0, false},
+		{"a resignation said as people say it is not stale", blockOf(`User said: "Handed in my notice at the bank, starting Monday".`, `User said: "Renuncié al banco".`), false, 0, 0, 0, false},
 		{"a line with the new value beside the old is not stale", blockOf("User: Actually I left banking, I'm now a teacher. Eggs."), true, 0, 0, 0, true},
 		{"an earlier mark is not stale", blockOf("(earlier) User worked at a bank."), false, 0, 0, 0, false},
 		{"another person's facts", blockOf("User lives in Rome.", "User is allergic to eggs.", "User teaches."), true, 0, 2, 0, true},

@@ -151,8 +151,8 @@ func presentsOld(line string, old, new func(string) bool) bool {
 // it does not present it as current. The words of other languages are
 // those of the sets' own speakers (Spanish, German, French, Portuguese);
 // RE2's \b knows only ASCII letters, so they are bounded by hand.
-var ended = regexp.MustCompile(`(?i)\b(?:stopped|quit|dropped|gave away|left|broke up|split up|no longer|anymore|any more|used to|former|ex-|moved from|instead of|switched from|replaced|sold|gave up|divorced|passed away|died)\b` +
-	`|(?:^|[^\pL])(?:ya no|dejé|en vez de|en lugar de|nicht mehr|früher|gekündigt|aufgehört|statt|ehemalig\pL*|n(?:e |')\pL+ plus|quitté|au lieu de|anciennement|já não|não \pL+ mais|deixei|em vez de)(?:$|[^\pL])`)
+var ended = regexp.MustCompile(`(?i)\b(?:stopped|quit|dropped|gave away|left|broke up|split up|no longer|anymore|any more|used to|former|ex-|moved from|instead of|switched from|replaced|sold|gave up|divorced|passed away|died|handed in (?:my |his |her )?notice|resigned|traded in)\b` +
+	`|(?:^|[^\pL])(?:ya no|dejé|renuncié|en vez de|en lugar de|nicht mehr|früher|gekündigt|aufgehört|statt|ehemalig\pL*|n(?:e |')\pL+ plus|quitté|démissionné|au lieu de|anciennement|já não|não \pL+ mais|deixei|pedi demissão|em vez de)(?:$|[^\pL])`)
 
 // hasWord reports whether s holds phrase as whole words (or with an -s,
 // -es, -d or -ed ending), ignoring case.
