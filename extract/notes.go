@@ -261,3 +261,7 @@ func stem(w string) string {
 	}
 	return b.String()
 }
+
+// Common reports whether w (lower case) is one of the languages' common
+// words, which say nothing of a value ("bei", "the", "que").
+func Common(w string) bool { return noteStop[w] }

@@ -424,6 +424,11 @@ func TestANoteSaidBeforeAChangeStopsRiding(t *testing.T) {
 			"How should I plan my study week?", "Cardiff Met", "Bristol"},
 		{"I use a Pixel 7 for everything.", "Been on an iPhone 15 for a month now, honestly the camera is unreal.",
 			"Which apps should I get for my phone?", "Pixel 7", "iPhone 15"},
+		// The turn that says a job ended names it, and says what came
+		// after: it rides, though what ended does not.
+		{"Ich arbeite als Ingenieurin bei Airbus in Hamburg und pendle jeden Tag.",
+			"Neuigkeiten: Ich habe bei Airbus gekündigt und fange am 1. als Produktmanagerin bei Otto an.",
+			"Wie stelle ich mich im neuen Team vor?", "Ingenieurin", "Otto"},
 		// An age that changed: the turn that said the old one names it
 		// by a number only.
 		{"My daughter Isla is 6 and obsessed with dinosaurs, like properly obsessed.", "Isla turned 7 last week!",

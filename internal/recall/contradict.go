@@ -119,7 +119,10 @@ func (p *profile) staleNote(f fact) bool {
 		if f.updated.After(since(c)) && f.updated.After(c.UpdatedAt) {
 			continue // said after the change: the note is the newer word
 		}
-		if p.ends[i] && extract.NamesEnded(c.Content, c.Key, f.content()) {
+		if p.ends[i] && c.Meta["turn"] != f.turn && extract.NamesEnded(c.Content, c.Key, f.content()) {
+			// (The turn that said it ended names what ended, and says
+			// what came after: "hab bei Airbus gekündigt und fange bei
+			// Otto an".)
 			return true
 		}
 		if have == nil {
@@ -140,7 +143,7 @@ func (p *profile) staleNote(f fact) bool {
 				}
 			}
 		}
-		if sharesAny(have, oldWords(c)) {
+		if sharesAny(have, oldWords(c, c.Meta["turn"] == f.turn)) {
 			return true
 		}
 		for _, v := range c.History {
@@ -175,22 +178,28 @@ func (p *profile) changedSince(f fact) bool {
 
 // oldWords are the words fact c's earlier versions held that it no longer
 // does, and their stems, but the words every version of a fact is made
-// of.
-func oldWords(c *store.Memory) []string {
+// of; sameTurn: for a note said in the turn that changed c.
+func oldWords(c *store.Memory, sameTurn bool) []string {
 	now := wordSet(c.Content)
 	var out []string
 	for _, v := range c.History {
 		// The names it held, whatever it says of them now ("Toby has
-		// died"), and the numbers it no longer says (an age).
-		out = append(out, names(v.Content)...)
+		// died"), but to the turn that said the change, which names
+		// them as it ends them ("hab bei Airbus gekündigt"); and the
+		// numbers it no longer says (an age).
+		for _, n := range names(v.Content) {
+			if !sameTurn || !now[n] {
+				out = append(out, n)
+			}
+		}
 		for _, w := range numbersIn(v.Content) {
 			if !slices.Contains(numbersIn(c.Content), w) {
 				out = append(out, w)
 			}
 		}
 		for w := range wordSet(v.Content) {
-			if now[w] || factWords[w] {
-				continue
+			if now[w] || factWords[w] || extract.Common(w) || utf8.RuneCountInString(w) < 4 {
+				continue // "bei", "the": the words of any value (names come above)
 			}
 			out = append(out, w)
 			if p := prefix(w); p != "" && !now[p] {
@@ -206,7 +215,7 @@ func oldWords(c *store.Memory) []string {
 func valueWords(content string) []string {
 	var out []string
 	for w := range wordSet(content) {
-		if factWords[w] {
+		if factWords[w] || extract.Common(w) || utf8.RuneCountInString(w) < 4 {
 			continue
 		}
 		out = append(out, w)
