@@ -92,7 +92,9 @@ func init() {
 		viel vielen vielmal dank super toll gute nacht guten morgen tag bald dann schonen abend wochenende no gell
 		bonne nuit journee soiree top parfait bisous ca va coucou
 		beijos bjs abraco abracos boa noite dia show massa demais muito obg brigada brigado tmj falou tudo bem beleza
-		wie gehts geht s es dir que tal como estas e ai tomorrow tmrw just saying checking dropping by one alles gut roule gente blz noch dir dich euch schönen soirée journée ça qué día estás abraço abraços está `) {
+		wie gehts geht s es dir que tal como estas e ai tomorrow tmrw just saying checking dropping by one alles gut roule gente blz noch dir dich euch schönen soirée journée ça qué día estás abraço abraços está
+		far howzit gday hows wassup whatsup mornin evenin hiya heya quoi neuf läuft läufts vai fala onda cómo como
+		anything new things life treating g va todo`) {
 		smallTalk[w] = true
 	}
 }
@@ -107,7 +109,7 @@ var greetings = map[string]bool{}
 func init() {
 	for _, w := range strings.Fields(`hi hello hey hiya heya yo morning evening thanks thank thx ty tysm ta cheers bye goodbye
 		cya gn gm hola buenas gracias adios chao chau danke hallo servus tschuss tschüss moin merci bonjour bonsoir salut coucou
-		obrigado obrigada valeu oi ola olá tchau ciao`) {
+		obrigado obrigada valeu oi ola olá tchau ciao howzit gday wassup whatsup sup hows läufts aí`) {
 		greetings[w] = true
 	}
 }

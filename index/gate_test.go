@@ -14,6 +14,8 @@ func TestSmallTalkSearchesNothing(t *testing.T) {
 		// Typed as people type them: dialect, slang, a word the lists lack.
 		"good morning o, how you dey?", "hey thanks, have a good one!", "morning! just saying hi", "cheers, ta-ra",
 		"Moin, alles gut?", "salut, ça roule ?", "oi gente, blz?", "Danke dir, schönen Abend noch!",
+		"how far, everything fine?", "howzit!", "g'day mate, hows things?", "wassup", "salut, quoi de neuf ?",
+		"na, wie läufts?", "e aí, como vai?", "hola, ¿cómo va todo?", "how's life treating you?",
 	} {
 		if f := Gate(q); f != FocusNone {
 			t.Errorf("Gate(%q) = %v, want no search", q, f)
