@@ -143,7 +143,11 @@ func (p *profile) staleNote(f fact) bool {
 				}
 			}
 		}
-		if sharesAny(have, oldWords(c, c.Meta["turn"] == f.turn)) {
+		old := p.old[i]
+		if c.Meta["turn"] == f.turn {
+			old = p.oldOfTurn[i]
+		}
+		if sharesAny(have, old) {
 			return true
 		}
 		for _, v := range c.History {

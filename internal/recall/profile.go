@@ -116,6 +116,10 @@ type profile struct {
 	// stale are the notes of what the user said that a later fact made
 	// stale (staleNote): left out of the profile, and of a search's finds.
 	stale map[uint64]bool
+	// old are the words each changed fact said before and no longer says
+	// (oldWords), oldOfTurn the same to a note of the turn that changed
+	// it: read once a profile, for every note.
+	old, oldOfTurn [][]string
 	// staleTurns are the turns those notes were said in: their
 	// transcripts say the old value too.
 	staleTurns map[uint32]bool // by index.TurnHash
@@ -137,9 +141,11 @@ func (s *Searcher) profileIn(tx *store.Tx, owner string) (*profile, error) {
 	p.rev = rev
 	p.gone = make([][]string, len(p.changed))
 	p.ends = make([]bool, len(p.changed))
+	p.old, p.oldOfTurn = make([][]string, len(p.changed)), make([][]string, len(p.changed))
 	for i, m := range p.changed {
 		p.ends[i] = extract.Ends(m.Content)
 		p.gone[i] = goneWords(m, p.ends[i])
+		p.old[i], p.oldOfTurn[i] = oldWords(m, false), oldWords(m, true)
 	}
 	p.stale, p.staleTurns = map[uint64]bool{}, map[uint32]bool{}
 	p.facts = slices.DeleteFunc(p.facts, func(f fact) bool {

@@ -1,6 +1,7 @@
 package recall
 
 import (
+	"slices"
 	"strings"
 	"time"
 
@@ -97,7 +98,7 @@ func (p *profile) bytes() int {
 			n += 64 + len(v.Content)
 		}
 	}
-	for _, g := range p.gone {
+	for _, g := range slices.Concat(p.gone, p.old, p.oldOfTurn) {
 		n += 24 * len(g)
 	}
 	n += 48 * (len(p.stale) + len(p.staleTurns))
