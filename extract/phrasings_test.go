@@ -159,13 +159,16 @@ func TestOnlyAsks(t *testing.T) {
 		"":                                                   false,
 		// What the request wants, said after it, and a fragment that
 		// finishes a question, in the languages read.
-		"What should we do for our anniversary? I want something special":              true,
-		"¿Qué me cocino esta noche? Algo rapidito":                                     true,
-		"Qu'est-ce que je cuisine ce soir ? Je veux quelque chose de léger":            true,
-		"Was koche ich heute? Ich möchte etwas Schnelles":                              true,
-		"O que eu faço pro jantar? Quero algo leve":                                    true,
-		"What should I cook tonight? I'm vegan.":                                       false,
-		"What should I cook tonight? I want to lose weight before my wedding in June.": false,
+		"What should we do for our anniversary? I want something special":               true,
+		"¿Qué me cocino esta noche? Algo rapidito":                                      true,
+		"Qu'est-ce que je cuisine ce soir ? Je veux quelque chose de léger":             true,
+		"Was koche ich heute? Ich möchte etwas Schnelles":                               true,
+		"O que eu faço pro jantar? Quero algo leve":                                     true,
+		"What should I cook tonight? I'm vegan.":                                        false,
+		"my sister is visiting this weekend, where should we go for dinner around here": true,
+		"Mi hermana viene este finde, ¿dónde la llevo a cenar":                          true,
+		"I'm vegan, what should I cook tonight":                                         false,
+		"What should I cook tonight? I want to lose weight before my wedding in June.":  false,
 	} {
 		if got := OnlyAsks(in); got != want {
 			t.Errorf("OnlyAsks(%q) = %v, want %v", in, got, want)

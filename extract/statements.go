@@ -157,6 +157,24 @@ func passingOnly(s string) bool {
 // something about someone.
 var statesInside = regexp.MustCompile(`(?i)\b(?:i'm|i\s+am|i\s+have|i've|we're|we\s+are|we\s+have|he's|she's|he\s+is|she\s+is|they're|is\s+allergic|soy|estoy|tengo|somos|tenemos|es\s+(?:alérgic|celíac|vegan|vegetarian)|sou|estou|tenho|é\s+(?:alérgic|celíac|vegan|vegetarian)|ich\s+bin|ich\s+habe|wir\s+sind|ist\s+allergisch|je\s+suis|j'ai|nous\s+sommes|il\s+est|elle\s+est|est\s+allergique)\b`)
 
+// askedWithin is a question a sentence goes on to ask after a comma or a
+// dash, its mark left off: "my sister is visiting this weekend, where
+// should we go for dinner around here".
+var askedWithin = regexp.MustCompile(`(?i)[,;–—-]\s*¿?(?:so\s+|and\s+|but\s+)?(?:where|what|how|which|when|who|any\s+(?:ideas|tips|suggestions)|should\s+(?:i|we)|can\s+(?:i|we|you)|could\s+(?:i|we|you)|dónde|qué|cómo|wo|was|wie|où|que|quoi|comment|onde|o\s+que|como)\b`)
+
+// passingThenAsks reports whether sentence s says only something of today
+// (a word of the tables' passing) and then asks: it teaches nothing that
+// stands.
+func passingThenAsks(s string) bool {
+	loc := askedWithin.FindStringIndex(s)
+	if loc == nil {
+		return false
+	}
+	before := strings.ToLower(s[:loc[0]])
+	ws := noteTokens(before)
+	return noteWords.passing.in(ws, " "+strings.Join(ws, " ")+" ")
+}
+
 // wantsMore says more of what a request wants, in the languages read:
 // "I want something special", "quiero algo rápido".
 var wantsMore = regexp.MustCompile(`(?i)^(?:and\s+|but\s+|so\s+)?(?:i\s+(?:want|need|would\s+like|'d\s+like)\s+(?:something|some|a|an|it|them|ideas|options)\b|(?:quiero|necesito)\s+(?:algo|un|una|ideas)\b|je\s+(?:veux|voudrais)\s+(?:quelque|un|une|des)\b|ich\s+(?:möchte|will|brauche|hätte\s+gern)\s+(?:etwas|was|ein|eine|ideen)\b|(?:quero|preciso\s+de)\s+(?:algo|um|uma|ideias)\b)`)
@@ -191,7 +209,8 @@ func OnlyAsksIn(text string, framed bool) bool {
 		n++
 		if strings.HasSuffix(s, "?") || notStatement.MatchString(s) || asks.MatchString(s) || smallTalk.MatchString(s) || questionStart.MatchString(s) ||
 			nounAsks.MatchString(s) && !statesInside.MatchString(s) || passingOnly(s) || wantsMore.MatchString(s) ||
-			asked && len(strings.Fields(s)) <= 3 && !noteWords.self.in(noteTokens(strings.ToLower(s)), "") { // "¿Qué ceno? Algo rapidito."
+			asked && len(strings.Fields(s)) <= 3 && !noteWords.self.in(noteTokens(strings.ToLower(s)), "") || // "¿Qué ceno? Algo rapidito."
+			passingThenAsks(s) {
 			asked = true
 			continue
 		}
