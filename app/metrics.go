@@ -19,62 +19,41 @@ import (
 // What the memory handlers count of the requests they see (package memory
 // counts them).
 var (
-	RequestsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: "caddy", Subsystem: "memory", Name: "requests_total",
-		Help: "Chat requests seen by the memory handler, by outcome.",
-	}, []string{"outcome"})
-	InjectedMemories = prometheus.NewHistogram(prometheus.HistogramOpts{
-		Namespace: "caddy", Subsystem: "memory", Name: "injected_memories",
-		Help:    "Memories injected per searched request.",
-		Buckets: []float64{0, 1, 2, 3, 5, 8, 13, 21},
-	})
-	RetrievalSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{
-		Namespace: "caddy", Subsystem: "memory", Name: "retrieval_seconds",
-		Help:    "Time to search and load memories on the request path.",
-		Buckets: []float64{.0005, .001, .002, .005, .01, .025, .05, .1, .25, .5},
-	})
-	OverflowTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: "caddy", Subsystem: "memory", Name: "overflow_total",
-		Help: "Requests the upstream refused for their length (or, for Ollama, over its context), by what came of them: rescued, refused_again, not_trimmable.",
-	}, []string{"result"})
-	ToolCallsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: "caddy", Subsystem: "memory", Name: "tool_calls_total",
-		Help: "Calls of the proxy's memory tools the model made, by tool.",
-	}, []string{"tool"})
+	RequestsTotal    = counterVec("requests_total", "Chat requests seen by the memory handler, by outcome.", "outcome")
+	InjectedMemories = histogram("injected_memories", "Memories injected per searched request.", 0, 1, 2, 3, 5, 8, 13, 21)
+	RetrievalSeconds = histogram("retrieval_seconds", "Time to search and load memories on the request path.",
+		.0005, .001, .002, .005, .01, .025, .05, .1, .25, .5)
+	OverflowTotal  = counterVec("overflow_total", "Requests the upstream refused for their length (or, for Ollama, over its context), by what came of them: rescued, refused_again, not_trimmable.", "result")
+	ToolCallsTotal = counterVec("tool_calls_total", "Calls of the proxy's memory tools the model made, by tool.", "tool")
 )
 
 // The storages' background work.
 var (
-	jobsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: "caddy", Subsystem: "memory", Name: "extraction_jobs_total",
-		Help: "Turns handed to extraction, by result (done, failed, dropped).",
-	}, []string{"result"})
-	heldTurns = prometheus.NewGauge(prometheus.GaugeOpts{
-		Namespace: "caddy", Subsystem: "memory", Name: "held_turns",
-		Help: "Turns held in this instance's storage while the shared database does not answer; learned once it does.",
-	})
-	storedTotal = prometheus.NewCounter(prometheus.CounterOpts{
-		Namespace: "caddy", Subsystem: "memory", Name: "memories_stored_total",
-		Help: "Memories created or updated by extraction.",
-	})
-	embeddingFailures = prometheus.NewCounter(prometheus.CounterOpts{
-		Namespace: "caddy", Subsystem: "memory", Name: "embedding_failures_total",
-		Help: "Failed calls to the embeddings endpoint (recall fell back to lexical).",
-	})
-	llmCalls = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: "caddy", Subsystem: "memory", Name: "llm_calls_total",
-		Help: "Calls to the model that distils sessions, by result (ok, bad_json, error).",
-	}, []string{"result"})
-	damagedStorages = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Namespace: "caddy", Subsystem: "memory", Name: "storage_damaged",
-		Help: "1 for a storage (by directory) whose store file was found damaged: its requests pass through without memory until it is salvaged.",
-	}, []string{"storage"})
-	llmSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{
-		Namespace: "caddy", Subsystem: "memory", Name: "llm_call_seconds",
-		Help:    "Time a call to the model that distils sessions took.",
-		Buckets: []float64{.25, .5, 1, 2, 4, 8, 15, 30, 60, 120},
-	})
+	jobsTotal = counterVec("extraction_jobs_total", "Turns handed to extraction, by result (done, failed, dropped).", "result")
+	heldTurns = prometheus.NewGauge(prometheus.GaugeOpts(opts("held_turns",
+		"Turns held in this instance's storage while the shared database does not answer; learned once it does.")))
+	storedTotal       = prometheus.NewCounter(prometheus.CounterOpts(opts("memories_stored_total", "Memories created or updated by extraction.")))
+	embeddingFailures = prometheus.NewCounter(prometheus.CounterOpts(opts("embedding_failures_total",
+		"Failed calls to the embeddings endpoint (recall fell back to lexical).")))
+	llmCalls        = counterVec("llm_calls_total", "Calls to the model that distils sessions, by result (ok, bad_json, error).", "result")
+	damagedStorages = prometheus.NewGaugeVec(prometheus.GaugeOpts(opts("storage_damaged",
+		"1 for a storage (by directory) whose store file was found damaged: its requests pass through without memory until it is salvaged.")),
+		[]string{"storage"})
+	llmSeconds = histogram("llm_call_seconds", "Time a call to the model that distils sessions took.", .25, .5, 1, 2, 4, 8, 15, 30, 60, 120)
 )
+
+// opts are a metric's options: every one is caddy_memory_<name>.
+func opts(name, help string) prometheus.Opts {
+	return prometheus.Opts{Namespace: "caddy", Subsystem: "memory", Name: name, Help: help}
+}
+
+func counterVec(name, help string, labels ...string) *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts(opts(name, help)), labels)
+}
+
+func histogram(name, help string, buckets ...float64) prometheus.Histogram {
+	return prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: "caddy", Subsystem: "memory", Name: name, Help: help, Buckets: buckets})
+}
 
 // registerMetrics registers every collector into a configuration's
 // registry, once each.
