@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -220,5 +221,19 @@ func TestANamedAgeAsPeopleSayIt(t *testing.T) {
 	}
 	if fs := Facts("Berlin ist jetzt 5 Grad kalt."); len(fs) != 0 {
 		t.Errorf("a temperature taught %v", fs)
+	}
+}
+
+// TestBackOnMeatEndsADiet: "I'm back on red meat" after "I've been
+// pescatarian" in one message leaves the newer diet.
+func TestBackOnMeatEndsADiet(t *testing.T) {
+	fs := Facts("I've been pescatarian for about five years, but my GP says my iron's in the gutter so I'm back on red meat as of this week")
+	for _, f := range fs {
+		if f.Key == "identity:diet" && f.Content != "User eats meat." {
+			t.Errorf("the diet is %q, want the meat", f.Content)
+		}
+	}
+	if !slices.ContainsFunc(fs, func(f Fact) bool { return f.Content == "User eats meat." }) {
+		t.Errorf("Facts = %v, want User eats meat.", fs)
 	}
 }

@@ -178,7 +178,7 @@ var english = &langTable{
 		{"named-allergy", `{NAME}\s+is\s+(?:(?:very|also|really|[a-z]+ly)\s+)?allergic\s+to\s+(?:{ALLERGEN}{END}|{X}{END})`},
 		{"named-age", `{NAME}\s+(?:just\s+)?(?:turned|is\s+now|turns)\s+{NUM}\b`},
 		{"named-age", `{NAME}\s+(?:is|'s)\s+{NUM}(?:\s+years?\s+old|\s*(?:yo|y/o))?{END}`},
-		{"eats-again", `i(?:'m|\s+am)\s+back\s+on\s+(?P<food>meat|fish|dairy)(?P<again>)`},
+		{"eats-again", `i(?:'m|\s+am)\s+back\s+on\s+(?:(?:red|white|real|proper)\s+)?(?P<food>meat|fish|dairy)(?P<again>)`},
 		{"pregnant", `i(?:'m|\s+am)\s+(?:\w+\s+)?pregnant`},
 		{"diet", `(?:i'm|i\s+am)\s+[^,.;!?]{1,40}?\s+and\s+{DIET}{END}`},
 		{"diet-neg", `i(?:'m|\s+am)\s+(?:no\s+longer\s+(?:a\s+)?{DIET}|not\s+(?:a\s+)?{DIET}\s+(?:any\s*more|at\s+all))`},

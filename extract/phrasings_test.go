@@ -168,6 +168,7 @@ func TestOnlyAsks(t *testing.T) {
 		"my sister is visiting this weekend, where should we go for dinner around here": true,
 		"Mi hermana viene este finde, ¿dónde la llevo a cenar":                          true,
 		"I'm vegan, what should I cook tonight":                                         false,
+		"o q posso fazer de lanche pras meninas amanha":                                 true,
 		"What should I cook tonight? I want to lose weight before my wedding in June.":  false,
 	} {
 		if got := OnlyAsks(in); got != want {

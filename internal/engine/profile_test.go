@@ -429,6 +429,10 @@ func TestANoteSaidBeforeAChangeStopsRiding(t *testing.T) {
 		{"Ich arbeite als Ingenieurin bei Airbus in Hamburg und pendle jeden Tag.",
 			"Neuigkeiten: Ich habe bei Airbus gekündigt und fange am 1. als Produktmanagerin bei Otto an.",
 			"Wie stelle ich mich im neuen Team vor?", "Ingenieurin", "Otto"},
+		// A move said in words no rule reads, in Portuguese, ends the
+		// home a rule read.
+		{"oi moro em Salvador com meu marido e sou técnica de enfermagem.", "mudamos pra lauro de freitas mes passado, casa maior, mais perto da praia",
+			"o que fazer no sábado perto de casa?", "Salvador", "lauro de freitas"},
 		// An age that changed: the turn that said the old one names it
 		// by a number only.
 		{"My daughter Isla is 6 and obsessed with dinosaurs, like properly obsessed.", "Isla turned 7 last week!",
