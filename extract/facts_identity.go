@@ -42,6 +42,11 @@ func buildName(sc *slotCtx) (Fact, bool) {
 	if notNames[name] || t.jobs[strings.ToLower(name)] != "" || t.diets[strings.ToLower(name)] != "" {
 		return Fact{}, false
 	}
+	for _, w := range strings.Fields(name) {
+		if notNames[w] || t.jobs[strings.ToLower(w)] != "" {
+			return Fact{}, false // "Deutsche Staatsbürgerin", "Freie Journalistin"
+		}
+	}
 	return newFact("identity", "identity:name", "User's name is "+name+".")
 }
 

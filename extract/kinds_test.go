@@ -237,3 +237,23 @@ func TestBackOnMeatEndsADiet(t *testing.T) {
 		t.Errorf("Facts = %v, want User eats meat.", fs)
 	}
 }
+
+// TestAGermanNameAfterIchBin: "ich bin" before a first and a last name is
+// the user's name; before a noun German writes capitalised, it is not.
+func TestAGermanNameAfterIchBin(t *testing.T) {
+	for msg, want := range map[string]string{
+		"Hallo, ich bin Katrin Becker und mache mich gerade selbstständig.": "User's name is Katrin Becker.",
+		"Ich bin Jonas Weber, Elektriker aus Kiel.":                         "User's name is Jonas Weber.",
+	} {
+		if fs := Facts(msg); !slices.ContainsFunc(fs, func(f Fact) bool { return f.Content == want }) {
+			t.Errorf("Facts(%q) = %v, want %q", msg, fs, want)
+		}
+	}
+	for _, msg := range []string{"Ich bin Deutsche Staatsbürgerin.", "Ich bin Lehrerin und wohne in Graz."} {
+		for _, f := range Facts(msg) {
+			if f.Key == "identity:name" {
+				t.Errorf("Facts(%q) named the user %q", msg, f.Content)
+			}
+		}
+	}
+}

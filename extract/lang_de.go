@@ -64,6 +64,9 @@ var german = &langTable{
 		{"plays", `(?:ich\s+)?spiel(?:e)?\s+(?:[^,.;]{0,25}?\s+)?(?P<x>{INSTR})\b`},
 		{"instrument", `ich\s+lerne\s+(?:gerade\s+|jetzt\s+|seit\s+[^,.;]{1,20}?\s+)?(?P<x>{INSTR})`},
 		{"name", `(?:ich\s+heiße|mein\s+name\s+ist|ich\s+bin\s+(?:der|die))\s+(?:jetzt\s+|inzwischen\s+)?{NAME}`},
+		// A first and a last name: German writes every noun capitalised
+		// ("ich bin Lehrerin"), but not two in a row after "ich bin".
+		{"name", `ich\s+bin\s+(?P<name>(?-i:\p{Lu}\p{Ll}+)\s+(?-i:\p{Lu}\p{Ll}+))(?:\s*$|\s*[,.!]|\s+und\b)`},
 		{"diet", `(?:ich\s+)?(?:lebe|esse)\s+(?:jetzt\s+|seit\s+[^,.;]{2,20}?\s+)?{DIET}`},
 		{"diet", `(?:lebe|esse)\s+ich\s+(?:jetzt\s+)?{DIET}`},
 		{"study", `(?:ich\s+)?studier(?:e)?\s+(?:jetzt\s+)?{X}(?:\s+in\s+{PLACE})?{END}`},
