@@ -24,7 +24,7 @@ import (
 // when it does not. The same cuts as the facts' apply first (what the user
 // pastes, quotes, translates or plays is not them speaking; questions,
 // requests, hypotheticals and passing states say nothing standing), and a
-// note a later fact contradicts stops riding (recall/profile.go).
+// note a later fact contradicts stops riding (internal/recall/contradict.go).
 
 // Bounds of a note: a sentence, not a paragraph.
 const (
