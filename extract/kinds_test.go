@@ -257,3 +257,19 @@ func TestAGermanNameAfterIchBin(t *testing.T) {
 		}
 	}
 }
+
+// TestAnAllergySaidInPassing: "no nuts for me, severe allergy" and
+// "shellfish allergy here" are allergies, as "I'm allergic to" is.
+func TestAnAllergySaidInPassing(t *testing.T) {
+	for msg, want := range map[string]string{
+		"No nuts for me please, severe allergy.":                  "User is allergic to nuts.",
+		"Severe shellfish allergy here, so careful with recipes.": "User is allergic to shellfish.",
+	} {
+		if fs := Facts(msg); !slices.ContainsFunc(fs, func(f Fact) bool { return f.Content == want }) {
+			t.Errorf("Facts(%q) = %v, want %q", msg, fs, want)
+		}
+	}
+	if fs := Facts("No nuts for me today, I'm full."); len(fs) != 0 {
+		t.Errorf("a passing no taught %v", fs)
+	}
+}
