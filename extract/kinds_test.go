@@ -241,14 +241,10 @@ func TestBackOnMeatEndsADiet(t *testing.T) {
 // TestAGermanNameAfterIchBin: "ich bin" before a first and a last name is
 // the user's name; before a noun German writes capitalised, it is not.
 func TestAGermanNameAfterIchBin(t *testing.T) {
-	for msg, want := range map[string]string{
+	wantFacts(t, map[string]string{
 		"Hallo, ich bin Katrin Becker und mache mich gerade selbstständig.": "User's name is Katrin Becker.",
 		"Ich bin Jonas Weber, Elektriker aus Kiel.":                         "User's name is Jonas Weber.",
-	} {
-		if fs := Facts(msg); !slices.ContainsFunc(fs, func(f Fact) bool { return f.Content == want }) {
-			t.Errorf("Facts(%q) = %v, want %q", msg, fs, want)
-		}
-	}
+	})
 	for _, msg := range []string{"Ich bin Deutsche Staatsbürgerin.", "Ich bin Lehrerin und wohne in Graz."} {
 		for _, f := range Facts(msg) {
 			if f.Key == "identity:name" {
@@ -261,15 +257,21 @@ func TestAGermanNameAfterIchBin(t *testing.T) {
 // TestAnAllergySaidInPassing: "no nuts for me, severe allergy" and
 // "shellfish allergy here" are allergies, as "I'm allergic to" is.
 func TestAnAllergySaidInPassing(t *testing.T) {
-	for msg, want := range map[string]string{
+	wantFacts(t, map[string]string{
 		"No nuts for me please, severe allergy.":                  "User is allergic to nuts.",
 		"Severe shellfish allergy here, so careful with recipes.": "User is allergic to shellfish.",
-	} {
-		if fs := Facts(msg); !slices.ContainsFunc(fs, func(f Fact) bool { return f.Content == want }) {
-			t.Errorf("Facts(%q) = %v, want %q", msg, fs, want)
-		}
-	}
+	})
 	if fs := Facts("No nuts for me today, I'm full."); len(fs) != 0 {
 		t.Errorf("a passing no taught %v", fs)
+	}
+}
+
+// wantFacts fails unless each message teaches its fact, among others.
+func wantFacts(t *testing.T, want map[string]string) {
+	t.Helper()
+	for msg, w := range want {
+		if fs := Facts(msg); !slices.ContainsFunc(fs, func(f Fact) bool { return f.Content == w }) {
+			t.Errorf("Facts(%q) = %v, want %q", msg, fs, w)
+		}
 	}
 }
