@@ -75,6 +75,12 @@ func byHead(prefix string) func([]string, string) (string, string, bool) {
 	})
 }
 
+// conditionDiet reports whether a word of diets is a health condition
+// (diabetic, celiac, lactose intolerant), which a diet does not replace.
+func conditionDiet(w string) bool {
+	return strings.Contains(w, "diabetic") || strings.Contains(w, "celiac") || strings.Contains(w, "coeliac") || strings.Contains(w, "intolerant")
+}
+
 // fixedKey keys every fact of a clause rule alike (the user's diet, home).
 func fixedKey(key string) func([]string, string) (string, string, bool) {
 	return func([]string, string) (string, string, bool) { return key, "", true }
@@ -111,7 +117,13 @@ var rules = []rule{
 	// Diets and health: what would harm the user if missed.
 	{kind: "identity", re: re(`(?i)\bi(?:'m| am)\s+(?:(?:now|fully|strictly|completely|mostly|also|a|an)\s+)*(` + diets + `)\b`),
 		build: func(m []string, _ string) (string, string, bool) {
-			return "diet", "User is " + strings.ToLower(m[1]) + ".", true
+			w := strings.ToLower(m[1])
+			if conditionDiet(w) {
+				// A condition is no diet a newer diet replaces: "I'm
+				// diabetic" stays when the user goes vegan.
+				return "diet:" + strings.NewReplacer(" ", "-", "coeliac", "celiac").Replace(w), "User is " + w + ".", true
+			}
+			return "diet", "User is " + w + ".", true
 		}},
 	{kind: "identity", clause: true, re: re(`(?i)\bi(?:'ve| have)?\s+(?:went|gone|became|become|turned|switched to being|decided to go|started being)\s+(?:(?:fully|completely|totally|strictly)\s+)?(?:` + diets + `)\b`),
 		build: fixedKey("diet")},

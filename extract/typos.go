@@ -21,8 +21,21 @@ var keyWords = strings.Fields(`allergic allergy allergies intolerant intolerance
 	végétarien végétarienne vegetarier vegetarierin intolerante`)
 
 // realWords are words one edit from a key word that are words of their
-// own.
-var realWords = wordSet(`laughter slaughter laughters eggetarian eggetarians`)
+// own: these, and every word of the language tables ("lactosa" is no
+// misspelt "lactose").
+var realWords = func() map[string]bool {
+	m := wordSet(`laughter slaughter laughters eggetarian eggetarians`)
+	for _, t := range tables {
+		for _, words := range []map[string]string{t.allergens, t.diets, t.conditions, t.jobs, t.relations, t.pets, t.languages, t.foods} {
+			for w := range words {
+				if !strings.Contains(w, "-") {
+					m[w] = true
+				}
+			}
+		}
+	}
+	return m
+}()
 
 // minTypo is the shortest word corrected.
 const minTypo = 6

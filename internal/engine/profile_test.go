@@ -458,3 +458,14 @@ func TestANoteSaidBeforeAChangeStopsRiding(t *testing.T) {
 		t.Errorf("a note of something else stopped riding with a move:\n%s", rec.Block)
 	}
 }
+
+// TestANewDietKeepsAHealthCondition: "I'm diabetic" is a condition, not a
+// diet a later "I've gone vegan" replaces: both ride.
+func TestANewDietKeepsAHealthCondition(t *testing.T) {
+	rec := afterAChange(t, "fyi I'm diabetic (type 1), so keep the carbs sensible.", "I've gone vegan!", "What should I cook tonight?")
+	for _, want := range []string{"diabetic", "vegan"} {
+		if !strings.Contains(rec.Block, want) {
+			t.Errorf("%q is not in the block:\n%s", want, rec.Block)
+		}
+	}
+}

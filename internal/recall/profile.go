@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+	"strings"
 
 	"github.com/caddy-memory/memory/extract"
 	"github.com/caddy-memory/memory/index"
@@ -68,7 +69,7 @@ func standing(kind, key, content string) (int, bool) {
 		}
 		return prioConstraint, true
 	case "identity":
-		if key == "identity:diet" {
+		if key == "identity:diet" || strings.HasPrefix(key, "identity:diet:") {
 			if extract.Retracts(content) {
 				return 0, false
 			}
