@@ -260,6 +260,10 @@ func TestAnAllergySaidInPassing(t *testing.T) {
 	wantFacts(t, map[string]string{
 		"No nuts for me please, severe allergy.":                  "User is allergic to nuts.",
 		"Severe shellfish allergy here, so careful with recipes.": "User is allergic to shellfish.",
+		"Keine Nüsse für mich bitte, ich bin allergisch.":         "User is allergic to nuts.",
+		"Nada de camarão pra mim, sou alérgica.":                  "User is allergic to shellfish.",
+		"Nada de marisco para mí, soy alérgico.":                  "User is allergic to shellfish.",
+		"Pas de noix pour moi, je suis allergique.":               "User is allergic to nuts.",
 	})
 	if fs := Facts("No nuts for me today, I'm full."); len(fs) != 0 {
 		t.Errorf("a passing no taught %v", fs)

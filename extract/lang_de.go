@@ -89,6 +89,7 @@ var german = &langTable{
 		{"eats-again", `(?:ich\s+)?esse\s+(?:jetzt\s+)?(?P<again>wieder\s+)?(?P<food>fleisch|fisch|alles)`},
 		{"diet-neg", `ich\s+bin\s+(?:kein(?:e)?\s+{DIET}\s+mehr|nicht\s+mehr\s+{DIET})`},
 		{"~allergy-fix", `(?:gar\s+)?nicht\s+(?:gegen\s+|auf\s+)?{ALLERGEN}\s+allergisch,?\s+sondern\s+(?:gegen\s+|auf\s+)?(?P<y>[\p{L} -]{2,30}?){END}`},
+		{"allergy", `keine\s+{ALLERGEN}\s+für\s+mich\b[^.!?]{0,30}?allergisch`},
 		{"allergy", `ich\s+bin\s+(?:sehr\s+|stark\s+)?allergisch\s+(?:gegen|auf)\s+(?:{ALLERGEN}{END}|{X}{END})`},
 		{"allergy", `ich\s+habe\s+eine\s+{ALLERGEN}-?allergie`},
 		{"allergy-neg", `ich\s+bin\s+(?:nicht|nicht\s+mehr)\s+allergisch\s+(?:gegen|auf)\s+(?:{ALLERGEN}{END}|{X}{END})`},

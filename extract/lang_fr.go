@@ -105,6 +105,7 @@ var french = &langTable{
 		{"diet-neg", `je\s+ne\s+suis\s+plus\s+{DIET}`},
 		{"diet", `je\s+suis\s+[^,.;!?]{1,40}?\s+et\s+{DIET}{END}`},
 		{"eats-again", `(?:j['’]ai\s+recommencé\s+à\s+manger|je\s+remange|je\s+mange)\s+(?P<food>de\s+la\s+viande|du\s+poisson|de\s+tout)(?P<again>\s+à\s+nouveau)?`},
+		{"allergy", `pas\s+de\s+{ALLERGEN}\s+pour\s+moi\b[^.!?]{0,30}?allergique`},
 		{"allergy", `je\s+suis\s+(?:très\s+)?allergique\s+(?:à|a|au|aux)\s+(?:la\s+|l['’]|les\s+)?(?:{ALLERGEN}{END}|{X}{END})`},
 		{"allergy", `j['’]ai\s+une\s+allergie\s+(?:à|a|au|aux)\s+(?:la\s+|l['’]|les\s+)?(?:{ALLERGEN}{END}|{X}{END})`},
 		{"allergy-neg", `je\s+ne\s+suis\s+(?:pas|plus)\s+allergique\s+(?:à|a|au|aux)\s+(?:la\s+|l['’]|les\s+)?(?:{ALLERGEN}{END}|{X}{END})`},

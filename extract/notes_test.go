@@ -28,6 +28,8 @@ func TestANoteKeepsWhatNoRuleReads(t *testing.T) {
 		{"Je bosse à la caisse d'un Leclerc à Rennes depuis que j'ai quitté la fac.", "Leclerc"},
 		{"Eu dou aulas de surf em Peniche desde que larguei o escritório.", "Peniche"},
 		{"Living in Porto these days, working remote for a Berlin startup.", "Berlin startup"},
+		{"Acabo de empezar en Mercadona como cajera.", "Mercadona"},
+		{"Comecei a trabalhar na Natura mês passado como analista.", "Natura"},
 		// The user, with kin in the sentence, is still the user.
 		{"We moved back to Cork in the spring to be near my mam, and I mind her two days a week.", "Cork"},
 	} {
