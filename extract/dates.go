@@ -2,6 +2,7 @@ package extract
 
 import (
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -160,6 +161,21 @@ var (
 		sortByLength(alts)
 		return regexp.MustCompile(`(?i)(?:^|\b)(?:` + strings.Join(alts, "|") + `)\b`), m
 	}()
+	// agoLeads, relFirst and englishDates are the words each pattern's
+	// matches hold (the lead of agoLed, the first word of a relPhrases
+	// phrase, a word of English's relativeDate): a note holding none of
+	// them, most, is not read with it.
+	agoLeads     = wordSet(`hace vor il há faz`)
+	englishDates = wordSet(`ago last this yesterday for`)
+	relFirst     = func() map[string]bool {
+		m := map[string]bool{}
+		for _, t := range tables[1:] {
+			for p := range t.relDates {
+				m[strings.Fields(strings.ReplaceAll(p, "-", " "))[0]] = true
+			}
+		}
+		return m
+	}()
 )
 
 // notedDates is note content said at t with its relative dates, in any of
@@ -168,17 +184,26 @@ func notedDates(content string, t time.Time) string {
 	if t.IsZero() {
 		return content
 	}
-	content = agoLed.ReplaceAllStringFunc(content, func(m string) string {
-		if e := agoEnglish(m); e != "" {
-			return absoluteDates(e, t)
-		}
-		return m
-	})
-	content = relPhrases.ReplaceAllStringFunc(content, func(m string) string {
-		if e, ok := relEnglish[strings.Join(strings.Fields(strings.ToLower(m)), " ")]; ok {
-			return absoluteDates(e, t)
-		}
-		return m
-	})
-	return absoluteDates(content, t)
+	ws := noteTokens(strings.ToLower(content))
+	holds := func(set map[string]bool) bool { return slices.ContainsFunc(ws, func(w string) bool { return set[w] }) }
+	if holds(agoLeads) {
+		content = agoLed.ReplaceAllStringFunc(content, func(m string) string {
+			if e := agoEnglish(m); e != "" {
+				return absoluteDates(e, t)
+			}
+			return m
+		})
+	}
+	if holds(relFirst) {
+		content = relPhrases.ReplaceAllStringFunc(content, func(m string) string {
+			if e, ok := relEnglish[strings.Join(strings.Fields(strings.ToLower(m)), " ")]; ok {
+				return absoluteDates(e, t)
+			}
+			return m
+		})
+	}
+	if holds(englishDates) {
+		content = absoluteDates(content, t)
+	}
+	return content
 }
