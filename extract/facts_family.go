@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -297,8 +298,20 @@ func buildBreakup(sc *slotCtx) (Fact, bool) {
 	name := sc.name
 	when := sc.when
 	// A partner no more: it replaces the partner named before.
-	if name == "" || notNames[name] {
-		return Fact{}, false
+	relWord := sc.g["rel"]
+	if name != "" && sc.t.relations[strings.ToLower(name)] != "" {
+		relWord, name = name, "" // "Meine Frau und ich": German capitalises the relation
+	}
+	if name == "" && relWord != "" {
+		// "me and my wife split up": the partner by what they were.
+		rel := sc.m.lang.en(sc.t.relations, relWord)
+		if !onePartner[rel] {
+			return Fact{}, false
+		}
+		return newFact("family", "family:partner", "User and their "+rel+" split up"+when+"; the user no longer has a "+rel+".")
+	}
+	if name == "" || slices.ContainsFunc(strings.Fields(name), func(w string) bool { return notNames[w] }) {
+		return Fact{}, false // "Meine Frau und ich": the relation's pattern reads it
 	}
 	return newFact("family", "family:partner", "User and "+name+" split up"+when+"; "+name+" is no longer the user's partner.")
 }

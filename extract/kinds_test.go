@@ -279,3 +279,19 @@ func wantFacts(t *testing.T, want map[string]string) {
 		}
 	}
 }
+
+// TestASplitSaidOfTheRelation: "me and my wife split up" ends the
+// partner though no name is said, in the languages read; a sister and a
+// bill are no partner.
+func TestASplitSaidOfTheRelation(t *testing.T) {
+	wantFacts(t, map[string]string{
+		"Me and my wife split up in March, so it's just me and the kids now.": "User and their wife split up; the user no longer has a wife.",
+		"Mi marido y yo nos separamos el año pasado.":                         "User and their husband split up; the user no longer has a husband.",
+		"Meine Frau und ich haben uns getrennt.":                              "User and their wife split up; the user no longer has a wife.",
+		"Ma femme et moi, on s'est séparés.":                                  "User and their wife split up; the user no longer has a wife.",
+		"Eu e o meu marido nos separamos.":                                    "User and their husband split up; the user no longer has a husband.",
+	})
+	if fs := Facts("My sister and I split the bill."); len(fs) != 0 {
+		t.Errorf("a bill split taught %v", fs)
+	}
+}

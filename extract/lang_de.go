@@ -136,6 +136,7 @@ var german = &langTable{
 		{"team", `ich\s+bin\s+(?:[\p{L}]+\s+){0,4}?(?P<org>(?-i:\p{Lu})[\p{L}]+)-fan`},
 		{"named-age", `{NAME},?\s+(?:ist\s+)?(?:[\p{L}]+\s+){0,3}?{NUM}\s+geworden`},
 		{"named-age", `{NAME}\s+ist\s+(?:jetzt|nun|schon|inzwischen|mittlerweile)\s+{NUM}(?:\s+jahre(?:\s+alt)?)?{END}`},
+		{"breakup", `mein(?:e)?\s+{REL}\s+und\s+ich\s+(?:haben\s+uns|sind)\s+(?:getrennt|geschieden)`},
 		{"breakup", `{NAME}\s+und\s+ich\s+(?:haben\s+uns|sind)\s+(?:getrennt|geschieden|auseinander)`},
 		{"breakup", `ich\s+habe\s+mich\s+von\s+{NAME}\s+getrennt`},
 		{"dating", `ich\s+bin\s+(?:jetzt\s+|seit\s+kurzem\s+)?mit\s+{NAME}\s+zusammen`},

@@ -103,6 +103,7 @@ var english = &langTable{
 		{"employer-neg", `(?:i\s+)?(?:just\s+|finally\s+)?handed\s+in\s+my\s+notice\s+(?:at|to)\s+{ORG}{END}`},
 		{"self-employed", `(?:i(?:'ve|\s+have)\s+)?(?:gone|went)\s+(?P<x>out\s+on\s+my\s+own)`},
 		{"self-employed", `i(?:'ve|\s+have)?\s+(?:just\s+)?(?:started|set\s+up|launched|opened)\s+my\s+own\s+(?P<x>business|company|firm|practice|shop)(?:\s+(?:called|named)\s+{ORG}{END})?`},
+		{"breakup", `(?:me\s+and\s+my|my)\s+{REL}\s+(?:and\s+(?:i|me)\s+)?(?:have\s+|'ve\s+)?(?:just\s+|finally\s+|recently\s+)?(?:split(?:\s+up)?|broke\s+up|separated|(?:got\s+)?divorced)`},
 		{"breakup", `{NAME}\s+and\s+(?:i|me)\s+(?:have\s+|'ve\s+)?(?:just\s+|finally\s+)?(?:broken\s+up|broke\s+up|split(?:\s+up)?|separated)`},
 		{"dating", `i(?:'m|\s+am)\s+(?:now\s+)?(?P<verb>engaged\s+to|married\s+to|with)\s+{NAME}(?:\s+now)?{END}`},
 		{"learning", `i(?:'m|\s+am)\s+(?:now\s+)?doing\s+(?P<l>{LANG1})(?:\s+now|\s+instead)?{END}`},

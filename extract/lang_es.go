@@ -92,6 +92,7 @@ var spanish = &langTable{
 		{"pet", `(?:tengo|tenemos)\s+(?:un|una)\s+{PET},\s+{NAME}`},
 		{"home-neg", `ya\s+no\s+(?:vivo|vivimos)\s+en\s+{PLACE}`},
 		{"origin", `soy\s+de\s+{PLACE}`},
+		{"breakup", `(?:mi\s+{REL}\s+y\s+yo|yo\s+y\s+mi\s+{REL})\s+(?:nos\s+separamos|nos\s+divorciamos|lo\s+dejamos|rompimos)`},
 		{"breakup", `{NAME}\s+y\s+yo\s+(?:lo\s+)?(?:dejamos|rompimos|cortamos|terminamos|nos\s+separamos|nos\s+divorciamos)`},
 		{"breakup", `(?:lo\s+dej[ée]|romp[íi]|cort[ée]|termin[ée])\s+con\s+{NAME}`},
 		{"dating", `(?:ahora\s+)?(?:salgo|estoy\s+saliendo)\s+con\s+{NAME}`},

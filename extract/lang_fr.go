@@ -62,6 +62,7 @@ var french = &langTable{
 		{"employer", `je\s+(?:suis|travaille)\s+(?:[\p{L}-]+\s+)?chez\s+{ORG}{END}`},
 		{"employer-neg", `j['’]ai\s+quitté\s+{ORG}{END}`},
 		{"employer", `je\s+commence\s+(?:[^,.;]{0,15}?\s+)?chez\s+{ORG}(?:\s+comme\s+|{END})`},
+		{"breakup", `(?:mon|ma)\s+{REL}\s+et\s+moi,?\s+(?:on\s+s['’]est|nous\s+nous\s+sommes)\s+(?:séparés?|quittés?|séparées?)`},
 		{"breakup", `{NAME}\s+et\s+moi,?\s+(?:on\s+s['’]est|nous\s+nous\s+sommes)\s+(?:séparés|séparées|quittés)`},
 		{"dating", `je\s+suis\s+(?:maintenant\s+)?(?:avec)\s+{NAME}`},
 		{"diet", `je\s+(?:suis\s+passée?|me\s+suis\s+mise?)\s+(?:au|à\s+la|aux)\s+{DIET}`},

@@ -55,6 +55,7 @@ var portuguese = &langTable{
 		{"team", `(?:sou\s+(?:fã|fanático|fanática)\s+(?:do|da)|torço\s+(?:muito\s+)?(?:para\s+o|pelo|pro|pra))\s+{ORG}{END}`},
 		{"age", `com\s+{NUM}\s+anos,?\s+(?:eu\s+)?(?:já\s+|ainda\s+)?(?:me|sou|estou|tenho|continuo|não\s+)`},
 		{"~moved-there", `(?:então\s+|e\s+)?(?:nos\s+mudamos|mudamos|me\s+mudei|mudei-me)(?:\s+{WHEN})?(?:\s+(?:in|on|em|en|im|au|le|no|na)\s+[\p{L}\d]+)?(?:\s*[.,!;]|\s*$)`},
+		{"breakup", `(?:eu\s+e\s+(?:o\s+meu|a\s+minha|meu|minha)\s+{REL}|(?:o\s+meu|a\s+minha|meu|minha)\s+{REL}\s+e\s+eu)\s+(?:nos\s+separamos|separamos|terminamos)`},
 		{"breakup", `terminei\s+com\s+(?:o\s+|a\s+)?{NAME}`},
 		{"dating", `(?:agora\s+)?(?:eu\s+)?(?:estou|tô|to)\s+(?:namorando)\s+(?:o\s+|a\s+|com\s+(?:o\s+|a\s+)?)?{NAME}`},
 		{"sold", `vendi\s+(?:o|a|meu|minha)\s+(?P<x>(?-i:\p{Lu})[\p{L}\d-]+(?:\s+(?-i:\p{Lu})[\p{L}\d-]+)?){END}`},

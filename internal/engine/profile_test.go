@@ -433,6 +433,9 @@ func TestANoteSaidBeforeAChangeStopsRiding(t *testing.T) {
 		// home a rule read.
 		{"oi moro em Salvador com meu marido e sou técnica de enfermagem.", "mudamos pra lauro de freitas mes passado, casa maior, mais perto da praia",
 			"o que fazer no sábado perto de casa?", "Salvador", "lauro de freitas"},
+		// A partner who is no longer one, said of the relation.
+		{"I live with my wife Grace and our son Leo, he's 5.", "Me and my wife split up in March, so it's just me and Leo now.",
+			"Ideas for a weekend with my son?", "Grace", "split up"},
 		// An age that changed: the turn that said the old one names it
 		// by a number only.
 		{"My daughter Isla is 6 and obsessed with dinosaurs, like properly obsessed.", "Isla turned 7 last week!",
