@@ -264,17 +264,19 @@ func TestAnAllergySaidInPassing(t *testing.T) {
 		"Nada de camarão pra mim, sou alérgica.":                  "User is allergic to shellfish.",
 		"Nada de marisco para mí, soy alérgico.":                  "User is allergic to shellfish.",
 		"Pas de noix pour moi, je suis allergique.":               "User is allergic to nuts.",
+		"No nuts for me today, I'm full.":                         "",
 	})
-	if fs := Facts("No nuts for me today, I'm full."); len(fs) != 0 {
-		t.Errorf("a passing no taught %v", fs)
-	}
 }
 
-// wantFacts fails unless each message teaches its fact, among others.
+// wantFacts fails unless each message teaches its fact, among others, or
+// nothing at all where its fact is "".
 func wantFacts(t *testing.T, want map[string]string) {
 	t.Helper()
 	for msg, w := range want {
-		if fs := Facts(msg); !slices.ContainsFunc(fs, func(f Fact) bool { return f.Content == w }) {
+		fs := Facts(msg)
+		if w == "" && len(fs) != 0 {
+			t.Errorf("Facts(%q) = %v, want none", msg, fs)
+		} else if w != "" && !slices.ContainsFunc(fs, func(f Fact) bool { return f.Content == w }) {
 			t.Errorf("Facts(%q) = %v, want %q", msg, fs, w)
 		}
 	}
@@ -290,8 +292,6 @@ func TestASplitSaidOfTheRelation(t *testing.T) {
 		"Meine Frau und ich haben uns getrennt.":                              "User and their wife split up; the user no longer has a wife.",
 		"Ma femme et moi, on s'est séparés.":                                  "User and their wife split up; the user no longer has a wife.",
 		"Eu e o meu marido nos separamos.":                                    "User and their husband split up; the user no longer has a husband.",
+		"My sister and I split the bill.":                                     "",
 	})
-	if fs := Facts("My sister and I split the bill."); len(fs) != 0 {
-		t.Errorf("a bill split taught %v", fs)
-	}
 }
