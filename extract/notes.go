@@ -69,8 +69,13 @@ func newWordList(lists ...[]string) wordList {
 // (joined: " a b c "), holds one of the list's; a French elided "j'"
 // counts as "j'".
 func (l wordList) in(ws []string, joined string) bool {
-	if len(ws) > 0 && l.opens[ws[0]] {
-		return true
+	for i, w := range ws {
+		if l.opens[w] {
+			return true
+		}
+		if i == 2 || !openLeads[w] {
+			break // "finally upgraded the car": an opening after a lead or two
+		}
 	}
 	for _, w := range ws {
 		if l.words[w] {
@@ -87,6 +92,10 @@ func (l wordList) in(ws []string, joined string) bool {
 	}
 	return false
 }
+
+// openLeads are the words that may come before an opening that drops
+// its subject ("so finally upgraded the car").
+var openLeads = wordSet(`so ok okay well finally just also btw anyway update news big`)
 
 // noteWords are the languages' words a note is read by: the tables'
 // self (and of those the subjects), passing, ifs, others and kin.

@@ -433,6 +433,9 @@ func TestANoteSaidBeforeAChangeStopsRiding(t *testing.T) {
 		// home a rule read.
 		{"oi moro em Salvador com meu marido e sou técnica de enfermagem.", "mudamos pra lauro de freitas mes passado, casa maior, mais perto da praia",
 			"o que fazer no sábado perto de casa?", "Salvador", "lauro de freitas"},
+		// A change of car said without its subject, after a lead word.
+		{"I drive a 2015 Honda Civic.", "Finally upgraded the car, it's a Tesla Model 3 now!",
+			"How often should I service my car?", "Civic", "Tesla"},
 		// A partner who is no longer one, said of the relation.
 		{"I live with my wife Grace and our son Leo, he's 5.", "Me and my wife split up in March, so it's just me and Leo now.",
 			"Ideas for a weekend with my son?", "Grace", "split up"},
