@@ -160,7 +160,7 @@ func buildJob(sc *slotCtx) (Fact, bool) {
 	g := sc.g
 	en := sc.m.lang.en
 	if v := strings.ToLower(g["verb"]); v != "" {
-		x := cleanValue(g["x"])
+		x := cleanValue(thirdPerson(g["x"])) // "a bakery with my sister": the user's
 		if x == "" {
 			return Fact{}, false
 		}

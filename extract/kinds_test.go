@@ -295,3 +295,12 @@ func TestASplitSaidOfTheRelation(t *testing.T) {
 		"My sister and I split the bill.":                                     "",
 	})
 }
+
+// TestABusinessTheUserRuns: "I run a small bakery with my sister" is the
+// user's work, written of the user.
+func TestABusinessTheUserRuns(t *testing.T) {
+	wantFacts(t, map[string]string{
+		"I'm 42, live in Hobart, and I run a small bakery with my sister.": "User runs a small bakery with the user's sister.",
+		"I own my own hair salon in Leeds.":                                "User owns the user's own hair salon in Leeds.",
+	})
+}

@@ -153,7 +153,7 @@ var english = &langTable{
 		{"job", `i(?:'m|\s+am)\s+(?:now\s+|currently\s+|still\s+|actually\s+|really\s+)?(?:a|an|the)\s+(?P<x>(?:[\p{L}\d-]+\s+){0,2}?{JOB})(?P<at>\s+(?:at|in|for|with|on|based\s+in|from)\s+[^,.;:!?]{1,80}?)?(?:\s+(?:there|here|now|too|as\s+well|myself))?{END}`},
 		{"job", `i(?:'m|\s+am)?\s+(?:now\s+|currently\s+)?(?:\w+ly\s+)?(?:work|working)\s+(?:\w+ly\s+)?as\s+(?:a|an)\s+(?P<x>[^,.;:!?]{1,60}?){END}`},
 		{"job", `i\s+(?:now\s+)?(?P<verb>teach|nurse|coach|tutor)\s+(?P<x>[^,.;:!?]{1,50}?){END}`},
-		{"job", `i\s+(?:run|own|have)\s+(?:my\s+own|a|an)\s+(?P<x>(?:[\p{L}-]+\s+){0,2}?(?:bakery|business|company|restaurant|cafe|café|shop|store|salon|studio|practice|agency|firm|startup|farm|clinic|bar|pub|garage|gym)\b[^,.;:!?]{0,30}?){END}`},
+		{"job", `i\s+(?P<verb>run|own|have)\s+(?P<x>(?:my\s+own|a|an)\s+(?:[\p{L}-]+\s+){0,2}?(?:bakery|business|company|restaurant|cafe|café|shop|store|salon|studio|practice|agency|firm|startup|farm|clinic|bar|pub|garage|gym)\b[^,.;:!?]{0,30}?){END}`},
 		{"job", `i(?:'m|\s+am)\s+(?:now\s+)?(?P<x>freelancing|self-employed|freelance|unemployed|between\s+jobs|job\s+hunting|on\s+maternity\s+leave|on\s+paternity\s+leave|retired|a\s+stay-at-home\s+(?:mum|mom|dad|parent)|a\s+homemaker|a\s+housewife)\b`},
 		{"field", `i\s+(?:now\s+)?work\s+in\s+(?P<x>(?-i:[a-z])[\p{L} -]{1,30}?){END}`},
 		{"job", `i(?:'ve|\s+have|'m|\s+am)?\s+(?:just\s+)?(?:started\s+)?(?P<training>training|retraining)\s+(?:as|to\s+be(?:come)?)\s+(?:a|an)\s+(?P<x>[^,.;:!?]{1,60}?){END}`},
