@@ -59,7 +59,7 @@ func init() {
 	Baptist Methodist Pagan Vegan Vegetarian Gay Lesbian Bi Trans Married Single Sorry Fine Good Okay Ok Here Back Home
 	Ready Done Happy Sad Tired Sure Not Just So Very Really Also Still Always Never Currently Now Going Trying Looking
 	Thinking Planning Working Learning Doing Getting Feeling Glad Excited Afraid Allergic Retired Pregnant Interested
-	Mein Meine Meinen Unser Unsere Mon Ma Mes Notre Mi Mis Nuestro Nuestra Meu Minha Nosso Nossa
+	Mein Meine Meinen Meiner Meinem Unser Unsere Unseren Unserer Unserem Mon Ma Mes Notre Mi Mis Nuestro Nuestra Meu Minha Nosso Nossa
 	Deutsche Deutscher Österreicher Österreicherin Schweizer Schweizerin Staatsbürger Staatsbürgerin Freie Freier Selbstständig
 	Ich Er Sie Wir Es Du Yo Je Il Elle Eu Ele Ela Same Ditto Life Nothing Everything Everyone Everybody Nobody Weather Hi Hey Hello Thanks Greetings Howdy Howzit Evening Morning Afternoon Night Mate Guys Folks`) {
 		notNames[w] = true

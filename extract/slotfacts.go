@@ -100,6 +100,9 @@ func (m *slotMatch) workplace() string {
 	if w, ok := m.lang.t.workplaces[strings.ToLower(org)]; ok {
 		return w
 	}
+	if first := firstWord(org); first != "" && notNames[strings.ToUpper(first[:1])+first[1:]] {
+		return "" // "bei meinen Eltern": people, not a workplace
+	}
 	return org
 }
 

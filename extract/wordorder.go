@@ -27,6 +27,9 @@ var adverbialOpeners = wordSet(`seit im in am an auf bei mit nach vor letztes le
 	eigentlich übrigens ehrlich also ansonsten sonst damals früher zuerst endlich schon auch außerdem zudem zurzeit derzeit
 	momentan gerade aktuell seitdem dann danach`)
 
+// sinceWords open a clause with how long something has held.
+var sinceWords = wordSet(`seit seitdem jetzt inzwischen mittlerweile`)
+
 // germanFillers say nothing after "ich bin": "ich bin übrigens ...".
 var germanFillers = regexp.MustCompile(`(?i)^(?:\s+(?:übrigens|eigentlich|ja|halt|ja\s+auch|ganz\s+normal|tatsächlich))+`)
 
@@ -71,6 +74,11 @@ func uprightClause(c string) string {
 		return c
 	case placeFront.MatchString(front):
 		return lead + strings.ToLower(subj) + " " + verb + rest + " " + front + tail
+	case sinceWords[first] && verb == "bin" && strings.HasPrefix(strings.TrimSpace(strings.ToLower(rest)), "bei "):
+		// "Seit Oktober bin ich bei BMW": where the user is since a
+		// time is where they work ("ich bin seit Oktober bei BMW"); "ich
+		// bin bei" alone may be a visit.
+		return lead + strings.ToLower(subj) + " " + verb + " " + front + rest + tail
 	case adverbialOpeners[first] || isTimeWord(first):
 		return lead + front + ", " + strings.ToLower(subj) + " " + verb + rest + tail
 	default:

@@ -41,3 +41,14 @@ func TestGermanClausesAreReadInEitherOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestWhereTheUserIsSinceATimeIsTheirWork: "Seit Oktober bin ich bei
+// BMW" is the user's employer; "bei meinen Eltern" is no workplace.
+func TestWhereTheUserIsSinceATimeIsTheirWork(t *testing.T) {
+	wantFacts(t, map[string]string{
+		"Seit Oktober bin ich bei BMW.":           "User works at BMW.",
+		"Jetzt bin ich bei Zalando.":              "User works at Zalando.",
+		"Seit gestern bin ich bei meinen Eltern.": "",
+		"Heute bin ich bei meiner Mutter.":        "",
+	})
+}
