@@ -54,6 +54,11 @@ func TestWhatSomeoneElseWroteIsTheirs(t *testing.T) {
 		"Das hier hat mein Sohn geschrieben: Ich bin 15, wohne in Bremen und bin Vegetarier.",
 		"Voici ce que ma collègue a écrit : je suis végétarienne et j'habite à Lille.",
 		"Olha o que minha irmã escreveu: sou vegana e moro em Recife.",
+		// A forwarded message, in the languages read.
+		"Forwarded message:\nHi all, I'm Priya, the new HR lead. I'm based in our Pune office and I'm allergic to peanuts!\nWhat should I reply?",
+		"---------- Forwarded message ---------\nI'm Tom, I live in Leeds and I'm vegan.\nThoughts?",
+		"Mensaje reenviado:\nSoy Lucía, vivo en Bilbao y soy celíaca.\n¿Qué le contesto?",
+		"Weitergeleitete Nachricht:\nIch bin Jonas, wohne in Köln und bin Vegetarier.\nWas antworte ich?",
 		// A review pasted after stars or a bullet, signed by its writer.
 		"This one came in yesterday:\n\n★★★★★ \"Best cafe in Leith! I'm a student at Napier and I've been coming here since first year. My son Jamie (6) loves the cakes.\" — Morag T.\n\nThank her for us.",
 		"New review:\n• “I'm a nurse from Bray and I'm vegan, the oat latte here is perfect.” – Aoife\nCan you draft a reply?",

@@ -398,7 +398,8 @@ func cutMaterial(text string) string {
 // it sound better?", "My friend asked me to check her dating profile:".
 // What follows is theirs. theirTextWords are what it holds.
 var (
-	theirText = regexp.MustCompile(`(?i)^(?:(?:here(?:'s|\s+is)|this\s+is|below\s+is|look\s+at)\s+what\s+(?:[\p{L}'’-]+\s+){1,4}(?:wrote|said|sent|posted|texted|put|has\s+written)\b[^:\n?]*[:?.]` +
+	theirText = regexp.MustCompile(`(?i)^(?:-+\s*)?(?:forwarded\s+message|begin\s+forwarded\s+message|fwd|mensaje\s+reenviado|weitergeleitete\s+nachricht|message\s+transf[ée]r[ée]|mensagem\s+encaminhada)\b[^\n]{0,20}?(?::|-+\s*$|$)` +
+		`|^(?:(?:here(?:'s|\s+is)|this\s+is|below\s+is|look\s+at)\s+what\s+(?:[\p{L}'’-]+\s+){1,4}(?:wrote|said|sent|posted|texted|put|has\s+written)\b[^:\n?]*[:?.]` +
 		`|(?:[\p{L}'’-]+\s+){1,3}asked\s+me\s+to\s+(?:check|read|look\s+(?:at|over)|proofread|edit|improve|review|go\s+over|fix|rewrite|polish)\b[^:\n]*:` +
 		`|(?:esto\s+es\s+lo\s+que|aquí\s+está\s+lo\s+que|mira\s+lo\s+que)\s+(?:[\p{L}'’-]+\s+){1,4}(?:escribió|dijo|mandó|envió|puso|publicó)\b[^:\n?]*[:?.]` +
 		`|(?:[\p{L}'’-]+\s+){1,3}me\s+(?:pidió|ha\s+pedido)\s+que\s+(?:revise|revisara|mire|mirara|corrija|corrigiera|lea|leyera)\b[^:\n]*:` +
@@ -408,7 +409,7 @@ var (
 		`|(?:[\p{L}'’-]+\s+){1,3}m'a\s+demandé\s+de\s+(?:relire|vérifier|corriger|regarder|lire)\b[^:\n]*:` +
 		`|(?:isso|isto|olha|aqui\s+está)\s+(?:é\s+|foi\s+)?o\s+que\s+(?:[\p{L}'’-]+\s+){1,4}(?:escreveu|disse|mandou|enviou|postou)\b[^:\n?]*[:?.]` +
 		`|(?:[\p{L}'’-]+\s+){1,3}me\s+pediu\s+(?:pra|para)\s+(?:revisar|ler|corrigir|olhar|dar\s+uma\s+olhada)\b[^:\n]*:)`)
-	theirTextWords = []string{"wrote", "said", "sent", "posted", "texted", "put", "written", "asked me", "escribió", "dijo",
+	theirTextWords = []string{"forwarded", "fwd", "reenviado", "weitergeleitet", "transf", "encaminhada", "wrote", "said", "sent", "posted", "texted", "put", "written", "asked me", "escribió", "dijo",
 		"mandó", "envió", "puso", "publicó", "pidió", "pedido", "geschrieben", "gesagt", "geschickt", "gepostet", "gebeten",
 		"écrit", "a dit", "envoyé", "posté", "demandé", "escreveu", "disse", "mandou", "enviou", "postou", "pediu"}
 )
