@@ -128,7 +128,8 @@ var noteStop = func() map[string]bool {
 		even ever every from have having here just like more most much need only other over really same should
 		some still such than that their them then there these they this those through very want well were what
 		when where which while will with would your yours lol haha okay yeah thing things stuff kind sort
-		pretty quite gonna wanna gotta dont cant wont isnt`)
+		pretty quite gonna wanna gotta dont cant wont isnt don't can't won't isn't didn't doesn't wasn't aren't
+		know feel think guess`)
 	for _, t := range tables {
 		for _, w := range t.common {
 			m[w] = true
