@@ -66,7 +66,7 @@ func TestNoNoteOfWhatIsNotTheUserSayingAStandingThing(t *testing.T) {
 		"Meine Schwester wohnt in Kiel und ist Ärztin, sie hat drei Kinder.",
 		"Ma sœur habite à Nantes et travaille comme infirmière, elle a trois enfants.",
 		"O meu irmão é vegano e vive em Lisboa com a namorada.",
-		"Quick one — my mum texted me this morning and I don't know how to feel.",
+		"Honestly I don't know how to feel about any of it.",
 	} {
 		if notes := notesOf(msg); len(notes) != 0 {
 			t.Errorf("%q: notes %q, want none", msg, notes)
