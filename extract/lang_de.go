@@ -53,7 +53,7 @@ var german = &langTable{
 	others:  strings.Fields(`kollege kollegin kollegen chef chefin nachbar nachbarin cousin cousine`),
 	kin:     strings.Fields(`bruder schwester geschwister mutter vater mama papa eltern onkel tante oma opa neffe nichte schwager schwägerin`),
 	mine:    strings.Fields(`mein meine meinen meinem meiner meines mich mir unser unsere unseren unserem unserer uns`),
-	topics:  words(`wohne:home wohnen:home gezogen:home wohnung:home arbeite:job arbeiten:job job:job firma:job stelle:job gekündigt:job beruf:job allergisch:allergy allergie:allergy studiere:study studium:study uni:study fan:team verein:team jetzt:change nicht-mehr:change gewechselt:change gekündigt:change stattdessen:change inzwischen:change ziehe:home umzug:home miete:home angefangen:job eingestellt:job entlassen:job rente:job selbstständig:job getrennt:partner verlobt:partner geheiratet:partner umgezogen:home+change`),
+	topics:  words(`wohne:home wohnen:home gezogen:home wohnung:home arbeite:job arbeiten:job job:job firma:job stelle:job gekündigt:job beruf:job allergisch:allergy allergie:allergy studiere:study studium:study uni:study fan:team verein:team jetzt:now nicht-mehr:change gewechselt:change gekündigt:change stattdessen:change inzwischen:now ziehe:home umzug:home miete:home angefangen:job eingestellt:job entlassen:job rente:job selbstständig:job getrennt:partner verlobt:partner geheiratet:partner umgezogen:home+change`),
 	patterns: []rawPattern{
 		{"~count", `(?:unsere|meine)\s+{KIDS}[,:]?`},
 		{"team", `(?:mein\s+(?:verein|lieblingsverein|klub)\s+ist|ich\s+bin\s+(?:anhänger(?:in)?\s+(?:von|des)|für)|ich\s+drücke)\s+(?:der\s+|dem\s+|den\s+)?{ORG}(?:\s+die\s+daumen)?{END}`},

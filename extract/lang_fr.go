@@ -50,7 +50,7 @@ var french = &langTable{
 	others:  strings.Fields(`ami amie amis amies collègue collègues patron patronne voisin voisine cousin cousine`),
 	kin:     strings.Fields(`frère sœur mère père maman parents oncle tante neveu nièce beau-frère belle-sœur`),
 	mine:    strings.Fields(`moi mon ma mes notre nos`),
-	topics:  words(`habite:home habitons:home reste:home restons:home déménage:home appart:home appartement:home quartier:home travaille:job boulot:job emploi:job entreprise:job poste:job allergique:allergy allergie:allergy études:study étudie:study fac:study supporter:team équipe:team maintenant:change ne-plus:change changé:change quitté:change désormais:change réorientée:change réorienté:change déménagement:home loue:home embauché:job embauchée:job licencié:job licenciée:job retraite:job démissionné:job séparés:partner rompu:partner fiancés:partner mariés:partner déménagé:home+change emménagé:home+change`),
+	topics:  words(`habite:home habitons:home reste:home restons:home déménage:home appart:home appartement:home quartier:home travaille:job boulot:job emploi:job entreprise:job poste:job allergique:allergy allergie:allergy études:study étudie:study fac:study supporter:team équipe:team maintenant:now ne-plus:change changé:change quitté:change désormais:now réorientée:change réorienté:change déménagement:home loue:home embauché:job embauchée:job licencié:job licenciée:job retraite:job démissionné:job séparés:partner rompu:partner fiancés:partner mariés:partner déménagé:home+change emménagé:home+change`),
 	patterns: []rawPattern{
 		{"team", `(?:mon\s+(?:club|équipe)\s+(?:de\s+cœur\s+)?(?:c['’]est|est)|je\s+suis\s+(?:pour|à\s+fond\s+pour))\s+(?:le\s+|la\s+|l['’])?{ORG}{END}`},
 		{"age", `à\s+{NUM}\s+ans,?\s+(?:je|j['’])`},

@@ -50,7 +50,7 @@ var portuguese = &langTable{
 	others:  strings.Fields(`amigo amiga amigos amigas colega colegas chefe vizinho vizinha primo prima`),
 	kin:     strings.Fields(`irmão irmã irmãos mãe pai pais tio tia avó avô sobrinho sobrinha cunhado cunhada`),
 	mine:    strings.Fields(`meu minha meus minhas nosso nossa nossos nossas`),
-	topics:  words(`moro:home moramos:home apartamento:home apê:home bairro:home trabalho:job trabalhando:job emprego:job empresa:job firma:job alérgico:allergy alérgica:allergy alergia:allergy estudo:study faculdade:study curso:study mestrado:study torcedor:team torço:team time:team agora:change não-mais:change larguei:change troquei:change deixei:change mudança:home alugo:home aluguei:home contratado:job contratada:job demitido:job demitida:job aposentei:job terminamos:partner noivei:partner casei:partner separamos:partner mudamos:home+change mudei:home+change mudámos:home+change`),
+	topics:  words(`moro:home moramos:home apartamento:home apê:home bairro:home trabalho:job trabalhando:job emprego:job empresa:job firma:job alérgico:allergy alérgica:allergy alergia:allergy estudo:study faculdade:study curso:study mestrado:study torcedor:team torço:team time:team agora:now não-mais:change larguei:change troquei:change deixei:change mudança:home alugo:home aluguei:home contratado:job contratada:job demitido:job demitida:job aposentei:job terminamos:partner noivei:partner casei:partner separamos:partner mudamos:home+change mudei:home+change mudámos:home+change`),
 	patterns: []rawPattern{
 		{"team", `(?:sou\s+(?:fã|fanático|fanática)\s+(?:do|da)|torço\s+(?:muito\s+)?(?:para\s+o|pelo|pro|pra))\s+{ORG}{END}`},
 		{"age", `com\s+{NUM}\s+anos,?\s+(?:eu\s+)?(?:já\s+|ainda\s+)?(?:me|sou|estou|tenho|continuo|não\s+)`},

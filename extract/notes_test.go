@@ -92,6 +92,18 @@ func TestSaidTopics(t *testing.T) {
 			t.Errorf("SaidTopics(%q) = %b, want %b", c.text, got, c.want)
 		}
 	}
+	// "now" says a change beside a value it names, not alone.
+	for text, change := range map[string]bool{
+		`User said: "I work from home now".`:               false,
+		`User said: "I work nights now, it's killing me".`: false,
+		`User said: "je suis chez Decathlon maintenant".`:  true,
+		`User said: "I'm at Monash now, same course".`:     true,
+		`User said: "agora sou vegana"`:                    true,
+	} {
+		if got := SaidTopics(text)&TopicChange != 0; got != change {
+			t.Errorf("SaidTopics(%q) says a change: %v, want %v", text, got, change)
+		}
+	}
 	if KeyTopic("identity:location") != topicHome || KeyTopic("health:allergy:peanuts") != 0 {
 		t.Error("KeyTopic: home is single-valued, an allergy is not")
 	}

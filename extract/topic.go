@@ -2,6 +2,8 @@ package extract
 
 import (
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Topics: which single-valued standing fact a sentence no rule read is
@@ -26,14 +28,17 @@ const (
 	topicPhone
 	topicComputer
 	topicCar
-	// TopicChange marks a sentence that says something changed ("now",
-	// "switched", "ya no"): with a topic, it ends what was said of that
-	// topic before.
+	// TopicChange marks a sentence that says something changed
+	// ("switched", "ya no", or "now" beside a new value): with a topic, it
+	// ends what was said of that topic before.
 	TopicChange
+	// topicNow is "now", "ahora", "jetzt": a change only beside a value it
+	// names ("I'm at Monash now"), not in "I work from home now".
+	topicNow
 )
 
 var topicNames = map[string]Topic{"home": topicHome, "job": topicJob, "partner": topicPartner, "diet": topicDiet,
-	"study": topicStudy, "team": topicTeam, "change": TopicChange}
+	"study": topicStudy, "team": topicTeam, "change": TopicChange, "now": topicNow}
 
 // onePartner are the relations (the tables' English forms) a person has
 // one of.
@@ -84,6 +89,12 @@ func SaidTopics(text string) Topic {
 	for p, pt := range topicPhrases {
 		if strings.Contains(joined, p) {
 			t |= pt
+		}
+	}
+	if t&topicNow != 0 {
+		t &^= topicNow
+		if namesValue(text, ws) {
+			t |= TopicChange
 		}
 	}
 	switch deviceClass(lower) {
@@ -152,4 +163,27 @@ func InEnglish(text string) []string {
 		out = append(out, englishWords[w]...)
 	}
 	return out
+}
+
+// namesValue reports whether a sentence names a value: a name or place
+// past its first word, a number, or a word of the tables (a job, a diet).
+func namesValue(text string, lower []string) bool {
+	for i, w := range strings.Fields(text) {
+		r, _ := utf8.DecodeRuneInString(w)
+		if unicode.IsDigit(r) || i > 0 && unicode.IsUpper(r) && !notNames[strings.Trim(w, ".,;:!?'’")] && !isI(w) {
+			return true
+		}
+	}
+	for _, w := range lower {
+		if topicWords[w]&(topicJob|topicDiet) != 0 && englishWords[w] != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// isI is the English pronoun, in any of its forms ("I", "I'm").
+func isI(w string) bool {
+	w = strings.ToLower(strings.Trim(w, ".,;:!?"))
+	return w == "i" || strings.HasPrefix(w, "i'") || strings.HasPrefix(w, "i’")
 }

@@ -458,7 +458,13 @@ func TestANoteSaidBeforeAChangeStopsRiding(t *testing.T) {
 	} {
 		t.Run(c.old, func(t *testing.T) { wantChanged(t, afterAChange(t, c.before, c.change, c.ask).Block, c.old, c.new) })
 	}
-	rec := afterAChange(t, "I can never eat anything at bake-offs (coeliac, joys), and our allotment keeps me sane.",
+	// "now" beside no new value changes nothing: the job rides on.
+	rec := afterAChange(t, "I'm a nurse at St Mary's on the cardiac ward.", "I work nights now, honestly it's killing me.",
+		"How do I stay awake at work?")
+	if !strings.Contains(rec.Block, "nurse") {
+		t.Errorf("a job stopped riding with 'I work nights now':\n%s", rec.Block)
+	}
+	rec = afterAChange(t, "I can never eat anything at bake-offs (coeliac, joys), and our allotment keeps me sane.",
 		"We moved to Asheville last month!", "What should I bake for the party?")
 	if !strings.Contains(rec.Block, "coeliac") {
 		t.Errorf("a note of something else stopped riding with a move:\n%s", rec.Block)
