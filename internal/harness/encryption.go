@@ -21,6 +21,10 @@ func LoadAs(t *testing.T, contentType, cfg string) (int, string) {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, AdminAddr+"/load", strings.NewReader(cfg))
 	req.Header.Set("Content-Type", contentType)
+	// A connection of its own: a load may replace the admin server, and a
+	// kept-alive connection to the one before is reset when reused
+	// ('connection reset by peer', seen in CI).
+	req.Close = true
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -34,6 +38,7 @@ func LoadAs(t *testing.T, contentType, cfg string) (int, string) {
 func AdminCall(t *testing.T, method, path string) (int, map[string]any) {
 	t.Helper()
 	req, _ := http.NewRequest(method, AdminAddr+path, nil)
+	req.Close = true // see LoadAs
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
