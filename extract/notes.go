@@ -138,14 +138,24 @@ var noteStop = func() map[string]bool {
 	return m
 }()
 
+// workTalk are the words of a task being worked on (code, a document):
+// a sentence holding one talks of the work, not of the person ("I place a
+// layout in the QScrollArea", "here is the setup of my scroll area").
+var workTalk = newWordList(strings.Fields(`code coding function functions method variable variables loop error errors bug bugs
+	exception compile compiler script scripts query queries database schema column api endpoint json yaml html css
+	javascript typescript python sql regex widget widgets layout layouts repo repository commit deploy parameter parameters
+	setup config configuration directory library framework dependency dependencies component props
+	paragraph spreadsheet formula`))
+
 // noteRequest is a sentence that asks for something rather than says it:
 // "I need help figuring out my sleep", "I want you to plan a week".
-var noteRequest = regexp.MustCompile(`(?i)\b(?:help(?:\s+me)?|(?:tell|give|show|send|write|make)\s+me|let\s+me\s+know|what(?:'s|\s+is)\s+the\s+best|how\s+(?:do|can|should)\s+(?:i|we)|can\s+you|could\s+you|would\s+you|please|i\s+need\s+(?:some\s+)?(?:help|ideas|advice|tips|suggestions|a\s+(?:plan|list|recipe))|i(?:'d|\s+would)\s+like\s+(?:you|some|a)|i\s+want\s+you|looking\s+for|recommend|suggest|ayúdame|ayuda|dile|dígale|diles|dis-lui|dites-lui|sag\s+(?:ihm|ihr)|diz-lhe|diga\s+(?:a|que)|puedes|podrías|necesito\s+ayuda|hilf|kannst\s+du|können\s+sie|könntest|aide-moi|peux-tu|pouvez-vous|pourrais-tu|me\s+ajuda|ajuda|pode\s+me|podes|você\s+pode)\b`)
+var noteRequest = regexp.MustCompile(`(?i)\b(?:help(?:\s+me)?|(?:tell|give|show|send|write|make)\s+me|let\s+me\s+know|i\s+have\s+a\s+question|here\s+is|here's|we\s+need\s+to|i\s+want\s+to\s+(?:know|ask|create|make|write|build|add|change)|what(?:'s|\s+is)\s+the\s+best|how\s+(?:do|can|should)\s+(?:i|we)|can\s+you|could\s+you|would\s+you|please|i\s+need\s+(?:some\s+)?(?:help|ideas|advice|tips|suggestions|a\s+(?:plan|list|recipe))|i(?:'d|\s+would)\s+like\s+(?:you|some|a)|i\s+want\s+you|looking\s+for|recommend|suggest|ayúdame|ayuda|dile|dígale|diles|dis-lui|dites-lui|sag\s+(?:ihm|ihr)|diz-lhe|diga\s+(?:a|que)|puedes|podrías|necesito\s+ayuda|hilf|kannst\s+du|können\s+sie|könntest|aide-moi|peux-tu|pouvez-vous|pourrais-tu|me\s+ajuda|ajuda|pode\s+me|podes|você\s+pode)\b`)
 
 // mayAsk and mayPass hold a word every noteRequest and passingState
 // holds: most sentences hold none, and the patterns are long.
 var (
 	mayAsk = newWordList(strings.Fields(`help tell give show send write make let what what's how can could would please need like
+		question here here's
 		want looking recommend suggest ayúdame ayuda dile dígale diles dis-lui dites-lui sag diz-lhe diga puedes podrías necesito
 		hilf kannst können könntest aide-moi peux-tu pouvez-vous pourrais-tu ajuda pode podes`))
 	mayPass = newWordList(strings.Fields(`i'm im am estoy ando estou tô to bin ich suis j'suis jsuis chuis`))
@@ -232,7 +242,7 @@ func noteOf(s string, fs []Fact) (Fact, bool) {
 
 	// A role-play's set-up leaves no note: the caller reads no note of a
 	// message that may set one up. Small talk holds no content word.
-	if noteWords.ifs.in(ws, joined) || noteWords.passing.in(ws, joined) || noteWords.others.in(ws, joined) ||
+	if noteWords.ifs.in(ws, joined) || noteWords.passing.in(ws, joined) || noteWords.others.in(ws, joined) || workTalk.in(ws, "") ||
 		noteWords.kin.in(ws, joined) && !noteWords.subject.in(ws, "") ||
 		quoting.MatchString(s) || // someone's words the user quotes (see othersWords)
 		asks.MatchString(s) || questionStart.MatchString(s) || nounAsks.MatchString(s) ||

@@ -166,3 +166,23 @@ func TestANoteKeepsNoRelativeDate(t *testing.T) {
 		}
 	}
 }
+
+// TestNoNoteOfTheWorkAtHand: what the user says of a task they work on
+// (code, a layout, a document) is no note of them, in a developer's
+// words; what they say of themselves beside it still is.
+func TestNoNoteOfTheWorkAtHand(t *testing.T) {
+	for _, msg := range []string{
+		"I have a question about programming a QScrollArea in Python 3.8 with PyQt5.",
+		"Here is the setup of my scroll area, the widgets are stacked in a grid.",
+		"I place a layout in the QScrollArea, however, the layout has extra space at the bottom beyond the widgets.",
+		"So we need to eliminate the extra space between the internal widgets.",
+		"My function keeps throwing a null pointer exception when the list is empty.",
+	} {
+		if notes := notesOf(msg); len(notes) != 0 {
+			t.Errorf("%q: notes %q, want none", msg, notes)
+		}
+	}
+	if notes := notesOf("I've been a backend engineer at Monzo for six years, mostly Go and Postgres."); len(notes) == 0 {
+		t.Error("what the user says of their own work left no note")
+	}
+}
