@@ -433,6 +433,10 @@ func TestANoteSaidBeforeAChangeStopsRiding(t *testing.T) {
 		// home a rule read.
 		{"oi moro em Salvador com meu marido e sou técnica de enfermagem.", "mudamos pra lauro de freitas mes passado, casa maior, mais perto da praia",
 			"o que fazer no sábado perto de casa?", "Salvador", "lauro de freitas"},
+		// What a later fact says ended, under another key than the fact
+		// that said it.
+		{"I'm studying law at Edinburgh.", "Dropped law, I'm doing a history degree at Glasgow now.",
+			"How do I plan my reading week?", "law at Edinburgh", "history"},
 		// A change of car said without its subject, after a lead word.
 		{"I drive a 2015 Honda Civic.", "Finally upgraded the car, it's a Tesla Model 3 now!",
 			"How often should I service my car?", "Civic", "Tesla"},

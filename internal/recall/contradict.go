@@ -162,11 +162,27 @@ func (p *profile) staleNote(f fact) bool {
 	return false
 }
 
-// changedSince reports whether a note said after standing fact f (of a
-// single-valued topic) says that topic changed: "na Samsung Galaxy A54 I
+// changedSince reports whether a later fact says what standing fact f
+// names ended, or a note said after f (of a single-valued topic) says
+// that topic changed: "na Samsung Galaxy A54 I
 // dey use now" after "User uses a Tecno Camon 20.", which no rule read as
 // a change.
 func (p *profile) changedSince(f fact) bool {
+	var words map[string]bool // f's, read once and only if a later fact ended something
+	for i, c := range p.changed {
+		// A later fact says what this one names ended ("User gave up law
+		// for a history degree" after "User is studying law at
+		// Edinburgh."), under another key.
+		if !p.ends[i] || c.Key == f.key || !f.updated.Before(c.UpdatedAt) || c.Meta["turn"] != "" && c.Meta["turn"] == f.turn {
+			continue
+		}
+		if words == nil {
+			words = wordSet(f.content())
+		}
+		if sharesAny(words, p.gone[i]) && extract.NamesEnded(c.Content, c.Key, f.content()) {
+			return true
+		}
+	}
 	if f.topic == 0 {
 		return false
 	}
