@@ -46,6 +46,8 @@ type wordList struct {
 	opens map[string]bool
 }
 
+// newWordList reads the tables' lists: "a-b" is a phrase, "^w" an
+// opening, any other entry a word.
 func newWordList(lists ...[]string) wordList {
 	l := wordList{words: map[string]bool{}, phrases: map[string][]string{}, opens: map[string]bool{}}
 	for _, list := range lists {
@@ -66,8 +68,9 @@ func newWordList(lists ...[]string) wordList {
 }
 
 // in reports whether a sentence, as its words ws and those joined
-// (joined: " a b c "), holds one of the list's; a French elided "j'"
-// counts as "j'".
+// (joined: " a b c "), holds one of the list's: an opening first (after a
+// lead or two), a word anywhere (a French elided "j'" counts as "j'"), or
+// a phrase.
 func (l wordList) in(ws []string, joined string) bool {
 	for i, w := range ws {
 		if l.opens[w] {
