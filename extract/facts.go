@@ -92,7 +92,7 @@ func readOwn(earlier, own string, withNotes bool) (out, notes []Fact) {
 				said[f.Content] = true
 			}
 		}
-		fs := withSlots(slotFacts(s, &last), sentenceFacts(s))
+		fs := withSlots(slotFacts(s, &last), sentenceFacts(withCopula(s)))
 		if len(fs) > 0 {
 			prev, prevFacts = s, fs
 		}

@@ -304,3 +304,14 @@ func TestABusinessTheUserRuns(t *testing.T) {
 		"I own my own hair salon in Leeds.":                                "User owns the user's own hair salon in Leeds.",
 	})
 }
+
+// TestWhatTheUserIsTypedWithoutIm: "Not a fan of spicy food", "Allergic
+// to cats" are the user's, as "I'm ..." would be; "Not sure what to do"
+// says nothing standing.
+func TestWhatTheUserIsTypedWithoutIm(t *testing.T) {
+	wantFacts(t, map[string]string{
+		"Not a fan of spicy food at all.": "User is not a fan of spicy food at all.",
+		"Honestly, allergic to cats.":     "User is allergic to cats.",
+		"Not sure what to do.":            "",
+	})
+}

@@ -47,10 +47,39 @@ func withSubject(s string) string {
 			continue
 		case newsVerbs[w]:
 			return s[:i] + "I " + s[i:]
+		case copulaOpening.MatchString(s[i:]):
+			return withCopula(s)
 		}
 		return s
 	}
 }
+
+// withCopula gives a statement of what the user is typed without its
+// "I'm" one ("Not a fan of spicy food", "Allergic to cats"), after a lead
+// such as "so" or "honestly"; the rules read it so, as the slots read
+// withSubject's.
+func withCopula(s string) string {
+	i := 0
+	for {
+		w := strings.ToLower(strings.TrimRight(firstWord(s[i:]), "'"))
+		if w == "" || !subjectlessLeads[w] {
+			break
+		}
+		i += len(w)
+		for i < len(s) && (s[i] == ' ' || s[i] == ',' || s[i] == ':' || s[i] == '!') {
+			i++
+		}
+	}
+	if !copulaOpening.MatchString(s[i:]) {
+		return s
+	}
+	r, n := utf8.DecodeRuneInString(s[i:])
+	return s[:i] + "I'm " + string(unicode.ToLower(r)) + s[i+n:]
+}
+
+// copulaOpening opens a statement of what the user is, typed without
+// its "I'm".
+var copulaOpening = regexp.MustCompile(`(?i)^(?:not\s+(?:a\s+)?(?:big\s+|huge\s+)?fan\s+of|not\s+(?:big\s+on|into|keen\s+on)|(?:a\s+)?(?:big|huge)\s+fan\s+of|more\s+of\s+a\s+\S+\s+person|allergic\s+to|lactose\s+intolerant|(?:strict\s+)?(?:vegetarian|vegan|pescatarian|coeliac|celiac|teetotal)\b)`)
 
 var (
 	subjectlessLeads = wordSet(`so ok okay update finally just also and then anyway btw recently well honestly yeah yep oh`)
