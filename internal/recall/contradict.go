@@ -21,7 +21,6 @@ import (
 // moved to Porto), or names what a fact ended ("User: my Ford's clutch is
 // slipping" once the user sold the Ford): it is not injected as current.
 func (p *profile) contradicted(m *store.Memory) bool {
-
 	if p == nil || m.Kind != "turn" || len(p.changed) == 0 {
 		return false
 	}
@@ -49,15 +48,7 @@ func (p *profile) contradicted(m *store.Memory) bool {
 			continue
 		}
 		if have == nil {
-			have = wordSet(user)
-			for w := range have {
-				if p := prefix(w); p != "" {
-					have[p] = true
-				}
-			}
-			for _, w := range numbersIn(user) {
-				have[w] = true
-			}
+			have = heardWords(user)
 		}
 		if !sharesAny(have, p.gone[i]) {
 			continue
@@ -126,18 +117,10 @@ func (p *profile) staleNote(f fact) bool {
 			return true
 		}
 		if have == nil {
-			have = wordSet(f.content())
-			for _, w := range numbersIn(f.content()) {
-				have[w] = true
-			}
+			have = heardWords(f.content())
 			for _, w := range extract.InEnglish(f.content()) {
 				// "amendoim" says what "User is allergic to peanuts" did.
 				have[w] = true
-				if p := prefix(w); p != "" {
-					have[p] = true
-				}
-			}
-			for w := range have {
 				if p := prefix(w); p != "" {
 					have[p] = true
 				}
@@ -154,7 +137,7 @@ func (p *profile) staleNote(f fact) bool {
 			// Said in the turn that last said the old value, and of it:
 			// "Je suis allergique aux noix, attention aux desserts" beside
 			// "User is allergic to nuts", which is now "to hazelnuts".
-			if v.At.Equal(f.updated) && sharesAny(have, valueWords(v.Content)) {
+			if v.At.Equal(f.updated) && sharesAny(have, valueWords(v.Content, nil)) {
 				return true
 			}
 		}
@@ -201,41 +184,28 @@ func (p *profile) changedSince(f fact) bool {
 // of; sameTurn: for a note said in the turn that changed c.
 func oldWords(c *store.Memory, sameTurn bool) []string {
 	now := wordSet(c.Content)
-	var out []string
+	out := droppedNumbers(c) // an age, a count
 	for _, v := range c.History {
 		// The names it held, whatever it says of them now ("Toby has
 		// died"), but to the turn that said the change, which names
-		// them as it ends them ("hab bei Airbus gekündigt"); and the
-		// numbers it no longer says (an age).
+		// them as it ends them ("hab bei Airbus gekündigt").
 		for _, n := range names(v.Content) {
 			if !sameTurn || !now[n] {
 				out = append(out, n)
 			}
 		}
-		for _, w := range numbersIn(v.Content) {
-			if !slices.Contains(numbersIn(c.Content), w) {
-				out = append(out, w)
-			}
-		}
-		for w := range wordSet(v.Content) {
-			if now[w] || factWords[w] || extract.Common(w) || utf8.RuneCountInString(w) < 4 {
-				continue // "bei", "the": the words of any value (names come above)
-			}
-			out = append(out, w)
-			if p := prefix(w); p != "" && !now[p] {
-				out = append(out, p)
-			}
-		}
+		out = append(out, valueWords(v.Content, now)...)
 	}
 	return out
 }
 
 // valueWords are the words and stems of a fact's text but those every
-// fact is written with.
-func valueWords(content string) []string {
+// fact is written with ("bei", "the", "lives": names are read apart) and
+// those in except.
+func valueWords(content string, except map[string]bool) []string {
 	var out []string
 	for w := range wordSet(content) {
-		if factWords[w] || extract.Common(w) || utf8.RuneCountInString(w) < 4 {
+		if except[w] || factWords[w] || extract.Common(w) || utf8.RuneCountInString(w) < 4 {
 			continue
 		}
 		out = append(out, w)
@@ -244,6 +214,36 @@ func valueWords(content string) []string {
 		}
 	}
 	return out
+}
+
+// droppedNumbers are the numbers fact c's earlier versions held that it
+// no longer says: "Anika is 5" once she is 6.
+func droppedNumbers(c *store.Memory) []string {
+	now := numbersIn(c.Content)
+	var out []string
+	for _, v := range c.History {
+		for _, w := range numbersIn(v.Content) {
+			if !slices.Contains(now, w) {
+				out = append(out, w)
+			}
+		}
+	}
+	return out
+}
+
+// heardWords are the words a text holds as the checks here compare them:
+// its words (wordSet), its numbers, and the stems of both.
+func heardWords(text string) map[string]bool {
+	have := wordSet(text)
+	for _, w := range numbersIn(text) {
+		have[w] = true
+	}
+	for w := range have {
+		if p := prefix(w); p != "" {
+			have[p] = true
+		}
+	}
+	return have
 }
 
 // factWords are the words the rules write facts with, which say nothing
@@ -266,12 +266,10 @@ func goneWords(f *store.Memory, ends bool) []string {
 			out = append(out, w)
 		}
 	}
+	for _, w := range droppedNumbers(f) {
+		add(w) // an age or a count
+	}
 	for _, v := range f.History {
-		for _, w := range numbersIn(v.Content) {
-			if !slices.Contains(numbersIn(f.Content), w) {
-				add(w) // an age or a count: "Anika is 5" once she is 6
-			}
-		}
 		for w := range wordSet(v.Content) {
 			if !now[w] {
 				add(w)
