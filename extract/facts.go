@@ -73,8 +73,6 @@ func readOwn(earlier, own string, withNotes bool) (out, notes []Fact) {
 	readEarlier := false
 	seen := map[string]int{}
 	var last *slotMatch
-	// own holds nothing of a frame a message opens (ownWords cut it).
-	noting := withNotes
 	for _, s := range statementsOfOwn(own) {
 		s = fixTypos(s)
 		var said map[string]bool // what the corrected statement taught as it was
@@ -96,7 +94,7 @@ func readOwn(earlier, own string, withNotes bool) (out, notes []Fact) {
 		if len(fs) > 0 {
 			prev, prevFacts = s, fs
 		}
-		if noting {
+		if withNotes { // own holds nothing of a frame the message opens: ownWords cut it
 			notes = appendNotes(notes, s, fs)
 		}
 		for _, f := range fs {

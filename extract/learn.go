@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -126,13 +127,13 @@ func Learn(t *Turn) (mems []Memory, responseID string, err error) {
 	}
 	if t.NewTurn {
 		facts, notes := readOwn(stripQuoted(t.Earlier, needles), ownWords, true)
-		for _, n := range notes {
-			n.Content = notedDates(n.Content, t.Time)
-			facts = append(facts, n)
-		}
-		for _, f := range facts {
+		for i, f := range slices.Concat(facts, notes) {
+			dated := absoluteDates // a fact is written in English
+			if i >= len(facts) {
+				dated = notedDates // a note, in the user's language
+			}
 			mems = append(mems, Memory{
-				Session: t.Session, Kind: f.Kind, Key: f.Key, Content: absoluteDates(f.Content, t.Time),
+				Session: t.Session, Kind: f.Kind, Key: f.Key, Content: dated(f.Content, t.Time),
 				Ref: ref, Time: t.Time, Meta: map[string]string{"turn": turnKey},
 			})
 		}

@@ -67,11 +67,12 @@ func newWordList(lists ...[]string) wordList {
 	return l
 }
 
-// in reports whether a sentence, as its words ws and those joined
-// (joined: " a b c "), holds one of the list's: an opening first (after a
-// lead or two), a word anywhere (a French elided "j'" counts as "j'"), or
-// a phrase.
-func (l wordList) in(ws []string, joined string) bool {
+// in reports whether a sentence, as its words ws, holds one of the
+// list's: an opening first (after a lead or two), a word anywhere (a
+// French elided "j'" counts as "j'"), or a phrase (looked for in the
+// words joined, " a b c ", only when one starts with a word of ws).
+func (l wordList) in(ws []string) bool {
+	joined := "" // built once, when a phrase may start here
 	for i, w := range ws {
 		if l.opens[w] {
 			return true
@@ -88,6 +89,9 @@ func (l wordList) in(ws []string, joined string) bool {
 			return true
 		}
 		for _, p := range l.phrases[w] {
+			if joined == "" {
+				joined = " " + strings.Join(ws, " ") + " "
+			}
 			if strings.Contains(joined, p) {
 				return true
 			}
@@ -154,14 +158,15 @@ var workTalk = newWordList(strings.Fields(`code coding function functions method
 // "I need help figuring out my sleep", "I want you to plan a week".
 var noteRequest = regexp.MustCompile(`(?i)\b(?:help(?:\s+me)?|(?:tell|give|show|send|write|make)\s+me|let\s+me\s+know|i\s+have\s+a\s+question|here\s+is|here's|we\s+need\s+to|i\s+want\s+to\s+(?:know|ask|create|make|write|build|add|change)|what(?:'s|\s+is)\s+the\s+best|how\s+(?:do|can|should)\s+(?:i|we)|can\s+you|could\s+you|would\s+you|please|i\s+need\s+(?:some\s+)?(?:help|ideas|advice|tips|suggestions|a\s+(?:plan|list|recipe))|i(?:'d|\s+would)\s+like\s+(?:you|some|a)|i\s+want\s+you|looking\s+for|recommend|suggest|ayúdame|ayuda|dile|dígale|diles|dis-lui|dites-lui|sag\s+(?:ihm|ihr)|diz-lhe|diga\s+(?:a|que)|puedes|podrías|necesito\s+ayuda|hilf|kannst\s+du|können\s+sie|könntest|aide-moi|peux-tu|pouvez-vous|pourrais-tu|me\s+ajuda|ajuda|pode\s+me|podes|você\s+pode)\b`)
 
-// mayAsk and mayPass hold a word every noteRequest and passingState
-// holds: most sentences hold none, and the patterns are long.
+// mayAsk holds a word every noteRequest holds (mustHold reads none from
+// it): most sentences hold none, and the pattern is long; passHolds is
+// passingState's, read from the pattern.
 var (
 	mayAsk = newWordList(strings.Fields(`help tell give show send write make let what what's how can could would please need like
 		question here here's
 		want looking recommend suggest ayúdame ayuda dile dígale diles dis-lui dites-lui sag diz-lhe diga puedes podrías necesito
 		hilf kannst können könntest aide-moi peux-tu pouvez-vous pourrais-tu ajuda pode podes`))
-	mayPass = newWordList(strings.Fields(`i'm im am estoy ando estou tô to bin ich suis j'suis jsuis chuis`))
+	passHolds = mustHold(passingState.String())
 )
 
 // quoting is a quotation in a sentence, or its end: "My nan always said
@@ -216,8 +221,7 @@ func noteOf(s string, fs []Fact) (Fact, bool) {
 		return Fact{}, false
 	}
 	ws := noteTokens(strings.ToLower(s))
-	joined := " " + strings.Join(ws, " ") + " "
-	if len(ws) < 3 || len(ws) > maxNoteWords || !noteWords.self.in(ws, "") {
+	if len(ws) < 3 || len(ws) > maxNoteWords || !noteWords.self.in(ws) {
 		return Fact{}, false
 	}
 	var said map[string]bool
@@ -245,11 +249,11 @@ func noteOf(s string, fs []Fact) (Fact, bool) {
 
 	// A role-play's set-up leaves no note: the caller reads no note of a
 	// message that may set one up. Small talk holds no content word.
-	if noteWords.ifs.in(ws, joined) || noteWords.passing.in(ws, joined) || noteWords.others.in(ws, joined) || workTalk.in(ws, "") ||
-		noteWords.kin.in(ws, joined) && !noteWords.subject.in(ws, "") ||
+	if noteWords.ifs.in(ws) || noteWords.passing.in(ws) || noteWords.others.in(ws) || workTalk.in(ws) ||
+		noteWords.kin.in(ws) && !noteWords.subject.in(ws) ||
 		quoting.MatchString(s) || // someone's words the user quotes (see othersWords)
 		asks.MatchString(s) || questionStart.MatchString(s) || nounAsks.MatchString(s) ||
-		mayAsk.in(ws, joined) && noteRequest.MatchString(s) || mayPass.in(ws, joined) && passingState.MatchString(s) {
+		mayAsk.in(ws) && noteRequest.MatchString(s) || passHolds.heldBy(fold(s)) && passingState.MatchString(s) {
 		return Fact{}, false
 	}
 	text := strings.TrimRight(s, ".!…,;: ")

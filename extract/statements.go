@@ -172,7 +172,7 @@ func passingThenAsks(s string) bool {
 	}
 	before := strings.ToLower(s[:loc[0]])
 	ws := noteTokens(before)
-	return noteWords.passing.in(ws, " "+strings.Join(ws, " ")+" ")
+	return noteWords.passing.in(ws)
 }
 
 // wantsMore says more of what a request wants, in the languages read:
@@ -209,7 +209,7 @@ func OnlyAsksIn(text string, framed bool) bool {
 		n++
 		if strings.HasSuffix(s, "?") || notStatement.MatchString(s) || asks.MatchString(s) || smallTalk.MatchString(s) || questionStart.MatchString(s) ||
 			nounAsks.MatchString(s) && !statesInside.MatchString(s) || passingOnly(s) || wantsMore.MatchString(s) ||
-			asked && len(strings.Fields(s)) <= 3 && !noteWords.self.in(noteTokens(strings.ToLower(s)), "") || // "¿Qué ceno? Algo rapidito."
+			asked && len(strings.Fields(s)) <= 3 && !noteWords.self.in(noteTokens(strings.ToLower(s))) || // "¿Qué ceno? Algo rapidito."
 			passingThenAsks(s) {
 			asked = true
 			continue

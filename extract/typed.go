@@ -33,24 +33,26 @@ func firstWord(s string) string {
 // "finally") with one of the verbs people report their own news with.
 func withSubject(s string) string {
 	s = continued(s)
+	i := afterLeads(s)
+	if newsVerbs[strings.ToLower(strings.TrimRight(firstWord(s[i:]), "'"))] {
+		return s[:i] + "I " + s[i:]
+	}
+	return withCopula(s)
+}
+
+// afterLeads is where s goes on after the leads that open it ("so",
+// "finally", "honestly"), and what follows them.
+func afterLeads(s string) int {
 	i := 0
 	for {
 		w := strings.ToLower(strings.TrimRight(firstWord(s[i:]), "'"))
-		switch {
-		case w == "":
-			return s
-		case subjectlessLeads[w]:
-			i += len(w)
-			for i < len(s) && (s[i] == ' ' || s[i] == ',' || s[i] == ':' || s[i] == '!') {
-				i++
-			}
-			continue
-		case newsVerbs[w]:
-			return s[:i] + "I " + s[i:]
-		case copulaOpening.MatchString(s[i:]):
-			return withCopula(s)
+		if w == "" || !subjectlessLeads[w] {
+			return i
 		}
-		return s
+		i += len(w)
+		for i < len(s) && (s[i] == ' ' || s[i] == ',' || s[i] == ':' || s[i] == '!') {
+			i++
+		}
 	}
 }
 
@@ -59,17 +61,7 @@ func withSubject(s string) string {
 // such as "so" or "honestly"; the rules read it so, as the slots read
 // withSubject's.
 func withCopula(s string) string {
-	i := 0
-	for {
-		w := strings.ToLower(strings.TrimRight(firstWord(s[i:]), "'"))
-		if w == "" || !subjectlessLeads[w] {
-			break
-		}
-		i += len(w)
-		for i < len(s) && (s[i] == ' ' || s[i] == ',' || s[i] == ':' || s[i] == '!') {
-			i++
-		}
-	}
+	i := afterLeads(s)
 	if !copulaOpening.MatchString(s[i:]) {
 		return s
 	}

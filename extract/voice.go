@@ -202,12 +202,13 @@ func ownWords(text string, framed bool) string {
 	return cutMaterial(text)
 }
 
-// taskHolds and hereHolds are what a sentence holds for taskStart or hereIs
-// to match (prefilter.go): a message is read a sentence at a time, and
-// most hold no request at all.
+// taskHolds, hereHolds and theirHolds are what a sentence holds for
+// taskStart, hereIs or theirText to match (prefilter.go): a message is
+// read a sentence at a time, and most hold no request at all.
 var (
-	taskHolds = mustHold(taskStart.String())
-	hereHolds = mustHold(hereIs.String())
+	taskHolds  = mustHold(taskStart.String())
+	hereHolds  = mustHold(hereIs.String())
+	theirHolds = mustHold(theirText.String())
 )
 
 // quotedAfter is a quotation a colon introduces ('Saw this on twitter:
@@ -396,43 +397,18 @@ func cutMaterial(text string) string {
 // theirText presents what someone else wrote, or asked the user to look
 // over: "Here's what my daughter wrote for her school bio, can you make
 // it sound better?", "My friend asked me to check her dating profile:".
-// What follows is theirs. theirTextWords are what it holds.
-var (
-	theirText = regexp.MustCompile(`(?i)^(?:-+\s*)?(?:forwarded\s+message|begin\s+forwarded\s+message|fwd|mensaje\s+reenviado|weitergeleitete\s+nachricht|message\s+transf[ée]r[ée]|mensagem\s+encaminhada)\b[^\n]{0,20}?(?::|-+\s*$|$)` +
-		`|^(?:(?:here(?:'s|\s+is)|this\s+is|below\s+is|look\s+at)\s+what\s+(?:[\p{L}'’-]+\s+){1,4}(?:wrote|said|sent|posted|texted|put|has\s+written)\b[^:\n?]*[:?.]` +
-		`|(?:[\p{L}'’-]+\s+){1,3}asked\s+me\s+to\s+(?:check|read|look\s+(?:at|over)|proofread|edit|improve|review|go\s+over|fix|rewrite|polish)\b[^:\n]*:` +
-		`|(?:esto\s+es\s+lo\s+que|aquí\s+está\s+lo\s+que|mira\s+lo\s+que)\s+(?:[\p{L}'’-]+\s+){1,4}(?:escribió|dijo|mandó|envió|puso|publicó)\b[^:\n?]*[:?.]` +
-		`|(?:[\p{L}'’-]+\s+){1,3}me\s+(?:pidió|ha\s+pedido)\s+que\s+(?:revise|revisara|mire|mirara|corrija|corrigiera|lea|leyera)\b[^:\n]*:` +
-		`|(?:das\s+hier\s+hat|hier\s+ist,?\s+was|schau,?\s+was)\s+(?:[\p{L}'’-]+\s+){1,4}(?:geschrieben|gesagt|geschickt|gepostet)\b[^:\n?]*[:?.]` +
-		`|(?:[\p{L}'’-]+\s+){1,3}hat\s+mich\s+gebeten,?\s+(?:\S+\s+){0,5}(?:zu\s+)?(?:lesen|prüfen|korrigieren|checken|anzuschauen|durchzulesen)\b[^:\n]*:` +
-		`|(?:voici|voilà)\s+ce\s+que\s+(?:[\p{L}'’-]+\s+){1,4}(?:a\s+écrit|a\s+dit|a\s+envoyé|a\s+posté)\b[^:\n?]*[:?.]` +
-		`|(?:[\p{L}'’-]+\s+){1,3}m'a\s+demandé\s+de\s+(?:relire|vérifier|corriger|regarder|lire)\b[^:\n]*:` +
-		`|(?:isso|isto|olha|aqui\s+está)\s+(?:é\s+|foi\s+)?o\s+que\s+(?:[\p{L}'’-]+\s+){1,4}(?:escreveu|disse|mandou|enviou|postou)\b[^:\n?]*[:?.]` +
-		`|(?:[\p{L}'’-]+\s+){1,3}me\s+pediu\s+(?:pra|para)\s+(?:revisar|ler|corrigir|olhar|dar\s+uma\s+olhada)\b[^:\n]*:)`)
-	theirTextWords = []string{"forwarded", "fwd", "reenviado", "weitergeleitet", "transf", "encaminhada", "wrote", "said", "sent", "posted", "texted", "put", "written", "asked me", "escribió", "dijo",
-		"mandó", "envió", "puso", "publicó", "pidió", "pedido", "geschrieben", "gesagt", "geschickt", "gepostet", "gebeten",
-		"écrit", "a dit", "envoyé", "posté", "demandé", "escreveu", "disse", "mandou", "enviou", "postou", "pediu"}
-)
-
-// theirTextFolded are theirTextWords as fold writes them, to look for in
-// a sentence folded once for the other patterns' literals.
-var theirTextFolded = func() []string {
-	out := make([]string, len(theirTextWords))
-	for i, w := range theirTextWords {
-		out[i] = fold(w)
-	}
-	return out
-}()
-
-// heldFolded reports whether folded holds one of words.
-func heldFolded(folded string, words []string) bool {
-	for _, w := range words {
-		if strings.Contains(folded, w) {
-			return true
-		}
-	}
-	return false
-}
+// What follows is theirs.
+var theirText = regexp.MustCompile(`(?i)^(?:-+\s*)?(?:forwarded\s+message|begin\s+forwarded\s+message|fwd|mensaje\s+reenviado|weitergeleitete\s+nachricht|message\s+transf[ée]r[ée]|mensagem\s+encaminhada)\b[^\n]{0,20}?(?::|-+\s*$|$)` +
+	`|^(?:(?:here(?:'s|\s+is)|this\s+is|below\s+is|look\s+at)\s+what\s+(?:[\p{L}'’-]+\s+){1,4}(?:wrote|said|sent|posted|texted|put|has\s+written)\b[^:\n?]*[:?.]` +
+	`|(?:[\p{L}'’-]+\s+){1,3}asked\s+me\s+to\s+(?:check|read|look\s+(?:at|over)|proofread|edit|improve|review|go\s+over|fix|rewrite|polish)\b[^:\n]*:` +
+	`|(?:esto\s+es\s+lo\s+que|aquí\s+está\s+lo\s+que|mira\s+lo\s+que)\s+(?:[\p{L}'’-]+\s+){1,4}(?:escribió|dijo|mandó|envió|puso|publicó)\b[^:\n?]*[:?.]` +
+	`|(?:[\p{L}'’-]+\s+){1,3}me\s+(?:pidió|ha\s+pedido)\s+que\s+(?:revise|revisara|mire|mirara|corrija|corrigiera|lea|leyera)\b[^:\n]*:` +
+	`|(?:das\s+hier\s+hat|hier\s+ist,?\s+was|schau,?\s+was)\s+(?:[\p{L}'’-]+\s+){1,4}(?:geschrieben|gesagt|geschickt|gepostet)\b[^:\n?]*[:?.]` +
+	`|(?:[\p{L}'’-]+\s+){1,3}hat\s+mich\s+gebeten,?\s+(?:\S+\s+){0,5}(?:zu\s+)?(?:lesen|prüfen|korrigieren|checken|anzuschauen|durchzulesen)\b[^:\n]*:` +
+	`|(?:voici|voilà)\s+ce\s+que\s+(?:[\p{L}'’-]+\s+){1,4}(?:a\s+écrit|a\s+dit|a\s+envoyé|a\s+posté)\b[^:\n?]*[:?.]` +
+	`|(?:[\p{L}'’-]+\s+){1,3}m'a\s+demandé\s+de\s+(?:relire|vérifier|corriger|regarder|lire)\b[^:\n]*:` +
+	`|(?:isso|isto|olha|aqui\s+está)\s+(?:é\s+|foi\s+)?o\s+que\s+(?:[\p{L}'’-]+\s+){1,4}(?:escreveu|disse|mandou|enviou|postou)\b[^:\n?]*[:?.]` +
+	`|(?:[\p{L}'’-]+\s+){1,3}me\s+pediu\s+(?:pra|para)\s+(?:revisar|ler|corrigir|olhar|dar\s+uma\s+olhada)\b[^:\n]*:)`)
 
 // refersBack is how a request asked last points at its material: "Can
 // you proofread that?", "Translate the above".
@@ -447,7 +423,7 @@ func taskIn(line string) (at, end int) {
 		n := sentenceEnd(s)
 		folded := fold(s[:n])
 		if taskHolds.heldBy(folded) && taskStart.MatchString(s[:n]) || hereHolds.heldBy(folded) && hereIs.MatchString(s[:n]) ||
-			heldFolded(folded, theirTextFolded) && theirText.MatchString(s[:n]) {
+			theirHolds.heldBy(folded) && theirText.MatchString(s[:n]) {
 			return off, off + n
 		}
 		if n >= len(s) {
