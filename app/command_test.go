@@ -1,41 +1,14 @@
 package app
 
 import (
-	"bytes"
 	"encoding/json"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	caddycmd "github.com/caddyserver/caddy/v2/cmd"
-	"github.com/spf13/cobra"
+	"github.com/caddy-memory/memory/internal/cmdrun"
 )
-
-// memoryCommand runs `caddy memory ARGS...` in this process and returns
-// what it printed and its error (a non-zero exit status is an error).
-func memoryCommand(t *testing.T, args ...string) (string, error) {
-	t.Helper()
-	cmd, ok := caddycmd.Commands()["memory"]
-	if !ok {
-		t.Fatal("caddy memory is not registered")
-	}
-	c := &cobra.Command{Use: "memory"}
-	cmd.CobraFunc(c)
-	var out bytes.Buffer
-	stdout := os.Stdout
-	r, w, _ := os.Pipe()
-	os.Stdout = w
-	done := make(chan struct{})
-	go func() { io.Copy(&out, r); close(done) }()
-	c.SetArgs(args)
-	err := c.Execute()
-	w.Close()
-	<-done
-	os.Stdout = stdout
-	return out.String(), err
-}
 
 // TestImportStoresLinesForTheOwnerNamed: lines without an owner id (a file
 // written by hand or by another tool) are refused with a message that
@@ -50,22 +23,22 @@ func TestImportStoresLinesForTheOwnerNamed(t *testing.T) {
 	if err := os.WriteFile(file, []byte(lines), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	out, err := memoryCommand(t, "import", "--path", dir, "--input", file)
+	out, err := cmdrun.Memory("import", "--path", dir, "--input", file)
 	if err == nil || !strings.Contains(out, "failed 2") || !strings.Contains(out, "--owner") {
 		t.Fatalf("lines without an owner id: err %v, printed:\n%s", err, out)
 	}
-	if _, err := memoryCommand(t, "import", "--path", dir, "--input", file, "--owner", "sk-a", "--owner-id", "0123456789abcdef0123456789abcdef"); err == nil {
+	if _, err := cmdrun.Memory("import", "--path", dir, "--input", file, "--owner", "sk-a", "--owner-id", "0123456789abcdef0123456789abcdef"); err == nil {
 		t.Fatal("--owner and --owner-id together were accepted")
 	}
-	if _, err := memoryCommand(t, "import", "--path", dir, "--input", file, "--owner-id", "not-an-id"); err == nil {
+	if _, err := cmdrun.Memory("import", "--path", dir, "--input", file, "--owner-id", "not-an-id"); err == nil {
 		t.Fatal("an --owner-id that is no owner id was accepted")
 	}
 
-	out, err = memoryCommand(t, "import", "--path", dir, "--input", file, "--owner", "sk-alice")
+	out, err = cmdrun.Memory("import", "--path", dir, "--input", file, "--owner", "sk-alice")
 	if err != nil || !strings.Contains(out, "imported 2") {
 		t.Fatalf("--owner sk-alice: err %v, printed:\n%s", err, out)
 	}
-	out, err = memoryCommand(t, "export", "--path", dir)
+	out, err = cmdrun.Memory("export", "--path", dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +61,7 @@ func TestImportStoresLinesForTheOwnerNamed(t *testing.T) {
 	for o := range owners {
 		id = o
 	}
-	out, err = memoryCommand(t, "import", "--path", dir, "--input", file, "--owner-id", id)
+	out, err = cmdrun.Memory("import", "--path", dir, "--input", file, "--owner-id", id)
 	if err != nil || !strings.Contains(out, "imported 0") {
 		t.Fatalf("--owner-id %s again: err %v, printed:\n%s", id, err, out)
 	}

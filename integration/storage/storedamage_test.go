@@ -16,9 +16,7 @@ import (
 	"testing"
 	"time"
 
-	caddycmd "github.com/caddyserver/caddy/v2/cmd"
-	"github.com/spf13/cobra"
-
+	"github.com/caddy-memory/memory/internal/cmdrun"
 	"github.com/caddy-memory/memory/internal/engine"
 	"github.com/caddy-memory/memory/internal/harness"
 	"github.com/caddy-memory/memory/store"
@@ -156,34 +154,11 @@ func damageBody(t *testing.T, path string, rng *rand.Rand, n int) {
 // failing the test on an error.
 func runMemoryCommand(t *testing.T, args ...string) string {
 	t.Helper()
-	out, err := memoryCommand(args...)
+	out, err := cmdrun.Memory(args...)
 	if err != nil {
 		t.Fatalf("caddy memory %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 	return out
-}
-
-// memoryCommand runs `caddy memory <args>` as the caddy binary would: its
-// standard output, and its error.
-func memoryCommand(args ...string) (string, error) {
-	cmd, ok := caddycmd.Commands()["memory"]
-	if !ok {
-		return "", fmt.Errorf("caddy memory is not registered")
-	}
-	c := &cobra.Command{Use: "memory"}
-	cmd.CobraFunc(c)
-	var out bytes.Buffer
-	stdout := os.Stdout
-	r, w, _ := os.Pipe()
-	os.Stdout = w
-	done := make(chan struct{})
-	go func() { io.Copy(&out, r); close(done) }()
-	c.SetArgs(args)
-	err := c.Execute()
-	w.Close()
-	<-done
-	os.Stdout = stdout
-	return out.String(), err
 }
 
 // TestDamagedStoreNeverTakesCaddyDown damages the body of a store of
@@ -268,7 +243,7 @@ func TestDamagedStoreNeverTakesCaddyDown(t *testing.T) {
 				if err := os.WriteFile(cfgFile, []byte(cfg), 0o600); err != nil {
 					t.Fatal(err)
 				}
-				out, err := memoryCommand("salvage", "--config", cfgFile, "--adapter", "caddyfile", "--json")
+				out, err := cmdrun.Memory("salvage", "--config", cfgFile, "--adapter", "caddyfile", "--json")
 				if err != nil && enc && strings.Contains(err.Error(), "its secret does not open") {
 					// The damage hit the page holding the storage's sealed
 					// secret, which every value is sealed under: nothing
