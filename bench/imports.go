@@ -84,29 +84,43 @@ http://127.0.0.1:%d {
 	}
 }
 `, admin, filepath.Join(dir, "storage"), settings, site)
-	if err := os.WriteFile(filepath.Join(dir, "Caddyfile"), []byte(cfg), 0o600); err != nil {
+	base := fmt.Sprintf("http://127.0.0.1:%d/memory", site)
+	pid, stop, err := runCaddy(bin, dir, cfg, base)
+	if err != nil {
 		return err
+	}
+	defer stop()
+	return measureImport(c, pid, base, filepath.Join(dir, "storage"))
+}
+
+// runCaddy writes cfg as dir's Caddyfile and runs the Caddy binary bin on
+// it (its data and config in dir, its log in dir/caddy.log) until the
+// memory API at base answers: its pid, and stop, which ends it.
+func runCaddy(bin, dir, cfg, base string) (pid int, stop func(), err error) {
+	if err := os.WriteFile(filepath.Join(dir, "Caddyfile"), []byte(cfg), 0o600); err != nil {
+		return 0, nil, err
 	}
 	cmd := exec.Command(bin, "run", "--config", filepath.Join(dir, "Caddyfile"), "--adapter", "caddyfile")
 	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+dir, "XDG_CONFIG_HOME="+dir)
 	logFile, err := os.Create(filepath.Join(dir, "caddy.log"))
 	if err != nil {
-		return err
+		return 0, nil, err
 	}
-	defer logFile.Close()
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
-		return err
+		logFile.Close()
+		return 0, nil, err
 	}
-	defer func() {
+	stop = func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		_ = cmd.Wait()
-	}()
-	base := fmt.Sprintf("http://127.0.0.1:%d/memory", site)
-	if err := waitHealthy(base); err != nil {
-		return fmt.Errorf("%w (log: %s)", err, filepath.Join(dir, "caddy.log"))
+		logFile.Close()
 	}
-	return measureImport(c, cmd.Process.Pid, base, filepath.Join(dir, "storage"))
+	if err := waitHealthy(base); err != nil {
+		stop()
+		return 0, nil, fmt.Errorf("%w (log: %s)", err, filepath.Join(dir, "caddy.log"))
+	}
+	return cmd.Process.Pid, stop, nil
 }
 
 // measureImport sends c's imports to the Caddy process pid serving

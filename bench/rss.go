@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/caddy-memory/memory/internal/freeport"
@@ -96,29 +95,12 @@ http://127.0.0.1:%d {
 	reverse_proxy %s
 }
 `, admin, storage, site, strings.TrimPrefix(upSrv.URL, "http://"))
-	if err := os.WriteFile(filepath.Join(dir, "Caddyfile"), []byte(cfg), 0o600); err != nil {
-		return err
-	}
-	cmd := exec.Command(bin, "run", "--config", filepath.Join(dir, "Caddyfile"), "--adapter", "caddyfile")
-	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+dir, "XDG_CONFIG_HOME="+dir)
-	logFile, err := os.Create(filepath.Join(dir, "caddy.log"))
+	start := time.Now()
+	pid, stop, err := runCaddy(bin, dir, cfg, fmt.Sprintf("http://127.0.0.1:%d/memory", site))
 	if err != nil {
 		return err
 	}
-	defer logFile.Close()
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	defer func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
-	}()
-	pid := cmd.Process.Pid
-	if err := waitHealthy(fmt.Sprintf("http://127.0.0.1:%d/memory", site)); err != nil {
-		return fmt.Errorf("%w (log: %s)", err, filepath.Join(dir, "caddy.log"))
-	}
+	defer stop()
 	// Start-up builds every owner's postings from the store: measured
 	// once that is done, as a server that has been up for a while.
 	settlePid(pid, 5*time.Minute)
