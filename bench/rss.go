@@ -251,7 +251,7 @@ func rssByMapping(pid int, storage, bin string) map[string]int64 {
 // settlePid waits until process pid is idle (under a tenth of a core for
 // two seconds in a row), or max has passed.
 func settlePid(pid int, max time.Duration) {
-	cpu := func() time.Duration {
+	untilIdle(func() time.Duration {
 		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 		if err != nil {
 			return 0
@@ -266,19 +266,7 @@ func settlePid(pid int, max time.Duration) {
 		u, _ := strconv.ParseInt(f[11], 10, 64)
 		k, _ := strconv.ParseInt(f[12], 10, 64)
 		return time.Duration(u+k) * 10 * time.Millisecond
-	}
-	start := time.Now()
-	quiet := 0
-	for prev := cpu(); quiet < 2 && time.Since(start) < max; {
-		time.Sleep(time.Second)
-		now := cpu()
-		if now-prev < 100*time.Millisecond {
-			quiet++
-		} else {
-			quiet = 0
-		}
-		prev = now
-	}
+	}, max)
 }
 
 // timeGet is how long a GET of url took to answer, in ms.

@@ -14,13 +14,20 @@ import (
 // tenth of a core for two seconds in a row; it gives up after max.
 func settle(max time.Duration) {
 	start := time.Now()
-	cpu := func() time.Duration {
+	untilIdle(func() time.Duration {
 		var ru syscall.Rusage
 		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 			return 0
 		}
 		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	}
+	}, max)
+	fmt.Fprintf(os.Stderr, "settled in %s\n", time.Since(start).Round(time.Second))
+}
+
+// untilIdle waits until the CPU time cpu reports grows by under a tenth
+// of a second in each of two seconds in a row, or max has passed.
+func untilIdle(cpu func() time.Duration, max time.Duration) {
+	start := time.Now()
 	quiet := 0
 	for prev := cpu(); quiet < 2 && time.Since(start) < max; {
 		time.Sleep(time.Second)
@@ -32,5 +39,4 @@ func settle(max time.Duration) {
 		}
 		prev = now
 	}
-	fmt.Fprintf(os.Stderr, "settled in %s\n", time.Since(start).Round(time.Second))
 }
